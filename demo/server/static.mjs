@@ -1,0 +1,79 @@
+// Static file handler shared by the demo server and the browser tests.
+// Every response carries COOP/COEP/CORP so pages are crossOriginIsolated
+// (SharedArrayBuffer works), and every HTML page is served under a strict
+// Content-Security-Policy: the SDK must work with no 'unsafe-eval' and no blob:.
+import { createReadStream, statSync } from "node:fs";
+import { extname, join, normalize, resolve, sep } from "node:path";
+
+const MIME = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".map": "application/json; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".onnx": "application/octet-stream",
+  ".wav": "audio/wav",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+export const STRICT_CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self'",
+  "connect-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "base-uri 'none'",
+].join("; ");
+
+/** Headers every response gets, so that the page is crossOriginIsolated. */
+export function isolationHeaders() {
+  return {
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
+  };
+}
+
+/**
+ * Returns a request handler that serves files under `root`, limited to the
+ * top-level folders in `allow`. Returns false when it did not handle the request.
+ * A page can opt out of isolation with `?isolated=0`, to test the MessagePort path.
+ */
+export function createStaticHandler(root, allow = ["dist", "demo", "test", "bench"]) {
+  const rootDir = resolve(root);
+  return function handleStatic(req, res) {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    let pathname = decodeURIComponent(url.pathname);
+    if (pathname === "/") pathname = "/demo/index.html";
+    if (pathname.endsWith("/")) pathname += "index.html";
+    const top = pathname.split("/")[1];
+    if (!allow.includes(top)) return false;
+    const file = normalize(join(rootDir, pathname));
+    if (!file.startsWith(rootDir + sep)) return false;
+    let stat;
+    try {
+      stat = statSync(file);
+    } catch {
+      return false;
+    }
+    if (!stat.isFile()) return false;
+    const type = MIME[extname(file)] ?? "application/octet-stream";
+    const headers = {
+      "Content-Type": type,
+      "Content-Length": String(stat.size),
+      "Cache-Control": "no-store",
+      ...(url.searchParams.get("isolated") === "0" ? {} : isolationHeaders()),
+    };
+    if (type.startsWith("text/html")) headers["Content-Security-Policy"] = STRICT_CSP;
+    res.writeHead(200, headers);
+    if (req.method === "HEAD") res.end();
+    else createReadStream(file).pipe(res);
+    return true;
+  };
+}

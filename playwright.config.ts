@@ -1,0 +1,33 @@
+import { defineConfig } from "@playwright/test";
+// @ts-ignore: a plain ESM module shared with the benchmarks
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./scripts/chromium.mjs";
+
+/** Port of the reference backend that serves the test pages. */
+export const TEST_PORT = Number(process.env.BARGEIN_TEST_PORT ?? 8787);
+
+
+export default defineConfig({
+  testDir: "test/browser",
+  testMatch: "**/*.spec.ts",
+  timeout: 60_000,
+  workers: 1,
+  fullyParallel: false,
+  retries: 0,
+  reporter: [["list"]],
+  use: {
+    baseURL: `http://127.0.0.1:${TEST_PORT}`,
+    launchOptions: {
+      executablePath: CHROMIUM_PATH,
+      args: CHROMIUM_ARGS,
+    },
+  },
+  webServer: {
+    command: "node demo/server/main.mjs",
+    url: `http://127.0.0.1:${TEST_PORT}/dist/bargein.js`,
+    env: { PORT: String(TEST_PORT) },
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: "ignore",
+    stderr: "pipe",
+  },
+});

@@ -1,0 +1,63 @@
+// Builds bargein for npm (ESM), for a <script> tag (UMD, global `Bargein`),
+// and each worklet and the VAD worker as a self-contained entry under dist/.
+// TypeScript is transpiled by esbuild; types come from `tsc` (see scripts/build.mjs),
+// because @rollup/plugin-typescript does not work with TypeScript 7.
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { basename } from "node:path";
+import commonjs from "@rollup/plugin-commonjs";
+import { nodeResolve } from "@rollup/plugin-node-resolve";
+import esbuild from "rollup-plugin-esbuild";
+import { ASSETS } from "./scripts/assets.mjs";
+
+const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8"));
+
+const plugins = (target = "es2022") => [
+  nodeResolve({ browser: true }),
+  commonjs(),
+  esbuild({ target, sourceMap: true }),
+  replaceVersion(),
+];
+
+/** Swaps the version placeholder in src/version.ts for the package's version. */
+function replaceVersion() {
+  return {
+    name: "bargein-version",
+    transform(code, id) {
+      if (!id.endsWith("version.ts") && !id.endsWith("version.js")) return null;
+      return { code: code.replace("__BARGEIN_VERSION__", pkg.version), map: null };
+    },
+  };
+}
+
+/** Copies the model and wasm files so dist/ can be served as `assetsPath`. */
+function copyAssets() {
+  return {
+    name: "bargein-assets",
+    writeBundle() {
+      mkdirSync("dist", { recursive: true });
+      for (const [from, to] of ASSETS) copyFileSync(from, `dist/${basename(to)}`);
+    },
+  };
+}
+
+const selfContained = (input, file, extra = {}) => ({
+  input,
+  output: { file, format: "es", sourcemap: true, inlineDynamicImports: true },
+  plugins: plugins(),
+  ...extra,
+});
+
+export default [
+  {
+    input: "src/index.ts",
+    output: [
+      { file: "dist/bargein.js", format: "es", sourcemap: true },
+      { file: "dist/bargein.umd.js", format: "umd", name: "Bargein", sourcemap: true },
+    ],
+    plugins: [...plugins(), copyAssets()],
+  },
+  selfContained("src/testing/index.ts", "dist/testing.js"),
+  selfContained("worklets/capture-worklet.ts", "dist/capture-worklet.js"),
+  selfContained("worklets/playback-worklet.ts", "dist/playback-worklet.js"),
+  selfContained("src/vad/worker/vad-worker.ts", "dist/vad-worker.js"),
+];

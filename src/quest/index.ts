@@ -1,0 +1,3 @@
+export { Quest } from "./quest.js";
+export type { QuestInit, QuestRun, QuestClose } from "./quest.js";
+export { QuestManager } from "./quest-manager.js";

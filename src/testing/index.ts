@@ -1,0 +1,6 @@
+/**
+ * bargein/testing: fakes for users' own tests. Nothing here is used by the SDK
+ * itself; these stand in for remote services where a real one is not wanted.
+ */
+export { scriptedQuest } from "./scripted-quest.js";
+export type { ScriptedQuestLog } from "./scripted-quest.js";

@@ -1,0 +1,2 @@
+/** The package version; rollup replaces the placeholder at build time. */
+export const VERSION: string = "__BARGEIN_VERSION__";
