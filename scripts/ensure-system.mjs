@@ -1,0 +1,56 @@
+// Makes sure the Debian packages the tests and the demo need are present:
+// Chromium for the browser suite (Playwright cannot download browsers here)
+// and pocketsphinx with its English model for the reference STT.
+// As root it installs what is missing with apt-get; otherwise it fails with the
+// exact command to run. A browser suite never skips for want of a browser.
+//
+//   node scripts/ensure-system.mjs            everything the tests need
+//   node scripts/ensure-system.mjs --demo     only what the demo needs (no browser)
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { CHROMIUM_PATH } from "./chromium.mjs";
+
+const PACKAGES = [
+  { pkg: "chromium", file: CHROMIUM_PATH, forDemo: false, custom: !!process.env.CHROMIUM_PATH },
+  { pkg: "libpocketsphinx3", file: "/usr/lib/x86_64-linux-gnu/libpocketsphinx.so.3", alt: "libpocketsphinx.so.3", forDemo: true },
+  { pkg: "pocketsphinx-en-us", file: "/usr/share/pocketsphinx/model/en-us", forDemo: true },
+];
+
+const demoOnly = process.argv.includes("--demo");
+const wanted = PACKAGES.filter((p) => !demoOnly || p.forDemo);
+const missing = () => wanted.filter((p) => !present(p));
+
+function present(p) {
+  if (existsSync(p.file)) return true;
+  if (!p.alt) return false;
+  try {
+    return execFileSync("ldconfig", ["-p"], { encoding: "utf8" }).includes(p.alt);
+  } catch {
+    return false;
+  }
+}
+
+let todo = missing();
+if (todo.length === 0) process.exit(0);
+
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+const installable = todo.filter((p) => !p.custom).map((p) => p.pkg);
+if (isRoot && installable.length) {
+  console.log(`Installing missing Debian packages: ${installable.join(" ")} …`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  try {
+    execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
+    execFileSync("apt-get", ["install", "-y", "-qq", ...installable], { stdio: "inherit", env });
+  } catch (err) {
+    console.error(`apt-get failed: ${err.message}`);
+  }
+  todo = missing();
+}
+if (todo.length === 0) process.exit(0);
+
+console.error(
+  `Missing: ${todo.map((p) => `${p.pkg} (${p.file})`).join(", ")}.\n` +
+    `Install with:  sudo apt-get update && sudo apt-get install -y ${todo.map((p) => p.pkg).join(" ")}\n` +
+    (todo.some((p) => p.custom) ? `CHROMIUM_PATH points at ${CHROMIUM_PATH}, which does not exist.\n` : ""),
+);
+process.exit(1);

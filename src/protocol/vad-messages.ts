@@ -1,0 +1,183 @@
+/**
+ * Messages between the main thread (VadWorker) and the VAD worker, and from the
+ * VAD worker to the playback worklet's control port. Discriminated on `kind`.
+ * Types only: imported by the main thread and the worker alike (no DOM, no
+ * WebWorker globals), so `MessagePort` is the only platform type used.
+ */
+import type { ConnectFramesMessage } from "./frames.js";
+
+export type VadModel = "v5" | "v6" | "legacy";
+
+/** The speech state machine's settings, in vad-web's names and units. */
+export interface SpeechOptions {
+  /** A frame whose probability is at or above this counts as speech (0..1). */
+  positiveSpeechThreshold: number;
+  /** Below this, a frame counts toward ending speech (0..positiveSpeechThreshold). */
+  negativeSpeechThreshold: number;
+  /** Low-probability time (ms) allowed inside speech before it ends. */
+  redemptionMs: number;
+  /** Speech shorter than this (ms of speech frames) is a misfire, not an utterance. */
+  minSpeechMs: number;
+  /** Audio (ms) kept from before speech start and prepended to the utterance. */
+  preSpeechPadMs: number;
+  /** On `pause`, end the current utterance (true) or drop it (false). */
+  submitUserSpeechOnPause: boolean;
+}
+
+/** The worker's own settings. */
+export interface VadWorkerSettings extends SpeechOptions {
+  model: VadModel;
+  /** Absolute URL of the model file. */
+  modelUrl: string;
+  /** Absolute URL of `ort-wasm-simd-threaded.wasm`. */
+  wasmUrl: string;
+  /** Absolute URL of the folder holding the onnxruntime files. */
+  wasmFolderUrl: string;
+  /** Attach the utterance's 16 kHz audio to `speechEnd` (transferred). */
+  speechEndAudio: boolean;
+  /** Shortest audio interval (ms) between two `probability` messages while the meter is on. */
+  meterIntervalMs: number;
+}
+
+// ---- main → worker ----
+
+export interface VadInitMessage {
+  kind: "init";
+  settings: VadWorkerSettings;
+}
+/** Turns the throttled probability stream on or off. Off by default. */
+export interface VadSetMeterMessage {
+  kind: "set-meter";
+  on: boolean;
+}
+/** Arms (bot speaking) or disarms direct pause of playback on speech start. */
+export interface VadAutoPauseMessage {
+  kind: "auto-pause";
+  armed: boolean;
+}
+/** Once: the worker posts PlaybackControlMessages to `port`. */
+export interface ConnectPlaybackControlMessage {
+  kind: "connect-playback-control";
+  port: MessagePort;
+}
+/** Stop listening: ends (or drops) the current utterance, per submitUserSpeechOnPause. */
+export interface VadPauseMessage {
+  kind: "pause";
+}
+export interface VadResumeMessage {
+  kind: "resume";
+}
+/** Release the ORT session and close every port; answered by `disposed`. */
+export interface VadDisposeMessage {
+  kind: "dispose";
+}
+/** Liveness check kept for the smoke test; answered by `pong`. */
+export interface VadPingMessage {
+  kind: "ping";
+}
+
+export type MainToVadMessage =
+  | VadInitMessage
+  | ConnectFramesMessage
+  | VadSetMeterMessage
+  | VadAutoPauseMessage
+  | ConnectPlaybackControlMessage
+  | VadPauseMessage
+  | VadResumeMessage
+  | VadDisposeMessage
+  | VadPingMessage;
+
+// ---- worker → main ----
+
+/**
+ * Where in the audio an event happened: the frame that caused it. `sampleIndex`
+ * is the frame's first sample in the 16 kHz stream; `contextTime` is the
+ * capture AudioContext time the source stamped on it; `workerTime` is the
+ * worker's clock (performance.timeOrigin + now(), ms since the epoch) when the
+ * event was decided, so latency can be measured across threads.
+ */
+export interface VadEventTiming {
+  sampleIndex: number;
+  contextTime: number;
+  workerTime: number;
+}
+
+export type AssetKind = "model" | "wasm";
+
+export interface VadProgressMessage {
+  kind: "progress";
+  asset: AssetKind;
+  url: string;
+  loaded: number;
+  /** Content-Length, or 0 when the server did not say. */
+  total: number;
+}
+export interface VadReadyMessage {
+  kind: "ready";
+  /** Time to fetch both assets and create the session (ms). */
+  loadMs: number;
+}
+export interface VadLoadErrorMessage {
+  kind: "load-error";
+  url: string;
+  message: string;
+}
+export interface VadSpeechStartMessage extends VadEventTiming {
+  kind: "speechStart";
+  probability: number;
+  /** True when the worker posted `pause` to the playback control port for it. */
+  pausedPlayback: boolean;
+}
+export interface VadSpeechRealStartMessage extends VadEventTiming {
+  kind: "speechRealStart";
+}
+export interface VadSpeechEndMessage extends VadEventTiming {
+  kind: "speechEnd";
+  /** First sample of the utterance's audio (including the pre-speech pad). */
+  audioStartIndex: number;
+  /** The utterance at 16 kHz, when `speechEndAudio` is on (transferred). */
+  audio?: Float32Array;
+}
+export interface VadMisfireMessage extends VadEventTiming {
+  kind: "misfire";
+  /** True when the worker posted `resume` to the playback control port for it. */
+  resumedPlayback: boolean;
+}
+export interface VadProbabilityMessage extends VadEventTiming {
+  kind: "probability";
+  probability: number;
+}
+export interface VadRuntimeErrorMessage {
+  kind: "runtime-error";
+  message: string;
+}
+export interface VadDisposedMessage {
+  kind: "disposed";
+}
+export interface VadPongMessage {
+  kind: "pong";
+}
+
+export type VadToMainMessage =
+  | VadProgressMessage
+  | VadReadyMessage
+  | VadLoadErrorMessage
+  | VadSpeechStartMessage
+  | VadSpeechRealStartMessage
+  | VadSpeechEndMessage
+  | VadMisfireMessage
+  | VadProbabilityMessage
+  | VadRuntimeErrorMessage
+  | VadDisposedMessage
+  | VadPongMessage;
+
+// ---- VAD worker → playback worklet ----
+
+/**
+ * Posted by the VAD worker on the port from ConnectPlaybackControlMessage:
+ * `pause` on speech start while auto-pause is armed, `resume` on the misfire
+ * that follows it. `sampleIndex` is the VAD frame that decided it.
+ */
+export type PlaybackControlMessage =
+  | { kind: "pause"; sampleIndex: number }
+  | { kind: "resume"; sampleIndex: number };

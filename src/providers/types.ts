@@ -1,0 +1,178 @@
+/**
+ * The provider interfaces: the only way a VoiceSession talks to remote
+ * services. One provider maps one wire protocol onto one of these interfaces,
+ * so a new service is one file that implements `SttProvider`, `LlmProvider`
+ * or `TtsProvider`.
+ *
+ * Contracts shared by every provider:
+ * - Cancellation is an AbortSignal. An aborted call rejects with the signal's
+ *   reason (an AbortError), never with a BargeinError, and releases its socket
+ *   or fetch before it settles.
+ * - Failures are BargeinErrors naming the service and the URL:
+ *   `AtCapacityError` (the service refused), `ServiceTimeoutError` (no answer
+ *   in time), `ProtocolError` (malformed or oversized messages),
+ *   `ConnectionClosedError` (the connection ended early).
+ * - Secrets come only from token functions, called once per connection, and
+ *   are never logged or put in error messages.
+ */
+
+/** A warning a provider reports while it keeps working, e.g. a start-up retry. */
+export interface ProviderWarning {
+  /** The service the warning is about: "stt", "tts" or "llm". */
+  service: string;
+  /** What happened and what the provider does about it, for people. */
+  message: string;
+  /** The start-up attempt that missed, counted from 1. */
+  attempt: number;
+  /** How long the provider waits before the next attempt, in ms. */
+  delayMs: number;
+  /** The error that caused the retry. */
+  cause: unknown;
+}
+
+/** Events a provider reports outside any single call. */
+export interface ProviderEvents {
+  [name: string]: unknown;
+  warning: ProviderWarning;
+}
+
+/**
+ * Optional for custom providers: a way to hear a provider's warnings (a
+ * session forwards them as its own `warning` event). Returns an unsubscribe
+ * function.
+ */
+export interface ProviderEventSource {
+  on?<K extends keyof ProviderEvents & string>(name: K, fn: (payload: ProviderEvents[K]) => void): () => void;
+}
+
+// ─── Speech to text ─────────────────────────────────────────────────────────
+
+/** The audio a speech-to-text stream takes in: mono, at this rate. */
+export interface SttAudioFormat {
+  /** Samples per second the service expects (the uplink resamples to it). */
+  sampleRate: number;
+  /** The sample type `sendAudio` prefers; the other one is converted. */
+  encoding: "f32" | "s16";
+}
+
+/** What a speech-to-text stream reports, in the order the server sent it. */
+export type SttEvent =
+  /** A new word; `startS` is its start in the stream's audio timeline, in seconds. */
+  | { kind: "word"; text: string; startS: number }
+  /** The last word ended at `stopS` seconds. */
+  | { kind: "word-end"; stopS: number }
+  /**
+   * One model step (Kyutai: every 80 ms). `probability` is the service's
+   * probability that the user has paused (0..1). A provider may skip steps
+   * whose value is meaningless (documented per provider).
+   */
+  | { kind: "pause"; probability: number; stepIndex: number }
+  /** A marker sent by `flush` came back: every sample before it was processed. */
+  | { kind: "marker"; id: number };
+
+/** An open speech-to-text stream. One producer sends; one consumer reads `events`. */
+export interface SttStream {
+  /**
+   * Puts one chunk of mono PCM on the wire and returns the bytes it cost.
+   * Float32 is in -1..1; Int16 is converted as v/32768. Synchronous: the
+   * bytes are in the socket's send buffer (see `bufferedAmount`) when it
+   * returns. Throws ConnectionClosedError if the socket is no longer open.
+   */
+  sendAudio(pcm: Float32Array | Int16Array): number;
+  /**
+   * Tells the service that `samples` samples were skipped here (the uplink's
+   * `gap` policy). Present only when the provider's `supportsGap` is true.
+   */
+  sendGap?(samples: number): void;
+  /** Wire bytes per audio sample, for the uplink's byte budget (e.g. 5 for msgpack float32). */
+  readonly bytesPerSample: number;
+  /** Bytes queued in the socket and not yet sent (`WebSocket.bufferedAmount`). */
+  readonly bufferedAmount: number;
+  /**
+   * Round trip through the server: resolves once the server has processed
+   * every sample sent before the call. Rejects if the stream ends first, or
+   * with the signal's reason when it aborts.
+   */
+  flush(signal?: AbortSignal): Promise<void>;
+  /**
+   * The server's events. Single consumer. Ends normally when the server closes
+   * normally; throws ConnectionClosedError on an abnormal close, or the
+   * service's error. Aborting the signal ends the iteration (not the stream).
+   */
+  events(signal?: AbortSignal): AsyncIterable<SttEvent>;
+  /** Closes the socket normally and resolves once it is closed. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A speech-to-text service. */
+export interface SttProvider extends ProviderEventSource {
+  /** A short name for logs and errors, e.g. "kyutai-stt". */
+  readonly name: string;
+  /** The audio `sendAudio` expects. */
+  readonly audioFormat: SttAudioFormat;
+  /** True when the stream implements `sendGap`. */
+  readonly supportsGap: boolean;
+  /**
+   * Finds an instance (service discovery) and resolves once the service said
+   * it is ready. Rejects with AtCapacityError or ServiceTimeoutError naming the
+   * URLs tried; aborting closes any socket it opened.
+   */
+  connect(signal?: AbortSignal): Promise<SttStream>;
+}
+
+// ─── Language model ─────────────────────────────────────────────────────────
+
+/** One chat message, as OpenAI-compatible APIs take them. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** A language model that streams text. */
+export interface LlmProvider extends ProviderEventSource {
+  /** A short name for logs and errors, e.g. "openai-chat". */
+  readonly name: string;
+  /**
+   * Streams the reply to `messages` as text deltas, in order. Ends when the
+   * reply is complete. Aborting `signal` aborts the request on the wire (the
+   * fetch, or a cancel message then the socket's close) and the iteration
+   * rejects with the signal's reason. Breaking out of the loop cancels too.
+   */
+  stream(messages: readonly ChatMessage[], signal?: AbortSignal): AsyncIterable<string>;
+}
+
+// ─── Text to speech ─────────────────────────────────────────────────────────
+
+/** What a text-to-speech stream reports. */
+export type TtsEvent =
+  /** Mono float32 audio (fresh array, owned by the receiver) at `sampleRate`. */
+  | { kind: "audio"; pcm: Float32Array; sampleRate: number }
+  /** A word and where it sits in the stream's audio timeline, in seconds. */
+  | { kind: "text"; text: string; startS: number; stopS: number };
+
+/** An open text-to-speech stream. */
+export interface TtsStream {
+  /** Sends text to speak; may be called many times, as words arrive. */
+  sendText(text: string): void;
+  /** Says no more text will come; the server finishes the audio and closes. */
+  end(): void;
+  /**
+   * The server's audio and word timings. Single consumer. Ends normally on
+   * the server's normal close after `end()`; throws ConnectionClosedError on
+   * an abnormal close. Aborting the signal ends the iteration.
+   */
+  events(signal?: AbortSignal): AsyncIterable<TtsEvent>;
+  /** Closes the socket now (e.g. on barge-in) and resolves once closed. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A text-to-speech service. */
+export interface TtsProvider extends ProviderEventSource {
+  /** A short name for logs and errors, e.g. "kyutai-tts". */
+  readonly name: string;
+  /**
+   * Finds an instance and resolves once the service said it is ready.
+   * Start-up may retry with backoff; each retry emits a `warning`.
+   */
+  connect(signal?: AbortSignal): Promise<TtsStream>;
+}

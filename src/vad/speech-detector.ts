@@ -1,0 +1,147 @@
+/**
+ * The speech state machine: frame probabilities in, speech events out. Pure (no
+ * DOM, no model, no clock), so it runs in the VAD worker and in Node tests.
+ *
+ * It follows @ricky0123/vad-web's FrameProcessor rule for rule, so its events
+ * line up with MicVAD's on the same audio:
+ * - speech starts on the first frame with probability ≥ positiveSpeechThreshold;
+ * - `speechRealStart` fires when the utterance has minSpeechMs of speech frames;
+ * - a frame below negativeSpeechThreshold counts toward redemption; a speech
+ *   frame resets the count; redemptionMs of such frames end the utterance;
+ * - at the end, fewer than minSpeechMs of speech frames make it a misfire.
+ * What it adds: every event names the frame that caused it (its first sample
+ * index and context time), and the pre-speech pad is a bounded list.
+ *
+ * Ownership: `push` keeps a reference to `frame` (no copy) while it may still
+ * belong to an utterance, so the caller must not reuse the buffer.
+ */
+import type { SpeechOptions } from "../protocol/vad-messages.js";
+
+export interface FrameTiming {
+  sampleIndex: number;
+  contextTime: number;
+}
+
+export type SpeechEvent =
+  | { kind: "speechStart"; at: FrameTiming; probability: number }
+  | { kind: "speechRealStart"; at: FrameTiming }
+  | { kind: "speechEnd"; at: FrameTiming; audioStartIndex: number; audio: Float32Array | undefined }
+  | { kind: "misfire"; at: FrameTiming };
+
+interface HeldFrame {
+  frame: Float32Array;
+  sampleIndex: number;
+  isSpeech: boolean;
+}
+
+export interface SpeechDetectorOptions extends SpeechOptions {
+  /** Length of one frame in ms (32 for Silero v5/v6 at 16 kHz, 96 for legacy's 1536). */
+  msPerFrame: number;
+  /** Keep frames so `speechEnd` can carry the utterance's audio. */
+  keepAudio: boolean;
+}
+
+const NO_AUDIO = new Float32Array(0);
+
+export class SpeechDetector {
+  readonly #options: SpeechDetectorOptions;
+  readonly #redemptionFrames: number;
+  readonly #preSpeechPadFrames: number;
+  readonly #minSpeechFrames: number;
+  #held: HeldFrame[] = [];
+  #speaking = false;
+  #realStartFired = false;
+  #speechFrames = 0;
+  #redemption = 0;
+  #last: FrameTiming = { sampleIndex: 0, contextTime: 0 };
+
+  constructor(options: SpeechDetectorOptions) {
+    this.#options = options;
+    // Same rounding as vad-web (floor), so both count the same frames.
+    this.#redemptionFrames = Math.floor(options.redemptionMs / options.msPerFrame);
+    this.#preSpeechPadFrames = Math.floor(options.preSpeechPadMs / options.msPerFrame);
+    this.#minSpeechFrames = Math.floor(options.minSpeechMs / options.msPerFrame);
+  }
+
+  get speaking(): boolean {
+    return this.#speaking;
+  }
+
+  /** Feeds one frame and its model probability; returns the events it caused, in order. */
+  push(frame: Float32Array, probability: number, at: FrameTiming): SpeechEvent[] {
+    const events: SpeechEvent[] = [];
+    this.#last = at;
+    const isSpeech = probability >= this.#options.positiveSpeechThreshold;
+    // Without keepAudio only the counts matter: hold no audio at all.
+    this.#held.push({ frame: this.#options.keepAudio ? frame : NO_AUDIO, sampleIndex: at.sampleIndex, isSpeech });
+    if (isSpeech) {
+      this.#speechFrames++;
+      this.#redemption = 0;
+    }
+    if (isSpeech && !this.#speaking) {
+      this.#speaking = true;
+      events.push({ kind: "speechStart", at, probability });
+    }
+    if (this.#speaking && !this.#realStartFired && this.#speechFrames === this.#minSpeechFrames) {
+      this.#realStartFired = true;
+      events.push({ kind: "speechRealStart", at });
+    }
+    if (
+      this.#speaking &&
+      probability < this.#options.negativeSpeechThreshold &&
+      ++this.#redemption >= this.#redemptionFrames
+    ) {
+      events.push(this.#endSegment(at));
+    }
+    if (!this.#speaking) {
+      const excess = this.#held.length - this.#preSpeechPadFrames;
+      if (excess > 0) this.#held.splice(0, excess);
+      this.#speechFrames = 0;
+    }
+    return events;
+  }
+
+  /**
+   * Stops the current utterance from outside (the source paused): it ends as
+   * speechEnd/misfire when submitUserSpeechOnPause is set, else it is dropped.
+   */
+  pause(): SpeechEvent[] {
+    if (this.#options.submitUserSpeechOnPause && this.#speaking) return [this.#endSegment(this.#last)];
+    this.reset();
+    return [];
+  }
+
+  /** Forgets everything; the next frame starts from silence. */
+  reset(): void {
+    this.#held = [];
+    this.#speaking = false;
+    this.#realStartFired = false;
+    this.#speechFrames = 0;
+    this.#redemption = 0;
+  }
+
+  #endSegment(at: FrameTiming): SpeechEvent {
+    const held = this.#held;
+    this.reset();
+    // vad-web counts speech frames over the whole held buffer, pad included.
+    const speechFrames = held.reduce((n, h) => n + (h.isSpeech ? 1 : 0), 0);
+    if (speechFrames < this.#minSpeechFrames) return { kind: "misfire", at };
+    const audioStartIndex = held.length > 0 ? held[0].sampleIndex : at.sampleIndex;
+    return {
+      kind: "speechEnd",
+      at,
+      audioStartIndex,
+      audio: this.#options.keepAudio ? concat(held) : undefined,
+    };
+  }
+}
+
+function concat(held: HeldFrame[]): Float32Array {
+  const out = new Float32Array(held.reduce((n, h) => n + h.frame.length, 0));
+  let offset = 0;
+  for (const h of held) {
+    out.set(h.frame, offset);
+    offset += h.frame.length;
+  }
+  return out;
+}
