@@ -4,3 +4,5 @@
  */
 export { scriptedQuest } from "./scripted-quest.js";
 export type { ScriptedQuestLog } from "./scripted-quest.js";
+export { fakeStt, fakeLlm, fakeTts } from "./fake-providers.js";
+export type { FakeSttControl } from "./fake-providers.js";

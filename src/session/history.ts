@@ -1,0 +1,85 @@
+/**
+ * The conversation as the user experienced it. An interrupted assistant
+ * message keeps only what was heard: the words whose audio the playback
+ * worklet actually rendered (less the output latency), mapped through the
+ * TTS word timestamps. Pure, no DOM.
+ */
+import type { ChatMessage } from "../providers/types.js";
+
+export interface UserMessage {
+  role: "user";
+  text: string;
+}
+
+export interface AssistantMessage {
+  role: "assistant";
+  /** What the user heard: the whole reply, or its heard part when interrupted. */
+  text: string;
+  /** True when the user talked over this reply and it was cut. */
+  interrupted: boolean;
+  /** The part of the reply that was generated but never heard (empty unless interrupted). */
+  unheardText: string;
+}
+
+export type HistoryMessage = UserMessage | AssistantMessage;
+
+/** A word of the TTS output and where it sits in the reply's audio, in seconds. */
+export interface TimedWord {
+  text: string;
+  startS: number;
+  stopS: number;
+}
+
+/**
+ * Splits a reply at `heardS` seconds of rendered audio. A word counts as heard
+ * when its midpoint was rendered. Text that had no timestamp yet (never
+ * synthesised) is unheard.
+ */
+export function splitHeard(words: readonly TimedWord[], fullText: string, heardS: number): { heard: string; unheard: string } {
+  let heardCount = 0;
+  for (const word of words) {
+    if ((word.startS + word.stopS) / 2 <= heardS) heardCount++;
+    else break;
+  }
+  const tokens = fullText.split(/\s+/).filter(Boolean);
+  // The TTS words follow the reply's words in order; the count decides the cut.
+  const cut = Math.min(heardCount, tokens.length);
+  return { heard: tokens.slice(0, cut).join(" "), unheard: tokens.slice(cut).join(" ") };
+}
+
+export class ConversationHistory {
+  readonly #messages: HistoryMessage[] = [];
+
+  get messages(): readonly HistoryMessage[] {
+    return this.#messages;
+  }
+
+  addUser(text: string): UserMessage {
+    const message: UserMessage = { role: "user", text };
+    this.#messages.push(message);
+    return message;
+  }
+
+  /** Starts an assistant message; its text grows as the reply streams. */
+  addAssistant(): AssistantMessage {
+    const message: AssistantMessage = { role: "assistant", text: "", interrupted: false, unheardText: "" };
+    this.#messages.push(message);
+    return message;
+  }
+
+  /** Marks `message` interrupted and keeps only its heard part. */
+  interrupt(message: AssistantMessage, words: readonly TimedWord[], heardS: number): { heard: string; unheard: string } {
+    const split = splitHeard(words, message.text, heardS);
+    message.interrupted = true;
+    message.text = split.heard;
+    message.unheardText = split.unheard;
+    return split;
+  }
+
+  /** The messages to send to an LLM: the instructions, then every non-empty turn. */
+  toChat(instructions: string | undefined): ChatMessage[] {
+    const chat: ChatMessage[] = instructions ? [{ role: "system", content: instructions }] : [];
+    for (const m of this.#messages) if (m.text) chat.push({ role: m.role, content: m.text });
+    return chat;
+  }
+}

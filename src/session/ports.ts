@@ -1,0 +1,42 @@
+/**
+ * The narrow views of the audio engine and the VAD that VoiceSession uses.
+ * The real `Player`, `Microphone` and `VadWorker` satisfy them (through
+ * session/components.ts); keeping the session on these interfaces lets the
+ * turn logic be tested in Node with scripted parts, and keeps data flowing one
+ * way: the parts never import the session.
+ */
+
+/** Playback, as the session drives it. */
+export interface PlayerPort {
+  /** Queues PCM of `generation`; PCM of an older generation than the current one is dropped. */
+  write(pcm: Float32Array | Int16Array, options: { sampleRate: number; generation: number }): void;
+  /** Makes `generation` current: audio of older generations is fenced off. */
+  setGeneration(generation: number): void;
+  /** No more audio will be written for `generation`; `ended` fires once it has all played. */
+  endGeneration(generation: number): void;
+  /** Empties the ring: silence within one render quantum. */
+  flush(): void;
+  pause(): void;
+  resume(): void;
+  /** Seconds of the current generation's audio rendered so far. */
+  renderedSeconds(): number;
+  /** Seconds between rendering a sample and hearing it. */
+  readonly outputLatency: number;
+  on(name: "started", fn: (e: { generation: number; at: number }) => void): () => void;
+  on(name: "ended", fn: (e: { generation: number }) => void): () => void;
+}
+
+/** Voice activity, as the session hears it. Times are `performance.now()` ms on the main thread. */
+export interface VadPort {
+  /** Arms (true while the bot speaks) the worker's direct pause of playback on speech start. */
+  setAutoPause(armed: boolean): void;
+  on(name: "speechStart", fn: (e: { pausedPlayback: boolean; sampleIndex: number }) => void): () => void;
+  on(name: "speechRealStart", fn: (e: { sampleIndex: number }) => void): () => void;
+  on(name: "speechEnd", fn: (e: { sampleIndex: number }) => void): () => void;
+  on(name: "misfire", fn: (e: { resumedPlayback: boolean; sampleIndex: number }) => void): () => void;
+}
+
+/** The microphone's uplink frames, at the STT's rate and encoding. */
+export interface CapturePort {
+  on(name: "frame", fn: (e: { pcm: Float32Array | Int16Array; capturedAt: number }) => void): () => void;
+}

@@ -1,0 +1,132 @@
+/** VoiceSession's options, events and metrics: all public. */
+import type { BargeinError } from "../errors.js";
+import type { LlmProvider, SttProvider, TtsProvider } from "../providers/types.js";
+
+export type SessionState = "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
+
+export interface BargeInOptions {
+  /** Barge-in on at all. Default true. When false, user speech during bot speech is ignored. */
+  enabled?: boolean;
+  /**
+   * Speech during bot playback must last this long (ms) before the interruption
+   * is confirmed; shorter bursts only pause playback, which then resumes.
+   * Default 200.
+   */
+  minSpeechMs?: number;
+  /** Confirm as soon as the STT returns a word during bot speech. Default true. */
+  confirmByWords?: boolean;
+}
+
+export interface TurnOptions {
+  /**
+   * End the user's turn when the STT's pause probability reaches this (0..1),
+   * if the STT gives one and the user said a word. Default 0.8.
+   * Set to 1.01 to end turns on the VAD's speech end only.
+   */
+  pauseThreshold?: number;
+  /** How long to wait (ms) for the STT to return the last words after a turn ends. Default 1500. */
+  flushTimeoutMs?: number;
+}
+
+export interface VoiceSessionOptions {
+  stt: SttProvider;
+  llm: LlmProvider;
+  tts: TtsProvider;
+  /** The system prompt sent first to the LLM. */
+  instructions?: string;
+  /**
+   * URL folder holding the worklets, the VAD worker, the models and the
+   * onnxruntime wasm (the package's dist/). Default: the folder the SDK was
+   * loaded from.
+   */
+  assetsPath?: string;
+  /** The microphone: a MediaStream, or a function returning one. Default: getUserMedia. */
+  input?: MediaStream | (() => MediaStream | Promise<MediaStream>);
+  /** Voice-activity settings, in vad-web's names and units. */
+  vad?: {
+    model?: "v5" | "v6" | "legacy";
+    positiveSpeechThreshold?: number;
+    negativeSpeechThreshold?: number;
+    redemptionMs?: number;
+    minSpeechMs?: number;
+    preSpeechPadMs?: number;
+  };
+  bargeIn?: BargeInOptions;
+  turn?: TurnOptions;
+  /** Audio settings. */
+  audio?: {
+    /** Use this AudioContext instead of creating one (the session then does not close it). */
+    context?: AudioContext;
+    /** Audio buffered (ms) before a reply starts to play. Default 40. */
+    prebufferMs?: number;
+  };
+}
+
+export interface TranscriptEvent {
+  role: "user" | "assistant";
+  /** The whole text of the message so far. */
+  text: string;
+  /** True once the message is complete. */
+  final: boolean;
+}
+
+export interface VadEvent {
+  kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire";
+  /** True when the VAD worker paused or resumed playback itself, with no main-thread hop. */
+  direct: boolean;
+}
+
+export interface InterruptionEvent {
+  /** What caused it: user speech, an STT word during bot speech, or a call to interrupt(). */
+  reason: "speech" | "words" | "api";
+  /** The part of the reply the user heard; it is what history keeps. */
+  heardText: string;
+  /** The part that was generated but not heard. */
+  unheardText: string;
+  /** Milliseconds of the reply's audio that reached the user. */
+  heardMs: number;
+  /** From the VAD's speech start to the interruption's confirmation, in ms (absent for "api"). */
+  speechStartToConfirmMs?: number;
+}
+
+/** Per-turn timings, in ms, from the end of the user's speech. */
+export interface TurnMetrics {
+  turn: number;
+  speechEndToSttFinalMs?: number;
+  speechEndToFirstTokenMs?: number;
+  speechEndToFirstAudioByteMs?: number;
+  speechEndToFirstAudibleMs?: number;
+  /** The SDK's own overhead: first TTS byte received → first sample audible. */
+  firstAudioByteToAudibleMs?: number;
+  interrupted: boolean;
+}
+
+export interface SessionMetrics {
+  turns: number;
+  interruptions: number;
+  lastTurn?: TurnMetrics;
+}
+
+export interface WarningEvent {
+  service: string;
+  message: string;
+  cause?: unknown;
+}
+
+export interface ErrorEvent {
+  error: BargeinError | Error;
+  /** True when the session stopped because of it. */
+  fatal: boolean;
+}
+
+export type VoiceSessionEvents = {
+  state: { state: SessionState; previous: SessionState };
+  transcript: TranscriptEvent;
+  vad: VadEvent;
+  interruption: InterruptionEvent;
+  turn: TurnMetrics;
+  metrics: SessionMetrics;
+  warning: WarningEvent;
+  error: ErrorEvent;
+  overload: { service: string; policy: string; pendingBytes: number; budgetBytes: number };
+};

@@ -1,0 +1,521 @@
+/**
+ * VoiceSession: one voice conversation. It owns the turn state machine, the
+ * history, and a QuestManager holding the remote streams: "stt" for the whole
+ * session, "llm" and "tts" per reply. Audio and voice activity come in through
+ * the narrow ports of session/ports.ts; the session never touches a sample.
+ *
+ * Barge-in: while the bot speaks, the VAD's speech start pauses playback (the
+ * VAD worker does it itself, with no main-thread hop, when it can). Speech
+ * that lasts `bargeIn.minSpeechMs`, or an STT word, confirms the interruption
+ * and `interrupt()` runs its four steps in order; a misfire resumes playback.
+ */
+import { ConfigError } from "../errors.js";
+import type { SttStream, TtsStream } from "../providers/types.js";
+import { Quest } from "../quest/quest.js";
+import { QuestManager } from "../quest/quest-manager.js";
+import { isAbort } from "../util/abort.js";
+import { Emitter, type Listener } from "../util/emitter.js";
+import { ConversationHistory, type AssistantMessage, type HistoryMessage, type TimedWord } from "./history.js";
+import { createComponents } from "./components.js";
+import type { CapturePort, PlayerPort, VadPort } from "./ports.js";
+import type {
+  SessionMetrics,
+  SessionState,
+  TurnMetrics,
+  VoiceSessionEvents,
+  VoiceSessionOptions,
+} from "./types.js";
+import { WordChunker } from "./word-chunker.js";
+
+/** The parts a session runs on; made in the browser by session/components.ts. */
+export interface SessionComponents {
+  player: PlayerPort;
+  vad: VadPort;
+  capture: CapturePort;
+  /** Releases the microphone, the worker and the worklets. */
+  dispose(): Promise<void>;
+}
+
+/** Builds the session's components. @internal Tests pass scripted ones. */
+export type ComponentsFactory = (
+  options: VoiceSessionOptions,
+  context: { sttFormat: VoiceSessionOptions["stt"]["audioFormat"]; signal: AbortSignal },
+) => Promise<SessionComponents>;
+
+/** One reply of the bot, from the LLM request to the last audible sample. */
+interface BotTurn {
+  index: number;
+  generation: number;
+  message: AssistantMessage;
+  words: TimedWord[];
+  speechEndAt: number;
+  metrics: TurnMetrics;
+  firstAudioByteAt?: number;
+  audioWritten: boolean;
+  llmDone: boolean;
+  ttsDone: boolean;
+  started: boolean;
+}
+
+const DEFAULTS = {
+  bargeInMinSpeechMs: 200,
+  pauseThreshold: 0.8,
+  flushTimeoutMs: 1500,
+};
+
+export class VoiceSession {
+  readonly #options: VoiceSessionOptions;
+  readonly #makeComponents: ComponentsFactory | undefined;
+  readonly #events = new Emitter<VoiceSessionEvents>();
+  readonly #history = new ConversationHistory();
+  #state: SessionState = "idle";
+  #controller: AbortController | undefined;
+  #quests: QuestManager | undefined;
+  #components: SessionComponents | undefined;
+  #unsubscribe: Array<() => void> = [];
+
+  #generation = 0;
+  #turnCount = 0;
+  #interruptions = 0;
+  #lastTurn: TurnMetrics | undefined;
+  #turn: BotTurn | undefined;
+  #userWords: string[] = [];
+  #vadSpeaking = false;
+  #endingUserTurn = false;
+  #bargeIn: { startedAt: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  #stopping: Promise<void> | undefined;
+
+  constructor(options: VoiceSessionOptions, internal?: { components?: ComponentsFactory }) {
+    for (const key of ["stt", "llm", "tts"] as const) {
+      if (!options?.[key]) throw new ConfigError(`VoiceSession: the \`${key}\` provider is required`);
+    }
+    const minSpeechMs = options.bargeIn?.minSpeechMs;
+    if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
+      throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
+    }
+    this.#options = options;
+    this.#makeComponents = internal?.components;
+  }
+
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): () => void {
+    return this.#events.on(name, fn);
+  }
+
+  get state(): SessionState {
+    return this.#state;
+  }
+
+  /** The conversation as the user experienced it. */
+  get history(): readonly HistoryMessage[] {
+    return this.#history.messages;
+  }
+
+  get metrics(): SessionMetrics {
+    return { turns: this.#turnCount, interruptions: this.#interruptions, lastTurn: this.#lastTurn };
+  }
+
+  /** Names of the remote streams open now ("stt", "llm", "tts"). */
+  get liveQuests(): string[] {
+    return this.#quests?.names ?? [];
+  }
+
+  /**
+   * Opens the microphone, loads the VAD, connects the STT, and resolves once
+   * the STT is ready and the session listens. On failure everything opened so
+   * far is released and the error is thrown.
+   */
+  async start(): Promise<void> {
+    if (this.#state !== "idle" || this.#controller) throw new Error("VoiceSession.start(): the session is already started");
+    this.#controller = new AbortController();
+    const signal = this.#controller.signal;
+    this.#quests = new QuestManager(signal);
+    try {
+      const make = this.#makeComponents ?? createComponents;
+      const components = await make(this.#options, { sttFormat: this.#options.stt.audioFormat, signal });
+      this.#components = components;
+      this.#wire(components);
+      await this.#connectStt();
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
+    this.#setState("listening");
+  }
+
+  /** Ends the conversation and releases everything. Safe to call more than once. */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stopOnce();
+    return this.#stopping;
+  }
+
+  async #stopOnce(): Promise<void> {
+    this.#cancelBargeIn();
+    this.#controller?.abort();
+    for (const off of this.#unsubscribe.splice(0)) off();
+    try {
+      await this.#quests?.dispose();
+    } catch (err) {
+      this.#emitError(err, false);
+    }
+    await this.#components?.dispose();
+    this.#components = undefined;
+    this.#turn = undefined;
+    this.#setState("idle");
+  }
+
+  /**
+   * Stops the bot's reply now (a stop button): keeps what was heard, silences
+   * playback, fences its audio off and cancels the LLM and TTS streams.
+   */
+  interrupt(): Promise<void> {
+    return this.#interrupt("api");
+  }
+
+  // ─── wiring ───────────────────────────────────────────────────────────────
+
+  #wire({ player, vad, capture }: SessionComponents): void {
+    this.#unsubscribe.push(
+      vad.on("speechStart", (e) => this.#onSpeechStart(e.pausedPlayback)),
+      vad.on("speechRealStart", () => {
+        this.#events.emit("vad", { kind: "speechRealStart", direct: false });
+        if (this.#bargeIn) this.#confirmBargeIn("speech");
+      }),
+      vad.on("misfire", (e) => this.#onMisfire(e.resumedPlayback)),
+      vad.on("speechEnd", () => this.#onSpeechEnd()),
+      player.on("started", (e) => this.#onPlaybackStarted(e.generation, e.at)),
+      player.on("ended", (e) => this.#onPlaybackEnded(e.generation)),
+      capture.on("frame", (e) => this.#sendAudio(e.pcm)),
+    );
+  }
+
+  #connectStt(): Promise<void> {
+    const { stt } = this.#options;
+    const quest = new Quest<SttStream>(
+      "stt",
+      (signal) => stt.connect(signal),
+      (stream, signal) => this.#runStt(stream, signal),
+      (stream) => stream.close(),
+    );
+    return this.#quests!.add(quest).then((q) => q.get().then(() => {}));
+  }
+
+  #sendAudio(pcm: Float32Array | Int16Array): void {
+    const stream = this.#quests?.get<SttStream>("stt")?.getNowait();
+    if (!stream) return;
+    try {
+      stream.sendAudio(pcm);
+    } catch {
+      // The socket closed under us; #runStt reports it and reconnects.
+    }
+  }
+
+  // ─── user side ────────────────────────────────────────────────────────────
+
+  async #runStt(stream: SttStream, signal: AbortSignal): Promise<void> {
+    const threshold = this.#options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold;
+    try {
+      for await (const event of stream.events(signal)) {
+        if (event.kind === "word") this.#onUserWord(event.text);
+        else if (event.kind === "pause" && event.probability >= threshold) {
+          if (this.#userWords.length > 0 && !this.#vadSpeaking && this.#isUserSide()) void this.#endUserTurn();
+        }
+      }
+    } catch (err) {
+      if (isAbort(err) || signal.aborted) return;
+      this.#emitError(err, false);
+      this.#events.emit("warning", { service: "stt", message: "speech-to-text stream ended; reconnecting", cause: err });
+      // Replace ourselves with a fresh connection; the user's words so far are kept.
+      this.#connectStt().catch((e) => this.#fail(e));
+    }
+  }
+
+  #isUserSide(): boolean {
+    return this.#state === "listening" || this.#state === "user_speaking";
+  }
+
+  #onUserWord(text: string): void {
+    this.#userWords.push(text);
+    this.#events.emit("transcript", { role: "user", text: this.#userWords.join(" "), final: false });
+    if (this.#bargeIn && (this.#options.bargeIn?.confirmByWords ?? true)) this.#confirmBargeIn("words");
+  }
+
+  #onSpeechStart(pausedPlayback: boolean): void {
+    this.#vadSpeaking = true;
+    this.#events.emit("vad", { kind: "speechStart", direct: pausedPlayback });
+    const botHasFloor = this.#state === "bot_speaking" || this.#state === "bot_thinking";
+    if (botHasFloor && this.#turn) {
+      if (this.#options.bargeIn?.enabled === false) return;
+      if (!pausedPlayback) this.#components!.player.pause();
+      const minSpeechMs = this.#options.bargeIn?.minSpeechMs ?? DEFAULTS.bargeInMinSpeechMs;
+      this.#cancelBargeIn();
+      this.#bargeIn = {
+        startedAt: performance.now(),
+        timer: setTimeout(() => this.#confirmBargeIn("speech"), minSpeechMs),
+      };
+    } else if (this.#state === "listening") {
+      this.#setState("user_speaking");
+    }
+  }
+
+  #onMisfire(resumedPlayback: boolean): void {
+    this.#vadSpeaking = false;
+    this.#events.emit("vad", { kind: "misfire", direct: resumedPlayback });
+    if (this.#bargeIn) {
+      this.#cancelBargeIn();
+      if (!resumedPlayback) this.#components!.player.resume();
+    } else if (this.#state === "user_speaking" && this.#userWords.length === 0) {
+      this.#setState("listening");
+    }
+  }
+
+  #onSpeechEnd(): void {
+    this.#vadSpeaking = false;
+    this.#events.emit("vad", { kind: "speechEnd", direct: false });
+    if (this.#bargeIn) this.#confirmBargeIn("speech");
+    if (this.#state === "user_speaking") void this.#endUserTurn();
+  }
+
+  #cancelBargeIn(): void {
+    if (!this.#bargeIn) return;
+    clearTimeout(this.#bargeIn.timer);
+    this.#bargeIn = undefined;
+  }
+
+  #confirmBargeIn(reason: "speech" | "words"): void {
+    const pending = this.#bargeIn;
+    if (!pending) return;
+    this.#cancelBargeIn();
+    void this.#interrupt(reason, performance.now() - pending.startedAt);
+  }
+
+  /** The user's turn is over: get the STT's last words, then reply. */
+  async #endUserTurn(): Promise<void> {
+    if (this.#endingUserTurn) return;
+    this.#endingUserTurn = true;
+    const speechEndAt = performance.now();
+    try {
+      const stream = this.#quests?.get<SttStream>("stt")?.getNowait();
+      if (stream) {
+        const timeout = AbortSignal.timeout(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
+        await stream.flush(AbortSignal.any([timeout, this.#controller!.signal])).catch((err) => {
+          if (!this.#controller?.signal.aborted) {
+            this.#events.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: err });
+          }
+        });
+      }
+      if (this.#controller?.signal.aborted) return;
+      const text = this.#userWords.join(" ").trim();
+      this.#userWords = [];
+      if (!text) {
+        if (this.#isUserSide()) this.#setState(this.#vadSpeaking ? "user_speaking" : "listening");
+        return;
+      }
+      this.#history.addUser(text);
+      this.#events.emit("transcript", { role: "user", text, final: true });
+      await this.#startReply(speechEndAt, performance.now() - speechEndAt);
+    } finally {
+      this.#endingUserTurn = false;
+    }
+  }
+
+  // ─── bot side ─────────────────────────────────────────────────────────────
+
+  async #startReply(speechEndAt: number, sttFinalMs: number): Promise<void> {
+    const player = this.#components!.player;
+    const generation = ++this.#generation;
+    player.setGeneration(generation);
+    const index = ++this.#turnCount;
+    const turn: BotTurn = {
+      index,
+      generation,
+      message: this.#history.addAssistant(),
+      words: [],
+      speechEndAt,
+      metrics: { turn: index, speechEndToSttFinalMs: sttFinalMs, interrupted: false },
+      audioWritten: false,
+      llmDone: false,
+      ttsDone: false,
+      started: false,
+    };
+    this.#turn = turn;
+    this.#setState("bot_thinking");
+    const { tts } = this.#options;
+    // TTS first, so its connection is opening while the LLM thinks.
+    const ttsQuest = new Quest<TtsStream>(
+      "tts",
+      (signal) => tts.connect(signal),
+      (stream, signal) => this.#runTts(turn, stream, signal),
+      (stream) => stream.close(),
+    );
+    const llmQuest = Quest.fromRunStep("llm", (signal) => this.#runLlm(turn, ttsQuest, signal));
+    try {
+      await this.#quests!.add(ttsQuest);
+      await this.#quests!.add(llmQuest);
+    } catch (err) {
+      this.#emitError(err, false);
+    }
+  }
+
+  async #runLlm(turn: BotTurn, ttsQuest: Quest<TtsStream>, signal: AbortSignal): Promise<void> {
+    const chunker = new WordChunker();
+    let tts: TtsStream | undefined;
+    const ttsReady = ttsQuest.get().then(
+      (stream) => (tts = stream),
+      (err) => {
+        if (!isAbort(err)) this.#emitError(err, false);
+        turn.ttsDone = true;
+      },
+    );
+    const pendingWords: string[] = [];
+    const speak = (words: string[]) => {
+      pendingWords.push(...words);
+      if (!tts) return;
+      for (const word of pendingWords.splice(0)) tts.sendText(word);
+    };
+    try {
+      const messages = this.#history.toChat(this.#options.instructions);
+      for await (const delta of this.#options.llm.stream(messages, signal)) {
+        if (turn.metrics.speechEndToFirstTokenMs === undefined) {
+          turn.metrics.speechEndToFirstTokenMs = performance.now() - turn.speechEndAt;
+        }
+        turn.message.text += delta;
+        this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: false });
+        speak(chunker.push(delta));
+      }
+      speak(chunker.flush());
+      await ttsReady;
+      speak([]);
+      tts?.end();
+    } catch (err) {
+      if (isAbort(err) || signal.aborted) return;
+      this.#emitError(err, false);
+      // Speak what did arrive; the reply ends there.
+      await ttsReady;
+      speak(chunker.flush());
+      tts?.end();
+    } finally {
+      turn.message.text = turn.message.text.trim();
+      turn.llmDone = true;
+      this.#maybeFinish(turn);
+    }
+  }
+
+  async #runTts(turn: BotTurn, stream: TtsStream, signal: AbortSignal): Promise<void> {
+    const player = this.#components!.player;
+    try {
+      for await (const event of stream.events(signal)) {
+        if (event.kind === "audio") {
+          if (turn.firstAudioByteAt === undefined) {
+            turn.firstAudioByteAt = performance.now();
+            turn.metrics.speechEndToFirstAudioByteMs = turn.firstAudioByteAt - turn.speechEndAt;
+          }
+          turn.audioWritten = true;
+          player.write(event.pcm, { sampleRate: event.sampleRate, generation: turn.generation });
+        } else {
+          turn.words.push({ text: event.text, startS: event.startS, stopS: event.stopS });
+        }
+      }
+    } catch (err) {
+      if (isAbort(err) || signal.aborted) return;
+      this.#emitError(err, false);
+    }
+    turn.ttsDone = true;
+    player.endGeneration(turn.generation);
+    this.#maybeFinish(turn);
+  }
+
+  #onPlaybackStarted(generation: number, at: number): void {
+    const turn = this.#turn;
+    if (!turn || turn.generation !== generation || turn.started) return;
+    turn.started = true;
+    turn.metrics.speechEndToFirstAudibleMs = at - turn.speechEndAt;
+    if (turn.firstAudioByteAt !== undefined) turn.metrics.firstAudioByteToAudibleMs = at - turn.firstAudioByteAt;
+    if (this.#state === "bot_thinking") this.#setState("bot_speaking");
+    this.#components!.vad.setAutoPause(this.#options.bargeIn?.enabled !== false);
+  }
+
+  #onPlaybackEnded(generation: number): void {
+    const turn = this.#turn;
+    if (!turn || turn.generation !== generation) return;
+    this.#finish(turn);
+  }
+
+  /** A reply with no audio (the TTS failed) ends once both streams are done. */
+  #maybeFinish(turn: BotTurn): void {
+    if (turn.llmDone && turn.ttsDone && !turn.audioWritten && this.#turn === turn) this.#finish(turn);
+  }
+
+  #finish(turn: BotTurn): void {
+    if (this.#turn !== turn) return;
+    this.#turn = undefined;
+    this.#cancelBargeIn();
+    this.#components?.vad.setAutoPause(false);
+    this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
+    this.#reportTurn(turn);
+    if (this.#state !== "idle") this.#setState(this.#vadSpeaking ? "user_speaking" : "listening");
+  }
+
+  async #interrupt(reason: "speech" | "words" | "api", speechStartToConfirmMs?: number): Promise<void> {
+    const turn = this.#turn;
+    if (!turn || !this.#components) return;
+    this.#turn = undefined;
+    this.#cancelBargeIn();
+    const { player, vad } = this.#components;
+    // 1. History keeps what was heard: rendered audio less what is still in the output path.
+    const heardS = Math.max(0, player.renderedSeconds() - player.outputLatency);
+    const split = this.#history.interrupt(turn.message, turn.words, heardS);
+    // 2. Silence now. 3. Fence off anything of this turn still on its way.
+    player.flush();
+    this.#generation++;
+    player.setGeneration(this.#generation);
+    player.resume();
+    vad.setAutoPause(false);
+    turn.metrics.interrupted = true;
+    this.#interruptions++;
+    this.#events.emit("interruption", {
+      reason,
+      heardText: split.heard,
+      unheardText: split.unheard,
+      heardMs: heardS * 1000,
+      speechStartToConfirmMs,
+    });
+    this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
+    this.#setState(reason === "api" ? (this.#vadSpeaking ? "user_speaking" : "listening") : "user_speaking");
+    // 4. Close the TTS socket, then abort the LLM request.
+    try {
+      await this.#quests!.remove("tts");
+      await this.#quests!.remove("llm");
+    } catch (err) {
+      this.#emitError(err, false);
+    }
+    this.#reportTurn(turn);
+  }
+
+  #reportTurn(turn: BotTurn): void {
+    this.#lastTurn = { ...turn.metrics };
+    this.#events.emit("turn", this.#lastTurn);
+    this.#events.emit("metrics", this.metrics);
+  }
+
+  // ─── plumbing ─────────────────────────────────────────────────────────────
+
+  #setState(state: SessionState): void {
+    if (state === this.#state) return;
+    const previous = this.#state;
+    this.#state = state;
+    this.#events.emit("state", { state, previous });
+  }
+
+  #emitError(err: unknown, fatal: boolean): void {
+    const error = err instanceof Error ? err : new Error(String(err));
+    this.#events.emit("error", { error, fatal });
+  }
+
+  /** A failure the session cannot continue after: report it and stop cleanly. */
+  #fail(err: unknown): void {
+    if (this.#controller?.signal.aborted) return;
+    this.#emitError(err, true);
+    void this.stop();
+  }
+}

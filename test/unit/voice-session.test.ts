@@ -1,0 +1,244 @@
+/**
+ * The session's turn logic in Node, on scripted parts: the providers are the
+ * fakes of bargein/testing and the audio parts are a virtual player and VAD
+ * (the real worklets and worker are proven in the browser suites). What is
+ * checked here is ordering and bookkeeping, which need no audio.
+ */
+import { describe, expect, test } from "vitest";
+import type { PlayerPort, VadPort, CapturePort } from "../../src/session/ports.js";
+import { VoiceSession, type SessionComponents } from "../../src/session/voice-session.js";
+import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
+import { Emitter } from "../../src/util/emitter.js";
+
+class VirtualPlayer implements PlayerPort {
+  readonly log: string[] = [];
+  readonly events = new Emitter<{ started: { generation: number; at: number }; ended: { generation: number } }>();
+  generation = 0;
+  written = new Map<number, number>();
+  rendered = 0;
+  outputLatency = 0.1;
+  paused = false;
+  write(pcm: Float32Array | Int16Array, o: { generation: number }) {
+    if (o.generation < this.generation) return;
+    const first = !this.written.has(o.generation);
+    this.written.set(o.generation, (this.written.get(o.generation) ?? 0) + pcm.length);
+    if (first) queueMicrotask(() => this.events.emit("started", { generation: o.generation, at: performance.now() }));
+  }
+  setGeneration(g: number) {
+    this.log.push(`generation=${g}`);
+    this.generation = g;
+    this.rendered = 0;
+  }
+  endGeneration(g: number) {
+    this.log.push(`end(${g})`);
+  }
+  flush() {
+    this.log.push("flush");
+  }
+  pause() {
+    this.paused = true;
+    this.log.push("pause");
+  }
+  resume() {
+    this.paused = false;
+    this.log.push("resume");
+  }
+  renderedSeconds() {
+    return this.rendered;
+  }
+  on(name: any, fn: any) {
+    return this.events.on(name, fn);
+  }
+  /** Pretends the whole generation played out. */
+  playOut(g: number) {
+    this.events.emit("ended", { generation: g });
+  }
+}
+
+class VirtualVad implements VadPort {
+  readonly events = new Emitter<any>();
+  autoPause = false;
+  setAutoPause(armed: boolean) {
+    this.autoPause = armed;
+  }
+  on(name: any, fn: any) {
+    return this.events.on(name, fn);
+  }
+  emit(name: string, e: object = {}) {
+    this.events.emit(name, { sampleIndex: 0, pausedPlayback: false, resumedPlayback: false, ...e });
+  }
+}
+
+function setup(opts: { minSpeechMs?: number } = {}) {
+  const stt = fakeStt();
+  const llm = fakeLlm({ reply: () => "one two three four five six", msPerWord: 1 });
+  const tts = fakeTts({ secondsPerWord: 0.25 });
+  const player = new VirtualPlayer();
+  const vad = new VirtualVad();
+  const capture: CapturePort = { on: () => () => {} };
+  let disposed = 0;
+  const components: SessionComponents = { player, vad, capture, dispose: async () => void disposed++ };
+  const session = new VoiceSession(
+    { stt: stt.provider, llm: llm.provider, tts: tts.provider, instructions: "Be brief.", bargeIn: { minSpeechMs: opts.minSpeechMs ?? 30 } },
+    { components: async () => components },
+  );
+  const states: string[] = [];
+  session.on("state", (e) => states.push(e.state));
+  return { session, stt, llm, tts, player, vad, states, disposedCount: () => disposed };
+}
+
+const until = async (cond: () => boolean, ms = 2000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+};
+
+async function speakAndReply(t: ReturnType<typeof setup>, words: string[]) {
+  t.vad.emit("speechStart");
+  for (const w of words) t.stt.word(w);
+  t.vad.emit("speechEnd");
+  await until(() => t.session.state === "bot_speaking");
+  await until(() => t.tts.streams.at(-1)!.ended);
+}
+
+describe("VoiceSession turn logic (scripted parts)", () => {
+  test("a full turn: the user's words reach the LLM, the reply is spoken, then the session listens again", async () => {
+    const t = setup();
+    await t.session.start();
+    expect(t.session.state).toBe("listening");
+    await speakAndReply(t, ["what", "time", "is", "it"]);
+    expect(t.llm.requests[0].messages).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "what time is it" },
+    ]);
+    expect(t.tts.streams[0].texts).toEqual(["one", "two", "three", "four", "five", "six"]);
+    expect(t.player.written.get(1)).toBe(6 * 0.25 * 24000);
+    t.player.playOut(1);
+    expect(t.session.state).toBe("listening");
+    expect(t.session.history).toEqual([
+      { role: "user", text: "what time is it" },
+      { role: "assistant", text: "one two three four five six", interrupted: false, unheardText: "" },
+    ]);
+    expect(t.states).toEqual(["listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
+    expect(t.session.metrics.turns).toBe(1);
+    await t.session.stop();
+    expect(t.session.state).toBe("idle");
+    expect(t.disposedCount()).toBe(1);
+    expect(t.stt.openStreams).toBe(0);
+  });
+
+  test("barge-in: history is cut to the heard words, then flush, then the fence, then TTS and LLM are cancelled", async () => {
+    const t = setup({ minSpeechMs: 20 });
+    await t.session.start();
+    const interruptions: any[] = [];
+    t.session.on("interruption", (e) => interruptions.push(e));
+    await speakAndReply(t, ["tell", "me", "a", "story"]);
+    expect(t.vad.autoPause).toBe(true);
+    // 0.6 s rendered, 0.1 s still in the output path: 0.5 s heard; word midpoints are 0.125, 0.375, 0.625…
+    t.player.rendered = 0.6;
+    const historyAtFlush: string[] = [];
+    const flush = t.player.flush.bind(t.player);
+    t.player.flush = () => {
+      historyAtFlush.push((t.session.history[1] as any).text);
+      flush();
+    };
+    t.vad.emit("speechStart", { pausedPlayback: true });
+    await until(() => interruptions.length === 1);
+    await until(() => t.session.liveQuests.join() === "stt");
+    expect(interruptions[0]).toMatchObject({ reason: "speech", heardText: "one two", unheardText: "three four five six", heardMs: 500 });
+    expect(historyAtFlush).toEqual(["one two"]);
+    expect(t.player.log.slice(t.player.log.indexOf("flush"))).toEqual(["flush", "generation=2", "resume"]);
+    expect(t.player.log).not.toContain("pause"); // the VAD worker paused directly
+    expect(t.session.history[1]).toEqual({ role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
+    expect(t.vad.autoPause).toBe(false);
+    expect(t.session.state).toBe("user_speaking");
+    await t.session.stop();
+  });
+
+  test("barge-in cancels an LLM that is still streaming, and the TTS socket is closed by the client", async () => {
+    const t = setup({ minSpeechMs: 10 });
+    t.llm.requests.length = 0;
+    const slow = fakeLlm({ reply: () => "a b c d e f g h i j k l m n o p", msPerWord: 40 });
+    const session = new VoiceSession(
+      { stt: t.stt.provider, llm: slow.provider, tts: t.tts.provider, bargeIn: { minSpeechMs: 10 } },
+      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {} }, dispose: async () => {} }) },
+    );
+    await session.start();
+    t.vad.emit("speechStart");
+    t.stt.word("hi");
+    t.vad.emit("speechEnd");
+    await until(() => session.state === "bot_speaking");
+    t.vad.emit("speechStart");
+    await until(() => session.liveQuests.join() === "stt");
+    expect(slow.requests[0].aborted).toBe(true);
+    expect(slow.requests[0].completed).toBe(false);
+    expect(t.tts.streams[0].closedByClient).toBe(true);
+    expect(t.player.log).toContain("pause"); // no direct pause: the session paused first
+    await session.stop();
+  });
+
+  test("a misfire pauses and resumes playback, and nothing is cancelled", async () => {
+    const t = setup({ minSpeechMs: 200 });
+    await t.session.start();
+    const interruptions: unknown[] = [];
+    t.session.on("interruption", (e) => interruptions.push(e));
+    await speakAndReply(t, ["hello"]);
+    t.vad.emit("speechStart");
+    t.vad.emit("misfire");
+    await new Promise((r) => setTimeout(r, 250));
+    expect(t.player.log.slice(-2)).toEqual(["pause", "resume"]);
+    expect(interruptions).toEqual([]);
+    expect(t.session.state).toBe("bot_speaking");
+    expect(t.tts.streams[0].closedByClient).toBe(false);
+    t.player.playOut(1);
+    expect(t.session.history[1]).toMatchObject({ text: "one two three four five six", interrupted: false });
+    await t.session.stop();
+  });
+
+  test("an STT word during bot speech confirms the interruption before minSpeechMs", async () => {
+    const t = setup({ minSpeechMs: 10_000 });
+    await t.session.start();
+    const reasons: string[] = [];
+    t.session.on("interruption", (e) => reasons.push(e.reason));
+    await speakAndReply(t, ["hello"]);
+    t.vad.emit("speechStart", { pausedPlayback: true });
+    t.stt.word("wait");
+    await until(() => reasons.length === 1);
+    expect(reasons).toEqual(["words"]);
+    await t.session.stop();
+  });
+
+  test("interrupt() from a stop button keeps the heard part and returns to listening", async () => {
+    const t = setup();
+    await t.session.start();
+    await speakAndReply(t, ["hello"]);
+    t.player.rendered = 0.35; // 0.25 s heard: only "one" (midpoint 0.125)
+    await t.session.interrupt();
+    expect(t.session.history[1]).toMatchObject({ text: "one", interrupted: true });
+    expect(t.session.state).toBe("listening");
+    expect(t.session.liveQuests).toEqual(["stt"]);
+    await t.session.stop();
+  });
+
+  test("a dropped STT socket is reported and replaced; the user's words so far are kept", async () => {
+    const t = setup();
+    await t.session.start();
+    const errors: string[] = [];
+    const warnings: string[] = [];
+    t.session.on("error", (e) => errors.push(e.error.message));
+    t.session.on("warning", (e) => warnings.push(e.service));
+    t.vad.emit("speechStart");
+    t.stt.word("keep");
+    t.stt.drop(new Error("socket dropped"));
+    await until(() => warnings.length === 1);
+    await until(() => t.stt.openStreams === 1 && t.session.liveQuests.includes("stt"));
+    t.stt.word("these");
+    t.vad.emit("speechEnd");
+    await until(() => t.llm.requests.length === 1);
+    expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "keep these" });
+    expect(errors).toEqual(["socket dropped"]);
+    await t.session.stop();
+  });
+});
