@@ -1,6 +1,7 @@
 /** VoiceSession's options, events and metrics: all public. */
 import type { BargeinError } from "../errors.js";
 import type { LlmProvider, SttProvider, TtsProvider } from "../providers/types.js";
+import type { OverloadPolicy, UplinkMetrics } from "../uplink/uplink.js";
 
 export type SessionState = "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
 
@@ -53,6 +54,19 @@ export interface VoiceSessionOptions {
   };
   bargeIn?: BargeInOptions;
   turn?: TurnOptions;
+  /** The bounded sender of microphone audio to the STT. */
+  uplink?: {
+    /** Latency budget in ms of audio; bounds queued bytes + the socket's bufferedAmount, and frame age. Default 500. */
+    budgetMs?: number;
+    /**
+     * Past the budget: "end" ends the STT stream cleanly and reconnects; "gap"
+     * skips audio and sends a gap marker (only for STTs that support it).
+     * Default "gap" when the STT supports it, else "end".
+     */
+    policy?: OverloadPolicy;
+    /** Only count what would be rejected; enforce nothing. Default false. */
+    observe?: boolean;
+  };
   /** Audio settings. */
   audio?: {
     /** Use this AudioContext instead of creating one (the session then does not close it). */
@@ -105,6 +119,8 @@ export interface SessionMetrics {
   turns: number;
   interruptions: number;
   lastTurn?: TurnMetrics;
+  /** The STT uplink's queue, while a stream is open. */
+  uplink?: UplinkMetrics;
 }
 
 export interface WarningEvent {
@@ -128,5 +144,5 @@ export type VoiceSessionEvents = {
   metrics: SessionMetrics;
   warning: WarningEvent;
   error: ErrorEvent;
-  overload: { service: string; policy: string; pendingBytes: number; budgetBytes: number };
+  overload: { service: string; policy: OverloadPolicy | "observe"; pendingBytes: number; budgetBytes: number; reason: "bytes" | "age" };
 };

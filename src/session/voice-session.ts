@@ -13,6 +13,7 @@ import { ConfigError } from "../errors.js";
 import type { SttStream, TtsStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import { QuestManager } from "../quest/quest-manager.js";
+import { Uplink } from "../uplink/uplink.js";
 import { isAbort } from "../util/abort.js";
 import { Emitter, type Listener } from "../util/emitter.js";
 import { ConversationHistory, type AssistantMessage, type HistoryMessage, type TimedWord } from "./history.js";
@@ -41,6 +42,12 @@ export type ComponentsFactory = (
   options: VoiceSessionOptions,
   context: { sttFormat: VoiceSessionOptions["stt"]["audioFormat"]; signal: AbortSignal },
 ) => Promise<SessionComponents>;
+
+/** The "stt" quest's resource: the stream and its one sender. */
+interface SttLink {
+  stream: SttStream;
+  uplink: Uplink;
+}
 
 /** One reply of the bot, from the LLM request to the last audible sample. */
 interface BotTurn {
@@ -112,7 +119,12 @@ export class VoiceSession {
   }
 
   get metrics(): SessionMetrics {
-    return { turns: this.#turnCount, interruptions: this.#interruptions, lastTurn: this.#lastTurn };
+    return {
+      turns: this.#turnCount,
+      interruptions: this.#interruptions,
+      lastTurn: this.#lastTurn,
+      uplink: this.#sttLink()?.uplink.metrics,
+    };
   }
 
   /** Names of the remote streams open now ("stt", "llm", "tts"). */
@@ -189,22 +201,51 @@ export class VoiceSession {
     );
   }
 
+  /** Opens (or replaces) the "stt" quest: the stream and the bounded uplink that feeds it. */
   #connectStt(): Promise<void> {
     const { stt } = this.#options;
-    const quest = new Quest<SttStream>(
+    const quest = new Quest<SttLink>(
       "stt",
-      (signal) => stt.connect(signal),
-      (stream, signal) => this.#runStt(stream, signal),
-      (stream) => stream.close(),
+      async (signal) => {
+        const stream = await stt.connect(signal);
+        return { stream, uplink: this.#makeUplink(stream) };
+      },
+      (link, signal) => this.#runStt(link.stream, signal),
+      (link) => {
+        link.uplink.close();
+        return link.stream.close();
+      },
     );
     return this.#quests!.add(quest).then((q) => q.get().then(() => {}));
   }
 
+  #makeUplink(stream: SttStream): Uplink {
+    const { stt, uplink: options = {} } = this.#options;
+    const uplink = new Uplink(stream, {
+      sampleRate: stt.audioFormat.sampleRate,
+      bytesPerSample: stream.bytesPerSample,
+      budgetMs: options.budgetMs,
+      policy: options.policy ?? (stt.supportsGap ? "gap" : "end"),
+      observe: options.observe,
+    });
+    uplink.on("overload", (e) => this.#events.emit("overload", { service: "stt", ...e }));
+    uplink.on("ended", () => {
+      this.#events.emit("warning", {
+        service: "stt",
+        message: "the speech-to-text uplink fell behind its latency budget; the stream was ended and is reconnecting",
+      });
+      this.#connectStt().catch((e) => this.#fail(e));
+    });
+    return uplink;
+  }
+
+  #sttLink(): SttLink | undefined {
+    return this.#quests?.get<SttLink>("stt")?.getNowait();
+  }
+
   #sendAudio(pcm: Float32Array | Int16Array): void {
-    const stream = this.#quests?.get<SttStream>("stt")?.getNowait();
-    if (!stream) return;
     try {
-      stream.sendAudio(pcm);
+      this.#sttLink()?.uplink.push(pcm);
     } catch {
       // The socket closed under us; #runStt reports it and reconnects.
     }
@@ -295,7 +336,7 @@ export class VoiceSession {
     this.#endingUserTurn = true;
     const speechEndAt = performance.now();
     try {
-      const stream = this.#quests?.get<SttStream>("stt")?.getNowait();
+      const stream = this.#sttLink()?.stream;
       if (stream) {
         const timeout = AbortSignal.timeout(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
         await stream.flush(AbortSignal.any([timeout, this.#controller!.signal])).catch((err) => {

@@ -1,0 +1,333 @@
+/**
+ * Uplink: the one sender of one audio stream, bounded before work piles up.
+ *
+ * A browser WebSocket has no backpressure: `send()` buffers without limit, so
+ * a slow service makes memory and latency grow unseen. The uplink keeps a
+ * queue bounded in bytes and in age, and counts `WebSocket.bufferedAmount`
+ * against the same budget (default 0.5 s of audio in the wire format):
+ *
+ *   pending bytes = queued bytes + sink.bufferedAmount ≤ budgetBytes
+ *
+ * A frame that does not fit is an admission reject. So is a queued frame older
+ * than the budget. Either starts an overload, reported once per episode with
+ * the `overload` event, and handled by the explicit policy:
+ *   - "end": end the stream cleanly (`ended` event); the owner reconnects;
+ *   - "gap": skip the audio and send a gap marker carrying the count of
+ *     samples skipped, in order, so the service's timeline stays right.
+ * PCM is never dropped silently: every sample pushed is sent, counted in a
+ * gap, or (after an end) counted in `unsentAfterEndSamples`.
+ * `observe: true` sends everything at once (as a naive sender would) and only
+ * counts `wouldReject`, for a gradual rollout.
+ *
+ * No promise or task per frame: one queue, one timer while it is non-empty.
+ * Pure: no DOM; the sink and the clock are injected.
+ */
+import { ConfigError } from "../errors.js";
+import { Emitter, type Listener } from "../util/emitter.js";
+
+export type OverloadPolicy = "end" | "gap";
+
+/** Where the uplink sends: a provider's stream (SttStream fits). */
+export interface UplinkSink {
+  /** Sends one frame; returns the bytes it put on the wire. */
+  sendAudio(pcm: Float32Array | Int16Array): number;
+  /** Bytes accepted by the socket and not yet sent. */
+  readonly bufferedAmount: number;
+  /** Sends a gap marker; required for the "gap" policy. */
+  sendGap?(samples: number): void;
+}
+
+export interface UplinkOptions {
+  /** Samples per second of the frames pushed. */
+  sampleRate: number;
+  /** Wire bytes per sample (s16: 2; Kyutai msgpack float32: 5). */
+  bytesPerSample: number;
+  /** The latency budget, in ms of audio: bounds both bytes and age. Default 500. */
+  budgetMs?: number;
+  /** What to do past the budget. Default "end". "gap" needs a sink with sendGap. */
+  policy?: OverloadPolicy;
+  /** Count would-be rejects without enforcing anything. Default false. */
+  observe?: boolean;
+  /** How often (ms) to retry a stuck queue. Default 10. */
+  retryMs?: number;
+  /** The clock, in ms. Default performance.now. */
+  now?: () => number;
+}
+
+export interface UplinkMetrics {
+  budgetBytes: number;
+  /** Queued bytes plus the socket's bufferedAmount. */
+  pendingBytes: number;
+  /** The highest pendingBytes seen. */
+  pendingBytesMax: number;
+  pendingFrames: number;
+  /** p95 of the time frames waited in the queue (ms), over the last 256 frames sent. */
+  queueWaitMsP95: number;
+  oldestFrameAgeMs: number;
+  oldestFrameAgeMsMax: number;
+  admissionRejects: number;
+  wouldReject: number;
+  gapSamples: number;
+  sentSamples: number;
+  pushedSamples: number;
+  unsentAfterEndSamples: number;
+  overloads: number;
+}
+
+export type UplinkEvents = {
+  overload: { policy: OverloadPolicy | "observe"; pendingBytes: number; budgetBytes: number; reason: "bytes" | "age" };
+  ended: { reason: "overload" };
+};
+
+type Item =
+  | { kind: "audio"; pcm: Float32Array | Int16Array; bytes: number; at: number }
+  | { kind: "gap"; samples: number };
+
+const WAIT_WINDOW = 256;
+/** What a gap marker is counted as against the budget (a small msgpack/JSON message). */
+const GAP_MARKER_BYTES = 32;
+
+export class Uplink {
+  readonly budgetBytes: number;
+  readonly #sink: UplinkSink;
+  readonly #policy: OverloadPolicy;
+  readonly #observe: boolean;
+  readonly #budgetMs: number;
+  readonly #bytesPerSample: number;
+  readonly #retryMs: number;
+  readonly #now: () => number;
+  readonly #events = new Emitter<UplinkEvents>();
+  readonly #queue: Item[] = [];
+  #queuedBytes = 0;
+  #audioFrames = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #overloaded = false;
+  #ended = false;
+  #closed = false;
+  readonly #waits = new Float64Array(WAIT_WINDOW);
+  #waitCount = 0;
+  readonly #m = {
+    pendingBytesMax: 0,
+    oldestFrameAgeMsMax: 0,
+    admissionRejects: 0,
+    wouldReject: 0,
+    gapSamples: 0,
+    sentSamples: 0,
+    pushedSamples: 0,
+    unsentAfterEndSamples: 0,
+    overloads: 0,
+  };
+
+  constructor(sink: UplinkSink, options: UplinkOptions) {
+    const budgetMs = options.budgetMs ?? 500;
+    if (!(budgetMs > 0)) throw new ConfigError(`Uplink: \`budgetMs\` must be > 0, not ${budgetMs}`);
+    if (!(options.sampleRate > 0)) throw new ConfigError(`Uplink: \`sampleRate\` must be > 0`);
+    if (!(options.bytesPerSample > 0)) throw new ConfigError(`Uplink: \`bytesPerSample\` must be > 0`);
+    const policy = options.policy ?? "end";
+    if (policy !== "end" && policy !== "gap") throw new ConfigError(`Uplink: \`policy\` must be "end" or "gap", not ${JSON.stringify(policy)}`);
+    if (policy === "gap" && !sink.sendGap) {
+      throw new ConfigError('Uplink: the "gap" policy needs a stream that can send gap markers; this provider cannot, use "end"');
+    }
+    this.#sink = sink;
+    this.#policy = policy;
+    this.#observe = options.observe ?? false;
+    this.#budgetMs = budgetMs;
+    this.#bytesPerSample = options.bytesPerSample;
+    this.budgetBytes = Math.round((budgetMs / 1000) * options.sampleRate * options.bytesPerSample);
+    this.#retryMs = options.retryMs ?? 10;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  on<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): () => void {
+    return this.#events.on(name, fn);
+  }
+
+  /** True once the "end" policy ended the stream. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Offers one captured frame. Never blocks, never allocates a promise. */
+  push(pcm: Float32Array | Int16Array): void {
+    if (this.#closed) return;
+    this.#m.pushedSamples += pcm.length;
+    if (this.#ended) {
+      this.#m.unsentAfterEndSamples += pcm.length;
+      return;
+    }
+    const bytes = pcm.length * this.#bytesPerSample;
+    if (this.#observe) {
+      if (this.#pending() + bytes > this.budgetBytes) {
+        this.#m.wouldReject++;
+        this.#signalOverload("bytes");
+      } else this.#overloaded = false;
+      this.#sendAudio(pcm, 0);
+      this.#track();
+      return;
+    }
+    this.#drain();
+    if (this.#ended) {
+      this.#m.unsentAfterEndSamples += pcm.length;
+      return;
+    }
+    if (this.#pending() + bytes > this.budgetBytes) {
+      this.#m.admissionRejects++;
+      this.#reject(pcm.length, "bytes");
+    } else {
+      this.#queue.push({ kind: "audio", pcm, bytes, at: this.#now() });
+      this.#queuedBytes += bytes;
+      this.#audioFrames++;
+      this.#overloaded = false; // a frame fits again: the episode is over
+      this.#drain();
+    }
+    this.#track();
+    this.#schedule();
+  }
+
+  /** Stops the retry timer; queued audio is abandoned and counted as unsent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const item of this.#queue.splice(0)) {
+      if (item.kind === "audio") this.#m.unsentAfterEndSamples += item.pcm.length;
+    }
+    this.#queuedBytes = 0;
+    this.#audioFrames = 0;
+  }
+
+  get metrics(): UplinkMetrics {
+    const age = this.#oldestAge();
+    return {
+      budgetBytes: this.budgetBytes,
+      pendingBytes: this.#pending(),
+      pendingBytesMax: this.#m.pendingBytesMax,
+      pendingFrames: this.#audioFrames,
+      queueWaitMsP95: this.#waitP95(),
+      oldestFrameAgeMs: age,
+      oldestFrameAgeMsMax: Math.max(this.#m.oldestFrameAgeMsMax, age),
+      admissionRejects: this.#m.admissionRejects,
+      wouldReject: this.#m.wouldReject,
+      gapSamples: this.#m.gapSamples,
+      sentSamples: this.#m.sentSamples,
+      pushedSamples: this.#m.pushedSamples,
+      unsentAfterEndSamples: this.#m.unsentAfterEndSamples,
+      overloads: this.#m.overloads,
+    };
+  }
+
+  #pending(): number {
+    return this.#queuedBytes + this.#sink.bufferedAmount;
+  }
+
+  #oldestAge(): number {
+    const front = this.#queue.find((i) => i.kind === "audio");
+    return front && front.kind === "audio" ? this.#now() - front.at : 0;
+  }
+
+  /** Sends queued items in order while the socket's buffer has room in the budget. */
+  #drain(): void {
+    this.#expire();
+    while (this.#queue.length && !this.#ended) {
+      const item = this.#queue[0];
+      if (item.kind === "gap") {
+        // Held back, like audio, until the socket has room: one marker per episode.
+        if (this.#sink.bufferedAmount + GAP_MARKER_BYTES > this.budgetBytes) break;
+        this.#queue.shift();
+        this.#sink.sendGap!(item.samples);
+        this.#m.gapSamples += item.samples;
+        continue;
+      }
+      if (this.#sink.bufferedAmount + item.bytes > this.budgetBytes) break;
+      this.#queue.shift();
+      this.#queuedBytes -= item.bytes;
+      this.#audioFrames--;
+      this.#sendAudio(item.pcm, this.#now() - item.at);
+    }
+  }
+
+  /** Queued audio older than the budget is past saving: it counts as a reject. */
+  #expire(): void {
+    const now = this.#now();
+    for (;;) {
+      const front = this.#queue[0];
+      if (!front || front.kind !== "audio" || now - front.at <= this.#budgetMs) return;
+      this.#m.oldestFrameAgeMsMax = Math.max(this.#m.oldestFrameAgeMsMax, now - front.at);
+      this.#queue.shift();
+      this.#queuedBytes -= front.bytes;
+      this.#audioFrames--;
+      this.#m.admissionRejects++;
+      this.#reject(front.pcm.length, "age", true);
+      if (this.#ended) return;
+    }
+  }
+
+  #sendAudio(pcm: Float32Array | Int16Array, waitedMs: number): void {
+    this.#sink.sendAudio(pcm);
+    this.#m.sentSamples += pcm.length;
+    this.#waits[this.#waitCount++ % WAIT_WINDOW] = waitedMs;
+  }
+
+  /** `atFront`: the skipped samples come before everything still queued. */
+  #reject(samples: number, reason: "bytes" | "age", atFront = false): void {
+    this.#signalOverload(reason);
+    if (this.#policy === "end") {
+      this.#m.unsentAfterEndSamples += samples;
+      this.#end();
+      return;
+    }
+    const neighbour = atFront ? this.#queue[0] : this.#queue[this.#queue.length - 1];
+    if (neighbour?.kind === "gap") neighbour.samples += samples;
+    else if (atFront) this.#queue.unshift({ kind: "gap", samples });
+    else this.#queue.push({ kind: "gap", samples });
+  }
+
+  #signalOverload(reason: "bytes" | "age"): void {
+    if (this.#overloaded) return;
+    this.#overloaded = true;
+    this.#m.overloads++;
+    this.#events.emit("overload", {
+      policy: this.#observe ? "observe" : this.#policy,
+      pendingBytes: this.#pending(),
+      budgetBytes: this.budgetBytes,
+      reason,
+    });
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const item of this.#queue.splice(0)) {
+      if (item.kind === "audio") this.#m.unsentAfterEndSamples += item.pcm.length;
+    }
+    this.#queuedBytes = 0;
+    this.#audioFrames = 0;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#events.emit("ended", { reason: "overload" });
+  }
+
+  #track(): void {
+    this.#m.pendingBytesMax = Math.max(this.#m.pendingBytesMax, this.#pending());
+    this.#m.oldestFrameAgeMsMax = Math.max(this.#m.oldestFrameAgeMsMax, this.#oldestAge());
+  }
+
+  /** One timer at most, and only while something waits in the queue. */
+  #schedule(): void {
+    if (this.#timer !== undefined || this.#queue.length === 0 || this.#ended || this.#closed) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#drain();
+      this.#track();
+      this.#schedule();
+    }, this.#retryMs);
+  }
+
+  #waitP95(): number {
+    const n = Math.min(this.#waitCount, WAIT_WINDOW);
+    if (n === 0) return 0;
+    const sorted = Array.from(this.#waits.subarray(0, n)).sort((a, b) => a - b);
+    return sorted[Math.min(n - 1, Math.ceil(0.95 * n) - 1)];
+  }
+}

@@ -1,0 +1,165 @@
+import { describe, expect, test } from "vitest";
+import { Uplink, type UplinkSink } from "../../src/uplink/uplink.js";
+
+/**
+ * A socket stand-in whose send buffer drains at `bytesPerMs` while `stalled`
+ * is false, on a virtual clock: the same arithmetic as WebSocket.bufferedAmount
+ * against a server that stops reading. (The real socket against the reference
+ * server's stall knob is in the browser suite and the uplink benchmark.)
+ */
+class VirtualSocket implements UplinkSink {
+  buffered = 0;
+  stalled = false;
+  wire: Array<{ audio: number } | { gap: number }> = [];
+  constructor(readonly clock: { t: number }, readonly bytesPerMs: number, readonly bytesPerSample: number) {}
+  #last = 0;
+  tick() {
+    const dt = this.clock.t - this.#last;
+    this.#last = this.clock.t;
+    if (!this.stalled) this.buffered = Math.max(0, this.buffered - dt * this.bytesPerMs);
+  }
+  get bufferedAmount() {
+    this.tick();
+    return this.buffered;
+  }
+  sendAudio(pcm: Float32Array | Int16Array) {
+    this.tick();
+    this.buffered += pcm.length * this.bytesPerSample;
+    this.wire.push({ audio: pcm.length });
+    return pcm.length * this.bytesPerSample;
+  }
+  sendGap(samples: number) {
+    this.wire.push({ gap: samples });
+  }
+}
+
+const FRAME = 320; // 20 ms at 16 kHz
+function run(policy: "gap" | "end", opts: { observe?: boolean } = {}) {
+  const clock = { t: 0 };
+  const socket = new VirtualSocket(clock, 64, 2); // 64 B/ms = 2× real time for 16 kHz s16
+  const uplink = new Uplink(socket, { sampleRate: 16000, bytesPerSample: 2, policy, now: () => clock.t, retryMs: 1e9, ...opts });
+  const overloads: unknown[] = [];
+  const ended: unknown[] = [];
+  uplink.on("overload", (e) => overloads.push(e));
+  uplink.on("ended", (e) => ended.push(e));
+  const push = (frames: number) => {
+    for (let i = 0; i < frames; i++) {
+      clock.t += 20;
+      uplink.push(new Int16Array(FRAME));
+    }
+  };
+  return { clock, socket, uplink, overloads, ended, push };
+}
+
+describe("Uplink", () => {
+  test("the budget is 0.5 s of audio in the wire format: 16,000 bytes of 16 kHz s16", () => {
+    const { uplink } = run("gap");
+    expect(uplink.budgetBytes).toBe(16000);
+    const kyutai = new Uplink({ sendAudio: () => 0, bufferedAmount: 0 }, { sampleRate: 24000, bytesPerSample: 5 });
+    expect(kyutai.budgetBytes).toBe(60000);
+  });
+
+  test("a stalled socket: pending bytes never pass the budget, and every sample is sent or counted in a gap", () => {
+    const t = run("gap");
+    t.push(50); // 1 s flowing
+    t.socket.stalled = true;
+    t.push(500); // 10 s stalled
+    t.socket.stalled = false;
+    t.push(100); // 2 s after it resumes
+    const m = t.uplink.metrics;
+    expect(m.pendingBytesMax).toBeLessThanOrEqual(m.budgetBytes);
+    expect(m.pushedSamples).toBe(650 * FRAME);
+    const queued = m.pendingFrames * FRAME;
+    expect(m.sentSamples + m.gapSamples + queued).toBe(m.pushedSamples);
+    expect(m.gapSamples).toBeGreaterThan(400 * FRAME);
+    expect(m.unsentAfterEndSamples).toBe(0);
+    // One overload episode, reported once.
+    expect(t.overloads).toHaveLength(1);
+    // On the wire the gap comes in order: audio, one gap, then audio again.
+    const kinds = t.socket.wire.map((w) => ("gap" in w ? "gap" : "audio"));
+    const firstGap = kinds.indexOf("gap");
+    expect(kinds.lastIndexOf("gap")).toBe(firstGap);
+    expect(kinds.slice(firstGap + 1).every((k) => k === "audio")).toBe(true);
+    const wired = t.socket.wire.reduce((n, w) => n + ("gap" in w ? w.gap : w.audio), 0);
+    expect(wired + queued).toBe(m.pushedSamples);
+  });
+
+  test("frames older than the budget expire from the queue: no frame waits longer than 0.5 s", () => {
+    const t = run("gap");
+    t.socket.stalled = true;
+    t.push(100);
+    t.socket.stalled = false;
+    t.push(50);
+    const m = t.uplink.metrics;
+    expect(m.oldestFrameAgeMsMax).toBeLessThanOrEqual(500 + 20);
+    expect(m.queueWaitMsP95).toBeLessThanOrEqual(500);
+    expect(m.oldestFrameAgeMs).toBeLessThanOrEqual(500);
+  });
+
+  test('the "end" policy ends the stream cleanly once, and counts what it did not send', () => {
+    const t = run("end");
+    t.socket.stalled = true;
+    t.push(100);
+    expect(t.ended).toEqual([{ reason: "overload" }]);
+    expect(t.uplink.ended).toBe(true);
+    const m = t.uplink.metrics;
+    expect(m.sentSamples + m.unsentAfterEndSamples).toBe(m.pushedSamples);
+    expect(m.pendingFrames).toBe(0);
+    expect(t.overloads).toHaveLength(1);
+  });
+
+  test("observe mode sends everything, as a naive sender would, and only counts what it would reject", () => {
+    const t = run("gap", { observe: true });
+    t.socket.stalled = true;
+    t.push(100);
+    const m = t.uplink.metrics;
+    expect(m.sentSamples).toBe(100 * FRAME);
+    expect(m.admissionRejects).toBe(0);
+    expect(m.wouldReject).toBe(100 - 25);
+    expect(m.pendingBytesMax).toBe(100 * FRAME * 2);
+  });
+
+  test("one timer at most, whatever the number of frames, and none after close", async () => {
+    const created: number[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    const realClearTimeout = globalThis.clearTimeout;
+    const pending = new Set<unknown>();
+    (globalThis as any).setTimeout = (fn: () => void, ms: number) => {
+      created.push(ms);
+      const id = realSetTimeout(() => {
+        pending.delete(id);
+        fn();
+      }, ms);
+      pending.add(id);
+      return id;
+    };
+    (globalThis as any).clearTimeout = (id: any) => {
+      pending.delete(id);
+      realClearTimeout(id);
+    };
+    const live = () => pending.size;
+    try {
+      const socket = { bufferedAmount: 1e9, sendAudio: () => 0, sendGap: () => {} };
+      const uplink = new Uplink(socket, { sampleRate: 16000, bytesPerSample: 2, policy: "gap", retryMs: 5 });
+      let maxLive = 0;
+      for (let i = 0; i < 1000; i++) {
+        uplink.push(new Int16Array(FRAME));
+        maxLive = Math.max(maxLive, live());
+      }
+      expect(maxLive).toBe(1);
+      await new Promise((r) => realSetTimeout(r, 20));
+      expect(live()).toBe(1); // still retrying the stuck queue
+      uplink.close();
+      expect(live()).toBe(0);
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+      globalThis.clearTimeout = realClearTimeout;
+    }
+  });
+
+  test("bad options fail with a ConfigError naming the option", () => {
+    const sink = { sendAudio: () => 0, bufferedAmount: 0 };
+    expect(() => new Uplink(sink, { sampleRate: 16000, bytesPerSample: 2, policy: "gap" })).toThrow(/gap markers/);
+    expect(() => new Uplink(sink, { sampleRate: 16000, bytesPerSample: 2, budgetMs: 0 })).toThrow(/budgetMs/);
+  });
+});
