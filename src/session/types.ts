@@ -1,6 +1,7 @@
 /** VoiceSession's options, events and metrics: all public. */
 import type { BargeinError } from "../errors.js";
 import type { LlmProvider, SttProvider, TtsProvider } from "../providers/types.js";
+import type { AdmissionMetrics, AdmissionOptions } from "../uplink/admission.js";
 import type { OverloadPolicy, UplinkMetrics } from "../uplink/uplink.js";
 
 export type SessionState = "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
@@ -67,6 +68,11 @@ export interface VoiceSessionOptions {
     /** Only count what would be rejected; enforce nothing. Default false. */
     observe?: boolean;
   };
+  /**
+   * The LLM request queue: fixed concurrency, bounded length, and a deadline
+   * checked before a request is sent. Default: 1 at a time, 8 waiting, 10 s.
+   */
+  llmAdmission?: AdmissionOptions;
   /** Audio settings. */
   audio?: {
     /** Use this AudioContext instead of creating one (the session then does not close it). */
@@ -121,6 +127,8 @@ export interface SessionMetrics {
   lastTurn?: TurnMetrics;
   /** The STT uplink's queue, while a stream is open. */
   uplink?: UplinkMetrics;
+  /** The LLM admission queue: queue wait apart from generation time. */
+  llm: AdmissionMetrics;
 }
 
 export interface WarningEvent {

@@ -10,9 +10,10 @@
  * and `interrupt()` runs its four steps in order; a misfire resumes playback.
  */
 import { ConfigError } from "../errors.js";
-import type { SttStream, TtsStream } from "../providers/types.js";
+import type { LlmProvider, SttStream, TtsStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import { QuestManager } from "../quest/quest-manager.js";
+import { LlmAdmission } from "../uplink/admission.js";
 import { Uplink } from "../uplink/uplink.js";
 import { isAbort } from "../util/abort.js";
 import { Emitter, type Listener } from "../util/emitter.js";
@@ -73,6 +74,8 @@ const DEFAULTS = {
 export class VoiceSession {
   readonly #options: VoiceSessionOptions;
   readonly #makeComponents: ComponentsFactory | undefined;
+  readonly #admission: LlmAdmission;
+  readonly #llm: LlmProvider;
   readonly #events = new Emitter<VoiceSessionEvents>();
   readonly #history = new ConversationHistory();
   #state: SessionState = "idle";
@@ -102,6 +105,8 @@ export class VoiceSession {
     }
     this.#options = options;
     this.#makeComponents = internal?.components;
+    this.#admission = new LlmAdmission(options.llmAdmission);
+    this.#llm = this.#admission.wrap(options.llm);
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -124,6 +129,7 @@ export class VoiceSession {
       interruptions: this.#interruptions,
       lastTurn: this.#lastTurn,
       uplink: this.#sttLink()?.uplink.metrics,
+      llm: this.#admission.metrics,
     };
   }
 
@@ -416,7 +422,7 @@ export class VoiceSession {
     };
     try {
       const messages = this.#history.toChat(this.#options.instructions);
-      for await (const delta of this.#options.llm.stream(messages, signal)) {
+      for await (const delta of this.#llm.stream(messages, signal)) {
         if (turn.metrics.speechEndToFirstTokenMs === undefined) {
           turn.metrics.speechEndToFirstTokenMs = performance.now() - turn.speechEndAt;
         }
