@@ -22,3 +22,71 @@ export { isAbort } from "./util/abort.js";
 export { Emitter } from "./util/emitter.js";
 export type { Listener, EventMap } from "./util/emitter.js";
 export { VERSION } from "./version.js";
+export { VadWorker } from "./vad/vad-worker-client.js";
+export type {
+  VadWorkerEvents,
+  VadWorkerState,
+  VadSpeechStart,
+  VadSpeechRealStart,
+  VadSpeechEnd,
+  VadMisfire,
+  VadProbability,
+  VadLoadProgress,
+} from "./vad/vad-worker-client.js";
+export type { VadWorkerOptions } from "./vad/vad-options.js";
+export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
+export { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "./providers/index.js";
+export type {
+  KyutaiSttOptions,
+  KyutaiTtsOptions,
+  KyutaiTtsProvider,
+  OpenaiChatOptions,
+  WebsocketLlmOptions,
+  SttProvider,
+  SttStream,
+  SttEvent,
+  SttAudioFormat,
+  LlmProvider,
+  ChatMessage,
+  TtsProvider,
+  TtsStream,
+  TtsEvent,
+  ProviderWarning,
+  ProviderEvents,
+  ProviderEventSource,
+} from "./providers/index.js";
+export { RingBuffer } from "./audio/ring-buffer.js";
+export { Resampler } from "./audio/resampler.js";
+export { Microphone } from "./audio/microphone.js";
+export type {
+  MicrophoneOptions,
+  MicrophoneInput,
+  MicrophoneUplinkOptions,
+  MicrophoneFrame,
+  MicrophoneEvents,
+} from "./audio/microphone.js";
+export { Player } from "./audio/player.js";
+export type { PlayerOptions, PlayerWriteOptions, PlayerPosition, PlayerEvents } from "./audio/player.js";
+export { playbackControl, pausePlayback, resumePlayback, flushPlayback } from "./audio/playback-control.js";
+export { PlaybackSlot } from "./protocol/audio-messages.js";
+export type { PlaybackCommand, PlaybackState, UplinkFormat } from "./protocol/audio-messages.js";
+export { VoiceSession } from "./session/voice-session.js";
+export type {
+  VoiceSessionOptions,
+  VoiceSessionEvents,
+  SessionState,
+  SessionMetrics,
+  TurnMetrics,
+  TranscriptEvent,
+  VadEvent,
+  InterruptionEvent,
+  WarningEvent,
+  ErrorEvent,
+  BargeInOptions,
+  TurnOptions,
+} from "./session/types.js";
+export type { HistoryMessage, UserMessage, AssistantMessage } from "./session/history.js";
+export { Uplink } from "./uplink/uplink.js";
+export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkEvents, OverloadPolicy } from "./uplink/uplink.js";
+export { LlmAdmission, DeadlineExceededError } from "./uplink/admission.js";
+export type { AdmissionOptions, AdmissionMetrics } from "./uplink/admission.js";

@@ -31,10 +31,9 @@ export interface ProviderWarning {
 }
 
 /** Events a provider reports outside any single call. */
-export interface ProviderEvents {
-  [name: string]: unknown;
+export type ProviderEvents = {
   warning: ProviderWarning;
-}
+};
 
 /**
  * Optional for custom providers: a way to hear a provider's warnings (a

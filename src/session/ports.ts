@@ -34,9 +34,16 @@ export interface VadPort {
   on(name: "speechRealStart", fn: (e: { sampleIndex: number }) => void): () => void;
   on(name: "speechEnd", fn: (e: { sampleIndex: number }) => void): () => void;
   on(name: "misfire", fn: (e: { resumedPlayback: boolean; sampleIndex: number }) => void): () => void;
+  /** Only once the meter is on: the latest speech probability. */
+  on(name: "probability", fn: (e: { probability: number }) => void): () => void;
+  /** Turns the probability stream on or off (off by default). */
+  setMeter(on: boolean): void;
 }
 
 /** The microphone's uplink frames, at the STT's rate and encoding. */
 export interface CapturePort {
   on(name: "frame", fn: (e: { pcm: Float32Array | Int16Array; capturedAt: number }) => void): () => void;
+  /** Only once the meter is on: the microphone's RMS level (0..1). */
+  on(name: "level", fn: (e: { rms: number }) => void): () => void;
+  setMeter(on: boolean): void;
 }

@@ -73,6 +73,12 @@ export interface VoiceSessionOptions {
    * checked before a request is sent. Default: 1 at a time, 8 waiting, 10 s.
    */
   llmAdmission?: AdmissionOptions;
+  /**
+   * Emit `vad` events of kind "meter" (speech probability and mic level) and a
+   * `metrics` event every 250 ms, for meters in a UI. Off by default: with it
+   * off, the main thread gets no per-frame message at all.
+   */
+  meter?: boolean;
   /** Audio settings. */
   audio?: {
     /** Use this AudioContext instead of creating one (the session then does not close it). */
@@ -90,11 +96,20 @@ export interface TranscriptEvent {
   final: boolean;
 }
 
-export interface VadEvent {
-  kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire";
-  /** True when the VAD worker paused or resumed playback itself, with no main-thread hop. */
-  direct: boolean;
-}
+export type VadEvent =
+  | {
+      kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire";
+      /** True when the VAD worker paused or resumed playback itself, with no main-thread hop. */
+      direct: boolean;
+    }
+  | {
+      /** Only with `meter: true`, about every 100 ms: for a level meter in the UI. */
+      kind: "meter";
+      /** The VAD's latest speech probability (0..1). */
+      probability: number;
+      /** The microphone's RMS level (0..1). */
+      level: number;
+    };
 
 export interface InterruptionEvent {
   /** What caused it: user speech, an STT word during bot speech, or a call to interrupt(). */

@@ -94,6 +94,10 @@ export class VoiceSession {
   #endingUserTurn = false;
   #bargeIn: { startedAt: number; timer: ReturnType<typeof setTimeout> } | undefined;
   #stopping: Promise<void> | undefined;
+  #meterTimer: ReturnType<typeof setInterval> | undefined;
+  /** Resolved when #runStt has handled a marker, i.e. every word before it. */
+  #markerSeen: Array<() => void> = [];
+  #level = 0;
 
   constructor(options: VoiceSessionOptions, internal?: { components?: ComponentsFactory }) {
     for (const key of ["stt", "llm", "tts"] as const) {
@@ -153,6 +157,10 @@ export class VoiceSession {
       const components = await make(this.#options, { sttFormat: this.#options.stt.audioFormat, signal });
       this.#components = components;
       this.#wire(components);
+      for (const provider of [this.#options.stt, this.#options.llm, this.#options.tts]) {
+        const off = provider.on?.("warning", (w) => this.#events.emit("warning", { service: w.service, message: w.message, cause: w.cause }));
+        if (off) this.#unsubscribe.push(off);
+      }
       await this.#connectStt();
     } catch (err) {
       await this.stop();
@@ -169,6 +177,7 @@ export class VoiceSession {
 
   async #stopOnce(): Promise<void> {
     this.#cancelBargeIn();
+    clearInterval(this.#meterTimer);
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
     try {
@@ -205,6 +214,15 @@ export class VoiceSession {
       player.on("ended", (e) => this.#onPlaybackEnded(e.generation)),
       capture.on("frame", (e) => this.#sendAudio(e.pcm)),
     );
+    if (this.#options.meter) {
+      vad.setMeter(true);
+      capture.setMeter(true);
+      this.#unsubscribe.push(
+        capture.on("level", (e) => (this.#level = e.rms)),
+        vad.on("probability", (e) => this.#events.emit("vad", { kind: "meter", probability: e.probability, level: this.#level })),
+      );
+      this.#meterTimer = setInterval(() => this.#events.emit("metrics", this.metrics), 250);
+    }
   }
 
   /** Opens (or replaces) the "stt" quest: the stream and the bounded uplink that feeds it. */
@@ -264,6 +282,7 @@ export class VoiceSession {
     try {
       for await (const event of stream.events(signal)) {
         if (event.kind === "word") this.#onUserWord(event.text);
+        else if (event.kind === "marker") for (const seen of this.#markerSeen.splice(0)) seen();
         else if (event.kind === "pause" && event.probability >= threshold) {
           if (this.#userWords.length > 0 && !this.#vadSpeaking && this.#isUserSide()) void this.#endUserTurn();
         }
@@ -345,7 +364,14 @@ export class VoiceSession {
       const stream = this.#sttLink()?.stream;
       if (stream) {
         const timeout = AbortSignal.timeout(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
-        await stream.flush(AbortSignal.any([timeout, this.#controller!.signal])).catch((err) => {
+        const signal = AbortSignal.any([timeout, this.#controller!.signal]);
+        // The provider's flush resolves when the marker arrives; the words before
+        // it are handled once our own loop reaches the marker event too.
+        const handled = new Promise<void>((resolve, reject) => {
+          this.#markerSeen.push(resolve);
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+        });
+        await Promise.all([stream.flush(signal), handled]).catch((err) => {
           if (!this.#controller?.signal.aborted) {
             this.#events.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: err });
           }

@@ -1,0 +1,195 @@
+// The demo's UI, shared by the ES-module page and the script-tag page. It uses
+// only the public API: providers with token functions (no secret lives in the
+// page), VoiceSession and its events.
+
+/** Asks the page's own server for a short-lived token; the server holds the secret. */
+async function fetchToken() {
+  const response = await fetch("/api/token", { cache: "no-store" });
+  if (!response.ok) throw new Error(`token endpoint answered ${response.status}`);
+  const { token } = await response.json();
+  return token;
+}
+
+export function runDemo(Bargein, { assetsPath }) {
+  const app = document.getElementById("app");
+  app.append(document.getElementById("demo-template").content.cloneNode(true));
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    start: $("start"), stop: $("stop"), interrupt: $("interrupt"), transport: $("llm-transport"),
+    state: $("state"), mic: $("mic-level"), vad: $("vad-level"), uplink: $("uplink-level"), uplinkText: $("uplink-text"),
+    transcript: $("transcript"), partial: $("partial"), timeline: $("timeline"), events: $("events"),
+  };
+  const turns = [];
+  let session;
+  let assistantItem;
+
+  function log(kind, text) {
+    const li = document.createElement("li");
+    li.className = kind;
+    li.textContent = `${new Date().toLocaleTimeString()} ${kind}: ${text}`;
+    ui.events.prepend(li);
+  }
+
+  function addMessage(role, text) {
+    const li = document.createElement("li");
+    li.className = role;
+    li.dataset.role = role;
+    li.textContent = text;
+    ui.transcript.append(li);
+    return li;
+  }
+
+  function showInterrupted(li, heard, unheard) {
+    li.replaceChildren();
+    const heardSpan = document.createElement("span");
+    heardSpan.className = "heard";
+    heardSpan.dataset.testid = "heard";
+    heardSpan.textContent = heard;
+    const unheardSpan = document.createElement("span");
+    unheardSpan.className = "unheard";
+    unheardSpan.dataset.testid = "unheard";
+    unheardSpan.textContent = unheard ? ` ${unheard}` : "";
+    const tag = document.createElement("span");
+    tag.className = "tag";
+    tag.textContent = "interrupted";
+    li.append(heardSpan, unheardSpan, tag);
+    li.dataset.interrupted = "true";
+  }
+
+  function drawTimeline() {
+    const svgNS = "http://www.w3.org/2000/svg";
+    const keys = [
+      ["speechEndToSttFinalMs", "STT final", "#6a9f6a"],
+      ["speechEndToFirstTokenMs", "first token", "#7b68c8"],
+      ["speechEndToFirstAudioByteMs", "first audio byte", "#4062bb"],
+      ["speechEndToFirstAudibleMs", "audible", "#c07a12"],
+    ];
+    const rowH = 22;
+    const shown = turns.slice(-8);
+    const maxMs = Math.max(500, ...shown.flatMap((t) => keys.map(([k]) => t[k] ?? 0)));
+    ui.timeline.setAttribute("height", String(shown.length * rowH + 24));
+    ui.timeline.replaceChildren();
+    const width = ui.timeline.clientWidth || 700;
+    const x = (ms) => 70 + (ms / maxMs) * (width - 90);
+    shown.forEach((turn, i) => {
+      const y = i * rowH + 4;
+      const label = document.createElementNS(svgNS, "text");
+      label.setAttribute("x", "0");
+      label.setAttribute("y", String(y + 13));
+      label.textContent = `turn ${turn.turn}${turn.interrupted ? " ✂" : ""}`;
+      ui.timeline.append(label);
+      for (const [key, name, color] of keys) {
+        const ms = turn[key];
+        if (ms === undefined) continue;
+        const mark = document.createElementNS(svgNS, "rect");
+        mark.setAttribute("x", String(x(ms) - 2));
+        mark.setAttribute("y", String(y));
+        mark.setAttribute("width", "4");
+        mark.setAttribute("height", String(rowH - 6));
+        mark.setAttribute("fill", color);
+        const title = document.createElementNS(svgNS, "title");
+        title.textContent = `${name}: ${Math.round(ms)} ms`;
+        mark.append(title);
+        ui.timeline.append(mark);
+      }
+      const audible = turn.speechEndToFirstAudibleMs;
+      if (audible !== undefined) {
+        const text = document.createElementNS(svgNS, "text");
+        text.setAttribute("x", String(Math.min(x(audible) + 6, width - 60)));
+        text.setAttribute("y", String(y + 13));
+        text.textContent = `${Math.round(audible)} ms`;
+        ui.timeline.append(text);
+      }
+    });
+    const legend = document.createElementNS(svgNS, "text");
+    legend.setAttribute("x", "70");
+    legend.setAttribute("y", String(shown.length * rowH + 18));
+    legend.textContent = keys.map(([, name]) => name).join("  →  ");
+    ui.timeline.append(legend);
+  }
+
+  function makeSession() {
+    const ws = location.origin.replace(/^http/, "ws");
+    const stt = Bargein.kyutaiStt({ urls: [`${ws}/api/asr-streaming`], token: fetchToken });
+    const tts = Bargein.kyutaiTts({ urls: [`${ws}/api/tts_streaming`], voice: "slt", token: fetchToken });
+    const llm =
+      ui.transport.value === "ws"
+        ? Bargein.websocketLlm({ url: `${ws}/v1/responses`, token: fetchToken })
+        : Bargein.openaiChat({ url: `${location.origin}/v1`, model: "eliza", token: fetchToken });
+    return new Bargein.VoiceSession({
+      stt, llm, tts, assetsPath,
+      instructions: "You are a friendly, brief voice assistant.",
+      meter: true,
+    });
+  }
+
+  function setRunning(running) {
+    ui.start.disabled = running;
+    ui.stop.disabled = !running;
+    ui.transport.disabled = running;
+  }
+
+  ui.start.addEventListener("click", async () => {
+    setRunning(true);
+    session = makeSession();
+    window.demoSession = session; // for people poking at it in the console, and for the tests
+    session.on("state", ({ state }) => {
+      ui.state.textContent = state.replace("_", " ");
+      ui.state.className = `state ${state}`;
+      ui.interrupt.disabled = !(state === "bot_speaking" || state === "bot_thinking");
+    });
+    session.on("transcript", ({ role, text, final }) => {
+      if (role === "user") {
+        if (final) {
+          addMessage("user", text);
+          ui.partial.textContent = "";
+        } else ui.partial.textContent = text;
+      } else {
+        assistantItem ??= addMessage("assistant", "");
+        if (assistantItem.dataset.interrupted !== "true") assistantItem.textContent = text;
+        if (final) assistantItem = undefined;
+      }
+    });
+    session.on("interruption", ({ heardText, unheardText, heardMs, reason }) => {
+      const li = assistantItem ?? [...ui.transcript.querySelectorAll("li.assistant")].at(-1);
+      if (li) showInterrupted(li, heardText, unheardText);
+      log("interruption", `${reason}: heard ${Math.round(heardMs)} ms — “${heardText}”`);
+    });
+    session.on("vad", (e) => {
+      if (e.kind === "meter") {
+        ui.mic.style.width = `${Math.min(100, e.level * 300)}%`;
+        ui.vad.style.width = `${Math.round(e.probability * 100)}%`;
+      } else log("vad", e.kind + (e.direct ? " (worker paused playback directly)" : ""));
+    });
+    session.on("turn", (metrics) => {
+      turns.push(metrics);
+      drawTimeline();
+    });
+    session.on("metrics", (m) => {
+      const u = m.uplink;
+      if (!u) return;
+      const fill = Math.min(100, (u.pendingBytes / u.budgetBytes) * 100);
+      ui.uplink.style.width = `${fill}%`;
+      ui.uplink.classList.toggle("over", u.admissionRejects > 0 && fill >= 99);
+      ui.uplinkText.textContent = `${u.pendingBytes} / ${u.budgetBytes} B, rejects ${u.admissionRejects}, gap ${u.gapSamples}`;
+    });
+    session.on("overload", (e) => log("warning", `uplink overload (${e.reason}): policy ${e.policy}, ${e.pendingBytes} of ${e.budgetBytes} bytes pending`));
+    session.on("warning", (e) => log("warning", `${e.service}: ${e.message}`));
+    session.on("error", (e) => log("error", `${e.error.name}: ${e.error.message}${e.fatal ? " (session stopped)" : ""}`));
+    try {
+      await session.start();
+      log("info", "listening — say something");
+    } catch (err) {
+      log("error", `${err.name}: ${err.message}`);
+      setRunning(false);
+    }
+  });
+
+  ui.stop.addEventListener("click", async () => {
+    await session?.stop();
+    setRunning(false);
+    ui.interrupt.disabled = true;
+  });
+
+  ui.interrupt.addEventListener("click", () => session?.interrupt());
+}

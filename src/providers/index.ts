@@ -1,0 +1,25 @@
+/** The providers part: interfaces, the four built-in providers, and service discovery. */
+export { kyutaiStt } from "./kyutai-stt.js";
+export type { KyutaiSttOptions } from "./kyutai-stt.js";
+export { kyutaiTts } from "./kyutai-tts.js";
+export type { KyutaiTtsOptions, KyutaiTtsProvider } from "./kyutai-tts.js";
+export { openaiChat } from "./openai-chat.js";
+export type { OpenaiChatOptions } from "./openai-chat.js";
+export { websocketLlm } from "./websocket-llm.js";
+export type { WebsocketLlmOptions } from "./websocket-llm.js";
+export { findInstance, retryWithBackoff, backoffDelays, shuffled, isRetryableStartupError } from "./discovery.js";
+export type { DiscoveryOptions, BackoffOptions, RetryInfo } from "./discovery.js";
+export type {
+  SttProvider,
+  SttStream,
+  SttEvent,
+  SttAudioFormat,
+  LlmProvider,
+  ChatMessage,
+  TtsProvider,
+  TtsStream,
+  TtsEvent,
+  ProviderWarning,
+  ProviderEvents,
+  ProviderEventSource,
+} from "./types.js";

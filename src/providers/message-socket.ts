@@ -1,0 +1,301 @@
+/**
+ * MessageSocket: the one WebSocket wrapper the providers share. It opens with
+ * an AbortSignal, enforces an inbound size limit, decodes each frame into a
+ * typed message, and hands messages to one consumer in arrival order.
+ *
+ * Contracts:
+ * - Main thread only (uses the browser WebSocket global).
+ * - Inbound messages are queued until read; one consumer reads them with
+ *   `next` or `messages`. Aborting a read ends that read, not the socket.
+ * - The stream ends normally on a clean close with code 1000 or 1005, or when
+ *   we closed it ourselves. Any other close throws ConnectionClosedError; a
+ *   malformed or oversized frame throws ProtocolError and closes the socket.
+ * - The browser receives a frame whole before we can measure it, so the size
+ *   limit bounds what we decode and keep, not what the network carries.
+ */
+import { BargeinError, ConfigError, ConnectionClosedError, ProtocolError } from "../errors.js";
+import { protocolError, type WireContext } from "./wire.js";
+
+/** Default cap on one inbound frame: 1 MiB (a Kyutai audio frame is about 10 kB). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+
+// Application close codes (the browser only lets us send 1000 or 3000–4999).
+const CLOSE_PROTOCOL_ERROR = 4002;
+const CLOSE_TOO_BIG = 4009;
+/** How long close() waits for the close handshake before giving up on it. */
+const CLOSE_WAIT_MS = 1000;
+
+export interface MessageSocketOptions<T> {
+  /** The service, for errors: "stt", "tts", "llm". */
+  service: string;
+  /** Where to connect; may hold a token. Never put in errors. */
+  url: string;
+  /** `url` without secrets, for errors. */
+  safeUrl: string;
+  /** WebSocket subprotocols to offer (may carry a token). */
+  protocols?: string[];
+  /** Largest inbound frame accepted, in bytes (text frames count UTF-16 units × 1). */
+  maxMessageBytes?: number;
+  /**
+   * Turns one frame into a message, or `undefined` to skip it. Runs as each
+   * frame arrives, in order. A thrown BargeinError (a ProtocolError, or the
+   * error a server message stands for) ends the stream with that error.
+   */
+  decode: (data: ArrayBuffer | string, ctx: WireContext) => T | undefined;
+}
+
+export interface CloseInfo {
+  code: number;
+  reason: string;
+  wasClean: boolean;
+  /** True when this side called close(). */
+  byUs: boolean;
+}
+
+type Ending = { kind: "closed"; info: CloseInfo } | { kind: "failed"; error: Error };
+
+export class MessageSocket<T> {
+  readonly ctx: WireContext;
+  readonly #ws: WebSocket;
+  readonly #maxBytes: number;
+  #decode: (data: ArrayBuffer | string, ctx: WireContext) => T | undefined;
+  readonly #queue: T[] = [];
+  #ending: Ending | undefined;
+  #closedByUs = false;
+  #wake: (() => void) | undefined;
+  readonly #closed: Promise<CloseInfo>;
+
+  private constructor(ws: WebSocket, options: MessageSocketOptions<T>) {
+    this.#ws = ws;
+    this.ctx = { service: options.service, url: options.safeUrl };
+    this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#decode = options.decode;
+    ws.binaryType = "arraybuffer";
+    ws.addEventListener("message", (event) => this.#onMessage(event.data as ArrayBuffer | string));
+    this.#closed = new Promise((resolve) => {
+      ws.addEventListener("close", (event) => {
+        const info = { code: event.code, reason: event.reason, wasClean: event.wasClean, byUs: this.#closedByUs };
+        this.#end({ kind: "closed", info });
+        resolve(info);
+      });
+    });
+  }
+
+  /**
+   * Opens a socket and resolves once it is open. Rejects with
+   * ConnectionClosedError when the connection fails, or with the signal's
+   * reason when it aborts (the socket is closed first).
+   */
+  static open<T>(options: MessageSocketOptions<T>, signal?: AbortSignal): Promise<MessageSocket<T>> {
+    signal?.throwIfAborted();
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(options.url, options.protocols);
+    } catch (err) {
+      // The browser's message may quote the URL or subprotocols, token included: don't pass it on.
+      throw new ConfigError(
+        `${options.service}: cannot open a WebSocket to ${options.safeUrl}: the URL or a subprotocol is invalid (${(err as Error).name})`,
+        { service: options.service, url: options.safeUrl },
+      );
+    }
+    const socket = new MessageSocket<T>(ws, options);
+    return new Promise((resolve, reject) => {
+      const cleanup = () => {
+        ws.removeEventListener("open", onOpen);
+        ws.removeEventListener("error", onFailure);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const onOpen = () => {
+        cleanup();
+        resolve(socket);
+      };
+      const onAbort = () => {
+        cleanup();
+        void socket.close();
+        reject(signal!.reason);
+      };
+      // Before `open`, an error is a failed handshake (refused, 401, no such
+      // path). Some implementations fire `close` only much later, so fail now.
+      const onFailure = () => {
+        cleanup();
+        void socket.close();
+        reject(
+          new ConnectionClosedError(`${options.service}: could not connect to ${options.safeUrl} (the handshake failed)`, {
+            service: options.service,
+            url: options.safeUrl,
+            code: 1006,
+          }),
+        );
+      };
+      ws.addEventListener("open", onOpen);
+      ws.addEventListener("error", onFailure);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      void socket.#closed.then(onFailure);
+    });
+  }
+
+  /**
+   * Switches this socket to a new message type: `map` runs on every message
+   * still queued and on every later one, in order, and may skip (undefined)
+   * or throw a BargeinError to end the stream. Used after a handshake, when
+   * the generic messages become a provider's events. Returns this socket;
+   * the old typed reference must not be used any more.
+   */
+  map<U>(map: (message: T, ctx: WireContext) => U | undefined): MessageSocket<U> {
+    const self = this as unknown as MessageSocket<U>;
+    const decode = this.#decode;
+    const queued = this.#queue.splice(0);
+    self.#decode = (data, ctx) => {
+      const message = decode(data, ctx);
+      return message === undefined ? undefined : map(message, ctx);
+    };
+    for (const message of queued) {
+      if (!self.#accept(() => map(message, this.ctx))) break;
+    }
+    return self;
+  }
+
+  /** Bytes accepted by send() but not yet on the network. */
+  get bufferedAmount(): number {
+    return this.#ws.bufferedAmount;
+  }
+
+  /** True while the socket is open and this side has not closed it. */
+  get isOpen(): boolean {
+    return this.#ws.readyState === WebSocket.OPEN && !this.#closedByUs;
+  }
+
+  /** Resolves with how the socket closed, whichever side closed it. */
+  get closed(): Promise<CloseInfo> {
+    return this.#closed;
+  }
+
+  /**
+   * Sends one frame and returns its size in bytes. Throws ConnectionClosedError
+   * when the socket is not open: the browser would otherwise drop it silently.
+   */
+  send(data: Uint8Array | string): number {
+    if (!this.isOpen) {
+      throw new ConnectionClosedError(`${this.ctx.service}: cannot send, the socket to ${this.ctx.url} is closed`, {
+        service: this.ctx.service,
+        url: this.ctx.url,
+      });
+    }
+    this.#ws.send(data as Uint8Array<ArrayBuffer> | string);
+    return typeof data === "string" ? new TextEncoder().encode(data).byteLength : data.byteLength;
+  }
+
+  /**
+   * The next message, or `done` once the socket ended normally. Throws the
+   * socket's failure (ProtocolError, ConnectionClosedError) after the queued
+   * messages are read; rejects with the signal's reason on abort.
+   */
+  async next(signal?: AbortSignal): Promise<IteratorResult<T, undefined>> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const message = this.#queue.shift();
+      if (message !== undefined) return { done: false, value: message };
+      if (this.#ending) {
+        if (this.#ending.kind === "failed") throw this.#ending.error;
+        const info = this.#ending.info;
+        if (info.byUs || (info.wasClean && (info.code === 1000 || info.code === 1005))) {
+          return { done: true, value: undefined };
+        }
+        throw new ConnectionClosedError(
+          `${this.ctx.service}: the connection to ${this.ctx.url} closed abnormally (code ${info.code}${info.reason ? `, ${info.reason}` : ""})`,
+          { service: this.ctx.service, url: this.ctx.url, code: info.code },
+        );
+      }
+      await this.#waitForChange(signal);
+    }
+  }
+
+  /** Iterates messages until the socket ends; see `next`. */
+  async *messages(signal?: AbortSignal): AsyncGenerator<T, void, undefined> {
+    for (;;) {
+      const result = await this.next(signal);
+      if (result.done) return;
+      yield result.value;
+    }
+  }
+
+  /**
+   * Closes the socket (code 1000 unless given) and resolves once the close
+   * handshake finished, or after 1 s if the peer never answers. Idempotent.
+   */
+  async close(code = 1000, reason = ""): Promise<void> {
+    if (!this.#closedByUs && this.#ws.readyState !== WebSocket.CLOSED) {
+      this.#closedByUs = true;
+      this.#ws.close(code, reason);
+    }
+    if (this.#ws.readyState === WebSocket.CLOSED) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#closed,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  #onMessage(data: ArrayBuffer | string): void {
+    if (this.#ending) return;
+    const size = typeof data === "string" ? data.length : data.byteLength;
+    if (size > this.#maxBytes) {
+      this.#fail(
+        protocolError(this.ctx, `a message of ${size} bytes exceeds the limit of ${this.#maxBytes} (maxMessageBytes)`),
+        CLOSE_TOO_BIG,
+      );
+      return;
+    }
+    this.#accept(() => this.#decode(data, this.ctx));
+  }
+
+  /** Queues what `produce` returns (unless undefined); on a throw, fails the stream. Returns false on failure. */
+  #accept(produce: () => T | undefined): boolean {
+    let message: T | undefined;
+    try {
+      message = produce();
+    } catch (err) {
+      this.#fail(err instanceof BargeinError ? err : protocolError(this.ctx, "a message could not be decoded", err), CLOSE_PROTOCOL_ERROR);
+      return false;
+    }
+    if (message !== undefined) {
+      this.#queue.push(message);
+      this.#signal();
+    }
+    return true;
+  }
+
+  /** Ends the stream with `error` and closes the socket: we stop trusting this peer. */
+  #fail(error: Error, code: number): void {
+    this.#end({ kind: "failed", error });
+    void this.close(code, error instanceof ProtocolError ? "protocol error" : "error");
+  }
+
+  #end(ending: Ending): void {
+    this.#ending ??= ending;
+    this.#signal();
+  }
+
+  #signal(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  #waitForChange(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.#wake = undefined;
+        reject(signal!.reason);
+      };
+      this.#wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * websocketLlm: a language model over a WebSocket with Responses-API event
+ * names, one socket per reply. JSON text frames.
+ *   client → `{type:"response.create", response:{model?, input:[{role,content}…]}}`,
+ *            `{type:"response.cancel"}`
+ *   server → `{type:"response.output_text.delta", delta}`, `{type:"response.completed"}`,
+ *            `{type:"error", error:{message}|message}`
+ * On abort (or when the consumer stops early) the client sends
+ * `response.cancel`, then closes the socket.
+ */
+import { BargeinError, ConfigError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
+import { linkAbort } from "../util/abort.js";
+import { MessageSocket } from "./message-socket.js";
+import { fetchToken, serviceUrl } from "./service-url.js";
+import type { ChatMessage, LlmProvider } from "./types.js";
+import { decodeJson, stringField, type TaggedMessage, type WireContext } from "./wire.js";
+
+export interface WebsocketLlmOptions {
+  /** The full socket URL, e.g. "ws://127.0.0.1:8080/v1/responses" (http(s) is mapped to ws(s)). */
+  url: string;
+  /** Returns a short-lived token. Called once per reply (each reply is a connection). */
+  token?: () => Promise<string>;
+  /**
+   * Where the token goes (default "query"). "query": the `tokenParam` query
+   * parameter. "subprotocol": offered as the subprotocol `subprotocolPrefix + token`
+   * (the token must then be a valid subprotocol token: no spaces, commas or "/").
+   */
+  tokenIn?: "query" | "subprotocol";
+  /** The query parameter for the token (default "auth_id"). */
+  tokenParam?: string;
+  /** The prefix of the token subprotocol (default "bearer."). */
+  subprotocolPrefix?: string;
+  /** Sent as `response.model` when given. */
+  model?: string;
+  /** Largest inbound message, in bytes (default 256 KiB). */
+  maxMessageBytes?: number;
+  /** The socket must open within this, in ms (default 5000). */
+  connectTimeoutMs?: number;
+}
+
+const SERVICE = "llm";
+
+type LlmEvent = { kind: "delta"; text: string } | { kind: "completed" };
+
+export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
+  const tokenIn = options.tokenIn ?? "query";
+  if (tokenIn !== "query" && tokenIn !== "subprotocol") {
+    throw new ConfigError(`websocketLlm: \`tokenIn\` must be "query" or "subprotocol", got ${String(tokenIn)}`, { service: SERVICE });
+  }
+  const tokenParam = options.tokenParam ?? "auth_id";
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+
+  async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal): AsyncGenerator<string, void, undefined> {
+    const token = await fetchToken(options.token, signal);
+    const endpoint = serviceUrl(
+      options.url,
+      "",
+      { [tokenParam]: tokenIn === "query" ? token : undefined },
+      { websocket: true, secrets: [tokenParam] },
+    );
+    const protocols = tokenIn === "subprotocol" && token !== undefined ? [`${options.subprotocolPrefix ?? "bearer."}${token}`] : undefined;
+
+    const opening = new AbortController();
+    const unlink = linkAbort(signal, opening);
+    const timer = setTimeout(() => opening.abort(new Error("connect timeout")), connectTimeoutMs);
+    let socket: MessageSocket<LlmEvent>;
+    try {
+      socket = await MessageSocket.open(
+        { service: SERVICE, url: endpoint.url, safeUrl: endpoint.safeUrl, protocols, maxMessageBytes: options.maxMessageBytes ?? 256 * 1024, decode: toLlmEvent },
+        opening.signal,
+      );
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (opening.signal.aborted) {
+        throw new ServiceTimeoutError(`${SERVICE}: ${endpoint.safeUrl} did not open within ${connectTimeoutMs} ms`, {
+          service: SERVICE,
+          url: endpoint.safeUrl,
+          timeoutMs: connectTimeoutMs,
+        });
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      unlink();
+    }
+
+    let completed = false;
+    try {
+      socket.send(
+        JSON.stringify({
+          type: "response.create",
+          response: { ...(options.model ? { model: options.model } : {}), input: messages.map(({ role, content }) => ({ role, content })) },
+        }),
+      );
+      for await (const event of socket.messages(signal)) {
+        if (event.kind === "completed") {
+          completed = true;
+          return;
+        }
+        yield event.text;
+      }
+      throw new ConnectionClosedError(`${SERVICE}: ${socket.ctx.url} closed the socket before response.completed`, {
+        service: SERVICE,
+        url: socket.ctx.url,
+      });
+    } finally {
+      // Aborted, failed, or the consumer stopped early: tell the server first,
+      // so it stops generating even if the close takes a while.
+      if (!completed && socket.isOpen) {
+        try {
+          socket.send(JSON.stringify({ type: "response.cancel" }));
+        } catch {
+          // The socket closed in between; closing below is all that is left.
+        }
+      }
+      await socket.close();
+    }
+  }
+
+  return { name: "websocket-llm", stream };
+}
+
+function toLlmEvent(data: ArrayBuffer | string, ctx: WireContext): LlmEvent | undefined {
+  const msg = decodeJson(data, ctx);
+  switch (msg.type) {
+    case "response.output_text.delta":
+      return { kind: "delta", text: stringField(msg, "delta", ctx) };
+    case "response.completed":
+    case "response.done":
+      return { kind: "completed" };
+    case "error":
+      throw new BargeinError(`${SERVICE} at ${ctx.url} reported an error: ${errorMessage(msg)}`, {
+        service: SERVICE,
+        url: ctx.url,
+      });
+    default:
+      // response.created and other lifecycle events carry nothing we need.
+      return undefined;
+  }
+}
+
+function errorMessage(msg: TaggedMessage): string {
+  const error = msg.error;
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") {
+    return (error as { message: string }).message;
+  }
+  if (typeof msg.message === "string") return msg.message;
+  return "no message";
+}
