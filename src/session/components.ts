@@ -1,11 +1,115 @@
 /**
  * Builds a session's real components in the browser: one AudioContext, the
  * Microphone and its capture worklet, the Player and its playback worklet, and
- * the VAD worker, wired so that audio frames go worklet → worker with no
- * main-thread hop and the worker can pause playback directly.
+ * the VAD worker, wired so that VAD frames go capture worklet → worker with no
+ * main-thread hop, and the worker can pause playback directly.
  */
-import type { ComponentsFactory } from "./voice-session.js";
+import { Microphone } from "../audio/microphone.js";
+import { Player } from "../audio/player.js";
+import { AudioContextError } from "../errors.js";
+import { VadWorker } from "../vad/vad-worker-client.js";
+import type { CapturePort, PlayerPort, VadPort } from "./ports.js";
+import type { ComponentsFactory, SessionComponents } from "./voice-session.js";
 
-export const createComponents: ComponentsFactory = async () => {
-  throw new Error("createComponents: not wired yet");
+/** Kyutai takes 80 ms frames (1920 samples at 24 kHz); a 16 kHz service takes 20 ms. */
+const UPLINK_FRAME_MS = (rate: number) => (rate === 24000 ? 80 : 20);
+
+/**
+ * vad-web waits 1.4 s of quiet before it ends speech, tuned for whole
+ * utterances; a conversation wants the turn back sooner. The STT's pause
+ * probability usually ends the turn first anyway.
+ */
+const DEFAULT_REDEMPTION_MS = 600;
+
+/** The folder this bundle was loaded from: dist/ holds every asset beside it. */
+export function defaultAssetsPath(): string {
+  return new URL("./", import.meta.url).href;
+}
+
+export const createComponents: ComponentsFactory = async (options, { sttFormat, signal }) => {
+  const assetsPath = options.assetsPath ?? defaultAssetsPath();
+  const ownsContext = !options.audio?.context;
+  let context: AudioContext;
+  try {
+    context = options.audio?.context ?? new AudioContext({ latencyHint: "interactive" });
+  } catch (err) {
+    throw new AudioContextError("could not create an AudioContext; this browser may not support Web Audio", { service: "audio", cause: err });
+  }
+  const releases: Array<() => unknown> = [];
+  const release = async () => {
+    for (const fn of releases.splice(0).reverse()) await Promise.resolve(fn()).catch(() => {});
+    if (ownsContext) await context.close().catch(() => {});
+  };
+  try {
+    const player = new Player({ context, assetsPath, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output });
+    const vad = new VadWorker({ assetsPath, redemptionMs: DEFAULT_REDEMPTION_MS, ...options.vad });
+    releases.push(() => vad.stop());
+    // The model takes seconds to load: load it while the worklets load.
+    await Promise.all([player.start().then(() => releases.push(() => player.close())), vad.start({ signal })]);
+    vad.connectPlaybackControl(player.createControlPort());
+    const mic = new Microphone({
+      context,
+      assetsPath,
+      input: options.input,
+      uplink: { sampleRate: sttFormat.sampleRate, format: sttFormat.encoding, frameMs: UPLINK_FRAME_MS(sttFormat.sampleRate) },
+    });
+    await mic.start();
+    releases.push(() => mic.stop());
+    mic.connectVad(vad.framePort());
+    const components: SessionComponents = {
+      player: playerPort(player, context),
+      vad: vadPort(vad),
+      capture: capturePort(mic),
+      dispose: release,
+    };
+    return components;
+  } catch (err) {
+    await release();
+    throw err;
+  }
 };
+
+function playerPort(player: Player, context: AudioContext): PlayerPort {
+  return {
+    write: (pcm, o) => void player.write(pcm, o),
+    setGeneration: (g) => player.fence(g),
+    endGeneration: (g) => player.end(g),
+    flush: () => player.flush(),
+    pause: () => player.pause(),
+    resume: () => player.resume(),
+    renderedSeconds: () => {
+      const position = player.position();
+      return position.generation === player.generation ? position.seconds : 0;
+    },
+    get outputLatency() {
+      return player.outputLatency;
+    },
+    on: ((name: "started" | "ended", fn: (e: any) => void) =>
+      name === "started"
+        ? player.on("started", (e) => {
+            // Rendered at e.contextTime; heard one output latency later. Mapped to performance.now().
+            const renderedAgoMs = (context.currentTime - e.contextTime) * 1000;
+            fn({ generation: e.generation, at: performance.now() - renderedAgoMs + player.outputLatency * 1000 });
+          })
+        : player.on("ended", (e) => fn({ generation: e.generation }))) as PlayerPort["on"],
+  };
+}
+
+function vadPort(vad: VadWorker): VadPort {
+  return {
+    setAutoPause: (armed) => vad.setAutoPause(armed),
+    setMeter: (on) => vad.setMeter(on),
+    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "probability", fn: (e: any) => void) =>
+      vad.on(name, fn)) as VadPort["on"],
+  };
+}
+
+function capturePort(mic: Microphone): CapturePort {
+  return {
+    setMeter: (on) => mic.setMeter(on),
+    on: ((name: "frame" | "level", fn: (e: any) => void) =>
+      name === "frame"
+        ? mic.on("frame", (e) => fn({ pcm: e.samples, capturedAt: e.contextTime }))
+        : mic.on("level", (e) => fn({ rms: e.rms }))) as CapturePort["on"],
+  };
+}

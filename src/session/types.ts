@@ -85,6 +85,8 @@ export interface VoiceSessionOptions {
     context?: AudioContext;
     /** Audio buffered (ms) before a reply starts to play. Default 40. */
     prebufferMs?: number;
+    /** Where the bot's audio goes (a node of `context`). Default: the context's destination. */
+    output?: AudioNode;
   };
 }
 

@@ -63,6 +63,8 @@ interface BotTurn {
   llmDone: boolean;
   ttsDone: boolean;
   started: boolean;
+  /** Set by interrupt() before its streams are removed: nothing more may be sent for it. */
+  cancelled: boolean;
 }
 
 const DEFAULTS = {
@@ -410,6 +412,7 @@ export class VoiceSession {
       llmDone: false,
       ttsDone: false,
       started: false,
+      cancelled: false,
     };
     this.#turn = turn;
     this.#setState("bot_thinking");
@@ -443,7 +446,7 @@ export class VoiceSession {
     const pendingWords: string[] = [];
     const speak = (words: string[]) => {
       pendingWords.push(...words);
-      if (!tts) return;
+      if (!tts || turn.cancelled) return;
       for (const word of pendingWords.splice(0)) tts.sendText(word);
     };
     try {
@@ -459,14 +462,14 @@ export class VoiceSession {
       speak(chunker.flush());
       await ttsReady;
       speak([]);
-      tts?.end();
+      if (!turn.cancelled) tts?.end();
     } catch (err) {
-      if (isAbort(err) || signal.aborted) return;
+      if (isAbort(err) || signal.aborted || turn.cancelled) return;
       this.#emitError(err, false);
       // Speak what did arrive; the reply ends there.
       await ttsReady;
       speak(chunker.flush());
-      tts?.end();
+      if (!turn.cancelled) tts?.end();
     } finally {
       turn.message.text = turn.message.text.trim();
       turn.llmDone = true;
@@ -490,7 +493,7 @@ export class VoiceSession {
         }
       }
     } catch (err) {
-      if (isAbort(err) || signal.aborted) return;
+      if (isAbort(err) || signal.aborted || turn.cancelled) return;
       this.#emitError(err, false);
     }
     turn.ttsDone = true;
@@ -533,6 +536,7 @@ export class VoiceSession {
     const turn = this.#turn;
     if (!turn || !this.#components) return;
     this.#turn = undefined;
+    turn.cancelled = true;
     this.#cancelBargeIn();
     const { player, vad } = this.#components;
     // 1. History keeps what was heard: rendered audio less what is still in the output path.

@@ -1,0 +1,83 @@
+// A VoiceSession on the real parts (worklets, VAD worker, providers) against
+// the reference backend that serves this page. Known speech goes in through
+// `input` in the same AudioContext, and the bot's output is recorded there too,
+// so the test can look at real samples.
+import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "/dist/bargein.js";
+
+const ws = `ws://${location.host}`;
+
+export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {} } = {}) {
+  const context = new AudioContext();
+  await context.audioWorklet.addModule("/test/browser/pages/audio/recorder-worklet.js");
+  const output = context.createGain();
+  const recorder = new AudioWorkletNode(context, "test-recorder", {
+    numberOfInputs: 1,
+    numberOfOutputs: 0,
+    processorOptions: { capacity: context.sampleRate * 60 },
+  });
+  output.connect(context.destination);
+  output.connect(recorder);
+  const mic = context.createMediaStreamDestination();
+  const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [] };
+  const session = new VoiceSession({
+    stt: kyutaiStt({ urls: `${ws}`, startupTimeoutMs: 3000 }),
+    tts: kyutaiTts({ urls: `${ws}`, voice: "slt" }),
+    llm: llm === "ws" ? websocketLlm({ url: `${ws}/v1/responses` }) : openaiChat({ url: `${location.origin}/v1`, model: "eliza" }),
+    assetsPath: "/dist/",
+    input: input === "inject" ? mic.stream : undefined,
+    audio: { context, output },
+    ...sessionOptions,
+  });
+  session.on("state", (e) => log.states.push(e.state));
+  session.on("transcript", (e) => e.final && log.transcripts.push(`${e.role}: ${e.text}`));
+  session.on("error", (e) => log.errors.push(`${e.error.name}: ${e.error.message}`));
+  session.on("warning", (e) => log.warnings.push(`${e.service}: ${e.message}`));
+  session.on("turn", (e) => log.turns.push(e));
+  session.on("interruption", (e) => log.interruptions.push(e));
+  session.on("vad", (e) => log.vad.push(e.kind));
+  const fixtures = new Map();
+  async function say(name) {
+    if (!fixtures.has(name)) {
+      const data = await (await fetch(`/test/fixtures/speech/${name}.wav`)).arrayBuffer();
+      fixtures.set(name, await context.decodeAudioData(data));
+    }
+    const source = context.createBufferSource();
+    source.buffer = fixtures.get(name);
+    source.connect(mic);
+    source.start();
+    return { startedAt: context.currentTime, duration: source.buffer.duration };
+  }
+  function recording() {
+    return new Promise((resolve) => {
+      recorder.port.onmessage = (e) => resolve(e.data);
+      recorder.port.postMessage({ kind: "snapshot" });
+    });
+  }
+  return { session, context, log, say, recording };
+}
+
+export function until(cond, ms = 30000) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const check = () => {
+      if (cond()) return resolve();
+      if (performance.now() - start > ms) return reject(new Error(`timed out waiting for ${cond}`));
+      setTimeout(check, 20);
+    };
+    check();
+  });
+}
+
+/** RMS of `samples` in windows of `window` samples. */
+export function windowsRms(samples, window) {
+  const out = [];
+  for (let i = 0; i + window <= samples.length; i += window) {
+    let sum = 0;
+    for (let j = i; j < i + window; j++) sum += samples[j] * samples[j];
+    out.push(Math.sqrt(sum / window));
+  }
+  return out;
+}
+
+window.sessionPage = { makeSession, until, windowsRms };
+window.sessionPageReady = true;

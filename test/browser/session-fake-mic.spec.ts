@@ -1,0 +1,32 @@
+/**
+ * The real capture path: Chromium's fake microphone plays a spoken question
+ * through getUserMedia → capture worklet → VAD worker and STT uplink.
+ * (The fake device loops its file and reports 44.1 kHz stereo, so timings are
+ * measured elsewhere, with audio injected through `input`.)
+ */
+import { fileURLToPath } from "node:url";
+import { expect, test } from "@playwright/test";
+// @ts-ignore: plain ESM shared with the benchmarks
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+
+const QUESTION = "what is the weather like today".split(" ");
+const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+test("getUserMedia → capture worklet → VAD worker and STT: the question is transcribed and answered", async ({ page }) => {
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const result = await page.evaluate(async () => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const t = await makeSession({ input: "microphone" });
+    await t.session.start();
+    await until(() => t.session.history.length >= 2 && t.log.turns.length >= 1, 45000);
+    const history = JSON.parse(JSON.stringify(t.session.history));
+    await t.session.stop();
+    return { history, log: t.log };
+  });
+  expect(result.log.errors).toEqual([]);
+  const heard = result.history[0].text.toLowerCase().split(/\s+/);
+  expect(QUESTION.filter((w) => heard.includes(w)).length, `recognised "${result.history[0].text}"`).toBeGreaterThanOrEqual(4);
+  expect(result.history[1].role).toBe("assistant");
+  expect(result.history[1].text.length).toBeGreaterThan(10);
+});
