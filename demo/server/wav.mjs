@@ -23,7 +23,8 @@ export function readWav(bytes) {
     } else if (id === "data") {
       if (bits !== 16) throw new Error(`unsupported WAV: ${bits} bits (want 16)`);
       const end = Math.min(bytes.length, body + size);
-      const copy = bytes.slice(body, end - ((end - body) % 2));
+      // Copy (Buffer#slice would be a view into a shared pool) so the samples are aligned and owned.
+      const copy = new Uint8Array(bytes.subarray(body, end - ((end - body) % 2)));
       return { sampleRate, channels, samples: new Int16Array(copy.buffer) };
     }
     offset = body + size + (size % 2);

@@ -1,0 +1,75 @@
+// Types for backend.mjs, so TypeScript tests, browser specs and benchmarks can use it.
+import type { EventEmitter } from "node:events";
+
+/** Fault and pacing knobs; on the wire they are snake_case query parameters (delay_ms…). */
+export interface Knobs {
+  capacity?: number;
+  delayMs?: number;
+  stallMs?: number;
+  stallAfterMs?: number;
+  rateBps?: number;
+  dropAfterMs?: number;
+  dropAfter?: number;
+  malformed?: string;
+  oversize?: number;
+  wordMs?: number;
+  pace?: number;
+  burstS?: number;
+  chunkWords?: number;
+  silenceRms?: number;
+  endpointMs?: number;
+}
+
+export interface BackendOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** When set, `auth_id` (query) or `Authorization: Bearer` must match. */
+  token?: string;
+  defaults?: { stt?: Knobs; tts?: Knobs; llm?: Knobs };
+  /** Serve dist/, demo/, test/, bench/ (default true). */
+  serveStatic?: boolean;
+  /** Load one recogniser at start-up (default true). */
+  prewarm?: boolean;
+  /** false: run as if pocketsphinx were not installed (STT streams get an Error, health says so). */
+  recogniser?: boolean;
+}
+
+export interface BackendStats {
+  stt: { open: number; opened: number; rejected: number; closedByClient: number; dropped: number; words: number; markers: number; bytesIn: number };
+  tts: { open: number; opened: number; rejected: number; closedByClient: number; completed: number; dropped: number; framesSent: number };
+  llm: {
+    open: number;
+    opened: number;
+    rejected: number;
+    requestsStarted: number;
+    requestsEnded: number;
+    requestsAborted: number;
+    active: number;
+    piecesSent: number;
+    dropped: number;
+  };
+  http: { unauthorized: number };
+}
+
+export interface BackendHealth {
+  stt: { recogniser: boolean; reason: string | null; install: string | null };
+  tts: { synthesiser: string; voices: string[] };
+  llm: { model: string; languageModel: false };
+}
+
+export interface ReferenceBackend {
+  /** http://host:port */
+  url: string;
+  /** ws://host:port */
+  wsUrl: string;
+  port: number;
+  stats(): BackendStats;
+  /** Emits ("count", { service, name, value }) on every counter change. */
+  events: EventEmitter;
+  health(): BackendHealth;
+  close(): Promise<void>;
+}
+
+export function startReferenceBackend(options?: BackendOptions): Promise<ReferenceBackend>;

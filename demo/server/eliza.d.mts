@@ -1,0 +1,2 @@
+export function elizaReply(userText: string): string;
+export function streamPieces(reply: string): string[];

@@ -1,0 +1,114 @@
+// Fault and pacing knobs. Each request may set them as query parameters; the
+// server's start-up `defaults` fill in the rest. Names on the wire are snake_case
+// (`delay_ms`), in code camelCase (`delayMs`).
+
+/**
+ * @typedef {object} Knobs
+ * @property {number} [capacity]          max concurrent streams of this service; 0 refuses all ("no free channels")
+ * @property {number} [delayMs]           wait before Ready / the first byte
+ * @property {number} [stallMs]           stop reading and sending for this long, starting
+ * @property {number} [stallAfterMs]      this long after the stream opened (default 0)
+ * @property {number} [rateBps]           STT: read at most this many bytes per second (a slow uplink)
+ * @property {number} [dropAfterMs]       destroy the socket (no close frame) this long after it opened
+ * @property {number} [dropAfter]         destroy the socket after sending this many messages / chunks
+ * @property {string} [malformed]         "1": bytes that are not msgpack / JSON; "notype": msgpack map without `type`
+ * @property {number} [oversize]          send one message of about this many bytes
+ * @property {number} [wordMs]            LLM: time between streamed words (default 40)
+ * @property {number} [pace]              TTS: send speed as a multiple of real time; 0 = as fast as synthesised (default 1.5)
+ * @property {number} [burstS]            TTS: seconds of audio sent at once before pacing starts (default 0.5)
+ * @property {number} [chunkWords]        TTS: synthesise after this many words without punctuation (default 6)
+ * @property {number} [silenceRms]        STT: frame RMS under which audio counts as silence (default 0.01)
+ * @property {number} [endpointMs]        STT: silence that ends an utterance (default 480)
+ */
+
+/** @type {Record<string, keyof Knobs>} */
+const QUERY_NAMES = {
+  capacity: "capacity",
+  delay_ms: "delayMs",
+  stall_ms: "stallMs",
+  stall_after_ms: "stallAfterMs",
+  rate_bps: "rateBps",
+  drop_after_ms: "dropAfterMs",
+  drop_after: "dropAfter",
+  malformed: "malformed",
+  oversize: "oversize",
+  word_ms: "wordMs",
+  pace: "pace",
+  burst_s: "burstS",
+  chunk_words: "chunkWords",
+  silence_rms: "silenceRms",
+  endpoint_ms: "endpointMs",
+};
+
+/**
+ * @param {URLSearchParams} query
+ * @param {Knobs} [defaults]
+ * @returns {Knobs}
+ */
+export function parseKnobs(query, defaults = {}) {
+  /** @type {Record<string, unknown>} */
+  const knobs = { ...defaults };
+  for (const [wire, name] of Object.entries(QUERY_NAMES)) {
+    const raw = query.get(wire);
+    if (raw === null || raw === "") continue;
+    if (name === "malformed") knobs[name] = raw;
+    else {
+      const value = Number(raw);
+      if (Number.isFinite(value) && value >= 0) knobs[name] = value;
+    }
+  }
+  return /** @type {Knobs} */ (knobs);
+}
+
+/** @param {number} ms @param {AbortSignal} [signal] */
+export function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve(undefined);
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve(undefined);
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * The stall window of a stream, measured from when it opened.
+ * `waitIfStalled()` resolves at once outside the window, else at its end.
+ */
+export class StallWindow {
+  /** @param {Knobs} knobs @param {number} [openedAt] */
+  constructor(knobs, openedAt = Date.now()) {
+    this.start = openedAt + (knobs.stallAfterMs ?? 0);
+    this.end = knobs.stallMs ? this.start + knobs.stallMs : this.start;
+  }
+
+  get active() {
+    const now = Date.now();
+    return now >= this.start && now < this.end;
+  }
+
+  /** @param {AbortSignal} [signal] */
+  async waitIfStalled(signal) {
+    if (this.active) await sleep(this.end - Date.now(), signal);
+  }
+}
+
+/**
+ * Checks a token: `auth_id` in the query, `Authorization: Bearer …`, or (for
+ * browser WebSockets, which cannot set headers) the subprotocol `bearer.<token>`;
+ * `ws` then echoes the first offered subprotocol, as the browser requires.
+ * Always true when the server runs without a token.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {URL} url
+ * @param {string | undefined} token
+ */
+export function isAuthorized(req, url, token) {
+  if (!token) return true;
+  if (url.searchParams.get("auth_id") === token) return true;
+  if ((req.headers.authorization ?? "") === `Bearer ${token}`) return true;
+  const offered = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((p) => p.trim());
+  return offered.includes(`bearer.${token}`);
+}

