@@ -6,6 +6,7 @@
 //   WS   /v1/responses                      LLM over a WebSocket
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
+//   GET  /api/token                         a token for the page's token functions
 // Used by main.mjs (`npm run demo`), the backend tests, browser tests and benchmarks.
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
@@ -67,6 +68,12 @@ export async function startReferenceBackend(options = {}) {
     }
     if (url.pathname === "/api/health" && req.method === "GET") {
       return sendJson(res, 200, health());
+    }
+    // The page's token function calls this. A real app's server would check
+    // the user's session and mint a short-lived token for the speech services;
+    // the secret itself never reaches the page's source.
+    if (url.pathname === "/api/token" && req.method === "GET") {
+      return sendJson(res, 200, { token: token ?? "", expiresInS: 300 });
     }
     if (url.pathname === "/v1/chat/completions") {
       if (req.method === "OPTIONS") {

@@ -21,6 +21,14 @@ const UPLINK_FRAME_MS = (rate: number) => (rate === 24000 ? 80 : 20);
  */
 const DEFAULT_REDEMPTION_MS = 600;
 
+/**
+ * Speech that confirms a barge-in, in ms; also the VAD's minSpeechMs. At
+ * least one 32 ms frame, so that speechRealStart can fire.
+ */
+export function bargeInMinSpeechMs(options: { bargeIn?: { minSpeechMs?: number }; vad?: { minSpeechMs?: number } }): number {
+  return Math.max(32, options.bargeIn?.minSpeechMs ?? options.vad?.minSpeechMs ?? 200);
+}
+
 /** The folder this bundle was loaded from: dist/ holds every asset beside it. */
 export function defaultAssetsPath(): string {
   return new URL("./", import.meta.url).href;
@@ -42,7 +50,13 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
   };
   try {
     const player = new Player({ context, assetsPath, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output });
-    const vad = new VadWorker({ assetsPath, redemptionMs: DEFAULT_REDEMPTION_MS, ...options.vad });
+    const vad = new VadWorker({
+      assetsPath,
+      redemptionMs: DEFAULT_REDEMPTION_MS,
+      ...options.vad,
+      // One setting: the speech that confirms a barge-in is the VAD's real start.
+      minSpeechMs: bargeInMinSpeechMs(options),
+    });
     releases.push(() => vad.stop());
     // The model takes seconds to load: load it while the worklets load.
     await Promise.all([player.start().then(() => releases.push(() => player.close())), vad.start({ signal })]);

@@ -10,9 +10,11 @@ export interface BargeInOptions {
   /** Barge-in on at all. Default true. When false, user speech during bot speech is ignored. */
   enabled?: boolean;
   /**
-   * Speech during bot playback must last this long (ms) before the interruption
-   * is confirmed; shorter bursts only pause playback, which then resumes.
-   * Default 200.
+   * Speech during bot playback must add up to this many ms of speech frames
+   * (counted by the VAD worker in audio time) before the interruption is
+   * confirmed; shorter bursts only pause playback, which resumes when the VAD
+   * calls them a misfire. This is also the VAD's `minSpeechMs`. Default 200,
+   * at least 32 (one frame).
    */
   minSpeechMs?: number;
   /** Confirm as soon as the STT returns a word during bot speech. Default true. */

@@ -5,9 +5,11 @@
  * the narrow ports of session/ports.ts; the session never touches a sample.
  *
  * Barge-in: while the bot speaks, the VAD's speech start pauses playback (the
- * VAD worker does it itself, with no main-thread hop, when it can). Speech
- * that lasts `bargeIn.minSpeechMs`, or an STT word, confirms the interruption
- * and `interrupt()` runs its four steps in order; a misfire resumes playback.
+ * VAD worker does it itself, with no main-thread hop, when it can). The VAD's
+ * speechRealStart (`bargeIn.minSpeechMs` of speech frames, counted in audio
+ * time by the worker, so a busy main thread cannot stretch it) or an STT word
+ * confirms the interruption, and `interrupt()` runs its four steps in order; a
+ * misfire resumes playback from where it paused.
  */
 import { ConfigError } from "../errors.js";
 import type { LlmProvider, SttStream, TtsStream } from "../providers/types.js";
@@ -68,7 +70,6 @@ interface BotTurn {
 }
 
 const DEFAULTS = {
-  bargeInMinSpeechMs: 200,
   pauseThreshold: 0.8,
   flushTimeoutMs: 1500,
 };
@@ -94,7 +95,8 @@ export class VoiceSession {
   #userWords: string[] = [];
   #vadSpeaking = false;
   #endingUserTurn = false;
-  #bargeIn: { startedAt: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** A barge-in that paused playback and waits for confirmation or a misfire. */
+  #bargeIn: { startedAt: number } | undefined;
   #stopping: Promise<void> | undefined;
   #meterTimer: ReturnType<typeof setInterval> | undefined;
   /** Resolved when #runStt has handled a marker, i.e. every word before it. */
@@ -314,13 +316,10 @@ export class VoiceSession {
     const botHasFloor = this.#state === "bot_speaking" || this.#state === "bot_thinking";
     if (botHasFloor && this.#turn) {
       if (this.#options.bargeIn?.enabled === false) return;
+      // Pause now (unless the VAD worker already did); confirm on the VAD's
+      // speechRealStart (bargeIn.minSpeechMs of speech frames) or an STT word.
       if (!pausedPlayback) this.#components!.player.pause();
-      const minSpeechMs = this.#options.bargeIn?.minSpeechMs ?? DEFAULTS.bargeInMinSpeechMs;
-      this.#cancelBargeIn();
-      this.#bargeIn = {
-        startedAt: performance.now(),
-        timer: setTimeout(() => this.#confirmBargeIn("speech"), minSpeechMs),
-      };
+      this.#bargeIn = { startedAt: performance.now() };
     } else if (this.#state === "listening") {
       this.#setState("user_speaking");
     }
@@ -345,8 +344,6 @@ export class VoiceSession {
   }
 
   #cancelBargeIn(): void {
-    if (!this.#bargeIn) return;
-    clearTimeout(this.#bargeIn.timer);
     this.#bargeIn = undefined;
   }
 

@@ -8,9 +8,9 @@ const ws = `ws://${location.host}`;
 
 export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {} } = {}) {
   const context = new AudioContext();
-  await context.audioWorklet.addModule("/test/browser/pages/audio/recorder-worklet.js");
+  await context.audioWorklet.addModule("/test/browser/pages/session/timeline-recorder.js");
   const output = context.createGain();
-  const recorder = new AudioWorkletNode(context, "test-recorder", {
+  const recorder = new AudioWorkletNode(context, "timeline-recorder", {
     numberOfInputs: 1,
     numberOfOutputs: 0,
     processorOptions: { capacity: context.sampleRate * 60 },
@@ -36,7 +36,8 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   session.on("interruption", (e) => log.interruptions.push(e));
   session.on("vad", (e) => log.vad.push(e.kind));
   const fixtures = new Map();
-  async function say(name) {
+  /** Plays a fixture (or `duration` s of it from `offset` s) into the injected mic. */
+  async function say(name, { offset = 0, duration } = {}) {
     if (!fixtures.has(name)) {
       const data = await (await fetch(`/test/fixtures/speech/${name}.wav`)).arrayBuffer();
       fixtures.set(name, await context.decodeAudioData(data));
@@ -44,8 +45,11 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     const source = context.createBufferSource();
     source.buffer = fixtures.get(name);
     source.connect(mic);
-    source.start();
-    return { startedAt: context.currentTime, duration: source.buffer.duration };
+    // Scheduled one quantum ahead so that `startedAt` is exact, in context time.
+    const startedAt = context.currentTime + 128 / context.sampleRate;
+    source.start(startedAt, offset, duration);
+    const meta = await (await fetch(`/test/fixtures/speech/${name}.json`)).json();
+    return { startedAt, duration: duration ?? source.buffer.duration - offset, meta };
   }
   function recording() {
     return new Promise((resolve) => {

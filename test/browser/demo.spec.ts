@@ -1,0 +1,48 @@
+/**
+ * The demo pages as a person uses them: click Start, speak (Chromium's fake
+ * microphone plays a spoken question on a loop, so the user also talks over
+ * the bot's answers), and read the transcript, the interruption display and
+ * the latency chart. Both pages: the ES-module one and the script-tag one.
+ */
+import { fileURLToPath } from "node:url";
+import { expect, test } from "@playwright/test";
+// @ts-ignore: plain ESM shared with the benchmarks
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+
+const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+
+for (const page of ["/demo/index.html", "/demo/script-tag.html"]) {
+  test(`${page}: start, speak, see the transcript, an interruption and the latency chart`, async ({ page: tab }) => {
+    test.setTimeout(120_000);
+    const violations: string[] = [];
+    tab.on("console", (m) => {
+      if (m.type() === "error") violations.push(m.text());
+    });
+    tab.on("pageerror", (e) => violations.push(`pageerror: ${e.message}`));
+    await tab.goto(page);
+    await tab.getByTestId("start").click();
+    await expect(tab.getByTestId("state")).not.toHaveText("idle", { timeout: 30_000 });
+    await expect(tab.getByTestId("stop")).toBeEnabled();
+    // The question, transcribed.
+    const user = tab.locator('[data-testid="transcript"] li.user').first();
+    try {
+      await expect(user).toContainText(/weather/i, { timeout: 45_000 });
+    } catch (err) {
+      console.log("events:", await tab.getByTestId("events").innerText(), violations);
+      throw err;
+    }
+    // The bot's answer.
+    await expect(tab.locator('[data-testid="transcript"] li.assistant').first()).not.toBeEmpty({ timeout: 30_000 });
+    // The looping question talks over a later answer: heard and unheard parts are shown.
+    const interrupted = tab.locator('[data-testid="transcript"] li[data-interrupted="true"]').first();
+    await expect(interrupted).toBeVisible({ timeout: 60_000 });
+    await expect(interrupted.getByTestId("unheard")).toBeAttached();
+    // The latency chart has a row per finished turn.
+    await expect(tab.locator('[data-testid="timeline"] rect').first()).toBeAttached();
+    await expect(tab.getByTestId("events")).toContainText("interruption");
+    await tab.getByTestId("stop").click();
+    await expect(tab.getByTestId("state")).toHaveText("idle");
+    expect(violations.filter((v) => /Content Security Policy|Refused/.test(v))).toEqual([]);
+  });
+}

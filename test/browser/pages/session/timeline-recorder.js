@@ -1,0 +1,28 @@
+// Test-only recorder: writes each quantum of its mono input at the index of
+// its context frame (currentFrame - first frame), so sample i of the recording
+// is always context time (firstFrame + i) / sampleRate, even when the render
+// thread skips quanta on a loaded machine (those stay zero and are counted).
+class TimelineRecorder extends AudioWorkletProcessor {
+  constructor(options) {
+    super();
+    this.samples = new Float32Array(options.processorOptions.capacity);
+    this.firstFrame = -1;
+    this.end = 0;
+    this.missedQuanta = 0;
+    this.port.onmessage = (e) => {
+      if (e.data.kind === "snapshot") {
+        this.port.postMessage({ kind: "snapshot", startFrame: this.firstFrame, gaps: this.missedQuanta, samples: this.samples.slice(0, this.end) });
+      }
+    };
+  }
+  process(inputs) {
+    if (this.firstFrame < 0) this.firstFrame = currentFrame;
+    const at = currentFrame - this.firstFrame;
+    if (at !== this.end) this.missedQuanta += Math.max(0, (at - this.end) / 128);
+    const channel = inputs[0][0];
+    if (channel && at + 128 <= this.samples.length) this.samples.set(channel, at);
+    this.end = Math.min(this.samples.length, at + 128);
+    return true;
+  }
+}
+registerProcessor("timeline-recorder", TimelineRecorder);
