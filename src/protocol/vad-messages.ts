@@ -87,6 +87,16 @@ export type MainToVadMessage =
   | VadDisposeMessage
   | VadPingMessage;
 
+/**
+ * Sent on a frame port after frames (ordering within one port is kept): the
+ * worker answers `flushed` with the same id once every earlier frame on that
+ * port has been through the model and the detector.
+ */
+export interface VadFlushMessage {
+  kind: "vad-flush";
+  id: number;
+}
+
 // ---- worker → main ----
 
 /**
@@ -146,10 +156,16 @@ export interface VadMisfireMessage extends VadEventTiming {
 export interface VadProbabilityMessage extends VadEventTiming {
   kind: "probability";
   probability: number;
+  /** Time this frame spent in the model (ms), for diagnostics and benchmarks. */
+  inferenceMs: number;
 }
 export interface VadRuntimeErrorMessage {
   kind: "runtime-error";
   message: string;
+}
+export interface VadFlushedMessage {
+  kind: "flushed";
+  id: number;
 }
 export interface VadDisposedMessage {
   kind: "disposed";
@@ -168,6 +184,7 @@ export type VadToMainMessage =
   | VadMisfireMessage
   | VadProbabilityMessage
   | VadRuntimeErrorMessage
+  | VadFlushedMessage
   | VadDisposedMessage
   | VadPongMessage;
 

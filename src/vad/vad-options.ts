@@ -11,6 +11,10 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
   assetsPath: string;
   /** Silero version: "v5" (default), "v6" or "legacy" (v4). */
   model?: VadModel;
+  /** Model file URL, when not the shipped one in assetsPath (resolved against assetsPath). */
+  modelUrl?: string;
+  /** onnxruntime wasm URL, when not the one in assetsPath (resolved against assetsPath). */
+  wasmUrl?: string;
   /** Attach the utterance's 16 kHz audio to `speechEnd`. Default false. */
   speechEndAudio?: boolean;
   /** While the meter is on, at most one `probability` event per this much audio (ms). Default 100. */
@@ -39,6 +43,8 @@ export const WORKER_FILE = "vad-worker.js";
 
 export type ResolvedVadOptions = SpeechOptions & {
   assetsPath: string;
+  modelUrl?: string;
+  wasmUrl?: string;
   model: VadModel;
   speechEndAudio: boolean;
   meterIntervalMs: number;
@@ -60,6 +66,7 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
     loadTimeoutMs: 30_000,
     ...definedOnly(options),
     model,
+    assetsPath: options.assetsPath,
   };
   const fraction = (name: keyof ResolvedVadOptions, max = 1) => {
     const v = merged[name];

@@ -61,6 +61,7 @@ class VirtualVad implements VadPort {
   setAutoPause(armed: boolean) {
     this.autoPause = armed;
   }
+  setMeter() {}
   on(name: any, fn: any) {
     return this.events.on(name, fn);
   }
@@ -75,7 +76,7 @@ function setup(opts: { minSpeechMs?: number } = {}) {
   const tts = fakeTts({ secondsPerWord: 0.25 });
   const player = new VirtualPlayer();
   const vad = new VirtualVad();
-  const capture: CapturePort = { on: () => () => {} };
+  const capture: CapturePort = { on: () => () => {}, setMeter: () => {} };
   let disposed = 0;
   const components: SessionComponents = { player, vad, capture, dispose: async () => void disposed++ };
   const session = new VoiceSession(
@@ -145,6 +146,9 @@ describe("VoiceSession turn logic (scripted parts)", () => {
       flush();
     };
     t.vad.emit("speechStart", { pausedPlayback: true });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(interruptions).toEqual([]); // paused, not yet confirmed
+    t.vad.emit("speechRealStart");
     await until(() => interruptions.length === 1);
     await until(() => t.session.liveQuests.join() === "stt");
     expect(interruptions[0]).toMatchObject({ reason: "speech", heardText: "one two", unheardText: "three four five six", heardMs: 500 });
@@ -163,7 +167,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     const slow = fakeLlm({ reply: () => "a b c d e f g h i j k l m n o p", msPerWord: 40 });
     const session = new VoiceSession(
       { stt: t.stt.provider, llm: slow.provider, tts: t.tts.provider, bargeIn: { minSpeechMs: 10 } },
-      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {} }, dispose: async () => {} }) },
+      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
     );
     await session.start();
     t.vad.emit("speechStart");
@@ -171,6 +175,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     t.vad.emit("speechEnd");
     await until(() => session.state === "bot_speaking");
     t.vad.emit("speechStart");
+    t.vad.emit("speechRealStart");
     await until(() => session.liveQuests.join() === "stt");
     expect(slow.requests[0].aborted).toBe(true);
     expect(slow.requests[0].completed).toBe(false);
@@ -186,8 +191,9 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     t.session.on("interruption", (e) => interruptions.push(e));
     await speakAndReply(t, ["hello"]);
     t.vad.emit("speechStart");
+    await new Promise((r) => setTimeout(r, 50));
     t.vad.emit("misfire");
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 50));
     expect(t.player.log.slice(-2)).toEqual(["pause", "resume"]);
     expect(interruptions).toEqual([]);
     expect(t.session.state).toBe("bot_speaking");
@@ -197,7 +203,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await t.session.stop();
   });
 
-  test("an STT word during bot speech confirms the interruption before minSpeechMs", async () => {
+  test("an STT word during bot speech confirms the interruption before the VAD's real start", async () => {
     const t = setup({ minSpeechMs: 10_000 });
     await t.session.start();
     const reasons: string[] = [];

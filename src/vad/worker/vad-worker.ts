@@ -1,7 +1,240 @@
-// VAD worker: placeholder so the build has a real entry. The VAD issue fills it
-// (Silero through onnxruntime-web, fed by the capture worklet's port).
+/**
+ * The VAD worker (dist/vad-worker.js, a module worker). Runs Silero on every
+ * 512-sample frame that arrives on a frame port (from the capture worklet, or
+ * from the main thread's feed), drives the SpeechDetector, and posts speech
+ * events to the main thread. The main thread gets no per-frame message unless
+ * the meter is on, and then at most one per `meterIntervalMs` of audio.
+ *
+ * Ordering: frames are processed strictly one at a time in arrival order
+ * (the model is stateful); frames that arrive while the model runs or loads
+ * wait in `pending`. Speech start can pause playback directly through the
+ * playback control port, without a round trip through the main thread.
+ */
 /// <reference lib="webworker" />
+import type { VadFrameMessage } from "../../protocol/frames.js";
+import { VAD_FRAME_SAMPLES } from "../../protocol/frames.js";
+import type {
+  MainToVadMessage,
+  PlaybackControlMessage,
+  VadFlushMessage,
+  VadToMainMessage,
+  VadWorkerSettings,
+} from "../../protocol/vad-messages.js";
+import { SpeechDetector, type FrameTiming, type SpeechEvent } from "../speech-detector.js";
+import { AssetFetchFailure, fetchAsset, looksLikeWasm } from "./fetch-asset.js";
+import { configureOrt, createSilero, type SileroModel } from "./silero.js";
+
 const scope = self as unknown as DedicatedWorkerGlobalScope;
-scope.addEventListener("message", (event: MessageEvent) => {
-  if (event.data?.kind === "ping") scope.postMessage({ kind: "pong" });
+const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16000) * 1000;
+
+let settings: VadWorkerSettings | undefined;
+let model: SileroModel | undefined;
+let detector: SpeechDetector | undefined;
+const framePorts: MessagePort[] = [];
+let playbackPort: MessagePort | undefined;
+const pending: (VadFrameMessage | VadFlushMessage)[] = [];
+let draining = false;
+/** The drain loop in progress, so dispose() can let the current inference finish before releasing the session. */
+let drainDone: Promise<void> = Promise.resolve();
+let listening = true;
+let disposed = false;
+let meterOn = false;
+let lastMeterSample = -Infinity;
+let autoPauseArmed = false;
+let pausedPlayback = false;
+/** Set by `pause`; the model's state is reset before the next frame (never during a run). */
+let resetModel = false;
+
+const post = (message: VadToMainMessage, transfer: Transferable[] = []) => scope.postMessage(message, transfer);
+const now = () => performance.timeOrigin + performance.now();
+
+scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
+  const message = event.data;
+  switch (message?.kind) {
+    case "ping":
+      post({ kind: "pong" });
+      break;
+    case "init":
+      void init(message.settings);
+      break;
+    case "connect-frames":
+      framePorts.push(message.port);
+      message.port.onmessage = (e: MessageEvent<VadFrameMessage | VadFlushMessage>) => enqueue(e.data);
+      break;
+    case "connect-playback-control":
+      playbackPort?.close();
+      playbackPort = message.port;
+      break;
+    case "auto-pause":
+      autoPauseArmed = message.armed;
+      if (!message.armed) pausedPlayback = false;
+      break;
+    case "set-meter":
+      meterOn = message.on;
+      lastMeterSample = -Infinity;
+      break;
+    case "pause":
+      listening = false;
+      // Drop queued frames but keep flush markers, so a flush() still resolves.
+      for (let i = pending.length - 1; i >= 0; i--) if (pending[i].kind === "vad-frame") pending.splice(i, 1);
+      if (detector) emit(detector.pause(), now());
+      resetModel = true;
+      break;
+    case "resume":
+      listening = true;
+      break;
+    case "dispose":
+      void dispose();
+      break;
+  }
 });
+
+async function init(s: VadWorkerSettings): Promise<void> {
+  settings = s;
+  const started = performance.now();
+  try {
+    const progress = (asset: "model" | "wasm", url: string) => (loaded: number, total: number) =>
+      post({ kind: "progress", asset, url, loaded, total });
+    const [wasm, modelBytes] = await Promise.all([
+      fetchAsset(s.wasmUrl, progress("wasm", s.wasmUrl)),
+      fetchAsset(s.modelUrl, progress("model", s.modelUrl)),
+    ]);
+    if (!looksLikeWasm(wasm)) {
+      throw new AssetFetchFailure(s.wasmUrl, `${s.wasmUrl} is not a WebAssembly file (wrong path or an HTML error page?)`);
+    }
+    configureOrt(wasm);
+    try {
+      model = await createSilero(s.model, modelBytes);
+    } catch (err) {
+      throw new AssetFetchFailure(s.modelUrl, `${s.modelUrl} could not be loaded as the Silero ${s.model} model: ${(err as Error)?.message ?? err}`);
+    }
+    if (disposed) {
+      await model.release();
+      return;
+    }
+    detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio });
+    post({ kind: "ready", loadMs: performance.now() - started });
+    startDrain();
+  } catch (err) {
+    const url = err instanceof AssetFetchFailure ? err.url : s.modelUrl;
+    post({ kind: "load-error", url, message: (err as Error)?.message ?? String(err) });
+  }
+}
+
+function enqueue(message: VadFrameMessage | VadFlushMessage): void {
+  if (disposed) return;
+  if (message?.kind === "vad-flush") {
+    pending.push(message);
+    startDrain();
+    return;
+  }
+  if (!listening || message?.kind !== "vad-frame") return;
+  if (!(message.frame instanceof Float32Array) || message.frame.length !== VAD_FRAME_SAMPLES) {
+    post({ kind: "runtime-error", message: `VAD frames must be Float32Array(${VAD_FRAME_SAMPLES}); got ${describe(message.frame)}` });
+    return;
+  }
+  pending.push(message);
+  startDrain();
+}
+
+function startDrain(): void {
+  if (!draining) drainDone = drain();
+}
+
+/** Runs the model over pending frames, one at a time; only one drain runs at once. */
+async function drain(): Promise<void> {
+  if (draining || !model || !detector) return;
+  draining = true;
+  try {
+    while (pending.length > 0 && !disposed) {
+      const message = pending.shift()!;
+      if (message.kind === "vad-flush") {
+        post({ kind: "flushed", id: message.id });
+        continue;
+      }
+      if (resetModel) {
+        model.reset();
+        resetModel = false;
+      }
+      const inferenceStart = performance.now();
+      const probability = await model.probability(message.frame);
+      const inferenceMs = performance.now() - inferenceStart;
+      if (disposed || !listening) continue;
+      const at: FrameTiming = { sampleIndex: message.sampleIndex, contextTime: message.contextTime };
+      const decidedAt = now();
+      if (meterOn && message.sampleIndex - lastMeterSample >= (settings!.meterIntervalMs * 16000) / 1000) {
+        lastMeterSample = message.sampleIndex;
+        post({ kind: "probability", probability, inferenceMs, ...at, workerTime: decidedAt });
+      }
+      emit(detector.push(message.frame, probability, at), decidedAt);
+    }
+  } catch (err) {
+    post({ kind: "runtime-error", message: `Silero inference failed: ${(err as Error)?.message ?? err}` });
+  } finally {
+    draining = false;
+  }
+}
+
+function emit(events: SpeechEvent[], workerTime: number): void {
+  for (const e of events) {
+    const timing = { sampleIndex: e.at.sampleIndex, contextTime: e.at.contextTime, workerTime };
+    switch (e.kind) {
+      case "speechStart": {
+        // Pause first: this is the latency-critical message.
+        const pause = autoPauseArmed && playbackPort !== undefined && !pausedPlayback;
+        if (pause) {
+          playbackPort!.postMessage({ kind: "pause", sampleIndex: e.at.sampleIndex } satisfies PlaybackControlMessage);
+          pausedPlayback = true;
+        }
+        post({ kind: "speechStart", probability: e.probability, pausedPlayback: pause, ...timing });
+        break;
+      }
+      case "speechRealStart":
+        post({ kind: "speechRealStart", ...timing });
+        break;
+      case "misfire": {
+        const resume = pausedPlayback && playbackPort !== undefined;
+        if (resume) playbackPort!.postMessage({ kind: "resume", sampleIndex: e.at.sampleIndex } satisfies PlaybackControlMessage);
+        pausedPlayback = false;
+        post({ kind: "misfire", resumedPlayback: resume, ...timing });
+        break;
+      }
+      case "speechEnd":
+        // The session decides what a confirmed utterance does to playback.
+        pausedPlayback = false;
+        post(
+          { kind: "speechEnd", audioStartIndex: e.audioStartIndex, audio: e.audio, ...timing },
+          e.audio ? [e.audio.buffer] : [],
+        );
+        break;
+    }
+  }
+}
+
+async function dispose(): Promise<void> {
+  disposed = true;
+  pending.length = 0;
+  for (const port of framePorts) {
+    port.onmessage = null;
+    port.close();
+  }
+  framePorts.length = 0;
+  playbackPort?.close();
+  playbackPort = undefined;
+  await drainDone;
+  try {
+    await model?.release();
+  } catch {
+    // Releasing a session that failed mid-run: the worker is about to be terminated anyway.
+  }
+  model = undefined;
+  detector = undefined;
+  post({ kind: "disposed" });
+}
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  const name = (value as object).constructor?.name ?? typeof value;
+  const length = (value as { length?: number }).length;
+  return length === undefined ? name : `${name}(${length})`;
+}

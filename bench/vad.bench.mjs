@@ -1,0 +1,125 @@
+// `npm run bench -- vad`: bargein's VadWorker against @ricky0123/vad-web's
+// MicVAD, in the same Chromium, on the same audio (the VAD fixtures, repeated
+// with seeded sub-frame jitter), played in real time through a 16 kHz
+// AudioContext into a MediaStream that each VAD consumes.
+//
+// - inferenceMs: per 32 ms frame in our worker (the `inferenceMs` that the
+//   worker reports with each metered probability), from a fast replay.
+// - mainThreadMsPerAudioSecond: the page's main-thread busy time while the
+//   audio plays, from Chrome's own accounting (CDP Performance.getMetrics
+//   `TaskDuration`: the renderer main thread's total task time), taken just
+//   before and after playback, divided by the audio's duration. Each VAD runs
+//   in its own page, so the counter covers only that VAD and the page around it.
+// - onsetLatencyMs: labelled onset (scripts/make-vad-fixtures.mjs) to the
+//   speech-start callback on the main thread, both in performance.now() time.
+//
+// MicVAD's page is served under the same strict CSP as ours; it loads MicVAD
+// from ./vendor/micvad.js, built here by rollup from vad-web's CommonJS dist
+// against the installed onnxruntime-web 1.30 (vad-web's bundle.min.js embeds
+// ORT 1.22 and would need 1.22's wasm). ./vendor/ is not committed:
+// its files are written to bench/pages/vad/vendor/ for the run and removed after.
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rollup } from "rollup";
+import commonjs from "@rollup/plugin-commonjs";
+import { nodeResolve } from "@rollup/plugin-node-resolve";
+import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { quantile } from "./lib/results.mjs";
+
+const PORT = 8723;
+const CONFIG = { fixtures: ["speech-slt", "speech-rms", "speech-two"], repeats: 3, seed: 42 };
+const VAD_WEB = "node_modules/@ricky0123/vad-web/dist/";
+const VENDOR = new URL("./pages/vad/vendor/", import.meta.url);
+
+async function bundleMicVad() {
+  const bundle = await rollup({
+    input: "bench/pages/vad/micvad-entry.js",
+    plugins: [nodeResolve({ browser: true }), commonjs()],
+    onwarn: () => {},
+  });
+  const { output } = await bundle.generate({ format: "es", inlineDynamicImports: true });
+  await bundle.close();
+  return output[0].code;
+}
+
+/**
+ * Writes MicVAD's files into bench/pages/vad/vendor/ for the run (the page's
+ * worklet fetch is not interceptable by page.route); removed again at the end.
+ */
+function writeVendor(micvadCode) {
+  mkdirSync(VENDOR, { recursive: true });
+  writeFileSync(new URL("micvad.js", VENDOR), micvadCode);
+  for (const file of ["vad.worklet.bundle.min.js", "silero_vad_v5.onnx"]) copyFileSync(VAD_WEB + file, new URL(file, VENDOR));
+  return () => rmSync(VENDOR, { recursive: true, force: true });
+}
+
+async function taskDurationS(cdp) {
+  const { metrics } = await cdp.send("Performance.getMetrics");
+  return metrics.find((m) => m.name === "TaskDuration").value;
+}
+
+async function runPage(browser, base, pageName) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
+  await page.goto(`${base}/bench/pages/vad/${pageName}.html`);
+  await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+  const prepared = await page.evaluate((c) => window.bench.prepare(c), CONFIG);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable");
+  // Let loading settle before measuring.
+  await page.waitForTimeout(1000);
+  const before = await taskDurationS(cdp);
+  const played = await page.evaluate(() => window.bench.play());
+  const after = await taskDurationS(cdp);
+  const finished = await page.evaluate(() => window.bench.finish());
+  await page.close();
+  return { prepared, played, finished, mainThreadMs: (after - before) * 1000, errors };
+}
+
+const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)) });
+const round = (v) => Math.round(v * 100) / 100;
+
+export default async function vadBench() {
+  const removeVendor = writeVendor(await bundleMicVad());
+  const server = await startServer({ port: PORT });
+  const browser = await launchBrowser();
+  try {
+    const ours = await runPage(browser, server.base, "ours");
+    const micvad = await runPage(browser, server.base, "micvad");
+    const oursPerS = ours.mainThreadMs / ours.played.durationS;
+    const micvadPerS = micvad.mainThreadMs / micvad.played.durationS;
+    const found = (r) => r.finished.latencies.filter((v) => v !== null);
+    return {
+      audio: {
+        fixtures: CONFIG.fixtures.join(","),
+        repeats: CONFIG.repeats,
+        seconds: round(ours.played.durationS),
+        labelledOnsets: ours.prepared.onsets,
+      },
+      inferenceMs: { ...stats(ours.finished.inferenceMs), frames: ours.finished.inferenceMs.length },
+      mainThreadMsPerAudioSecond: {
+        ours: round(oursPerS),
+        micvad: round(micvadPerS),
+        ratio: Math.round((oursPerS / micvadPerS) * 10000) / 10000,
+        method:
+          "CDP Performance.getMetrics TaskDuration (renderer main-thread task time) delta over real-time playback, one page per VAD, divided by audio seconds",
+      },
+      onsetLatencyMs: {
+        ours: { ...stats(found(ours)), detected: found(ours).length },
+        micvad: { ...stats(found(micvad)), detected: found(micvad).length },
+        oursDecidedInWorker: stats(ours.finished.workerLatencies.filter((v) => v !== null)),
+        method:
+          "performance.now() of the speechStart callback on the main thread minus the labelled onset's render time (same clock mapping for both); oursDecidedInWorker uses the worker's own decision time (what auto-pause acts on), without the hop to the main thread",
+      },
+      loadMs: { ours: round(ours.prepared.loadMs), micvad: round(micvad.prepared.loadMs) },
+      speechStarts: { ours: ours.finished.speechStarts, micvad: micvad.finished.speechStarts },
+      latenciesMs: { ours: ours.finished.latencies.map((v) => (v === null ? null : round(v))), micvad: micvad.finished.latencies.map((v) => (v === null ? null : round(v))) },
+      errors: { ours: ours.errors, micvad: micvad.errors },
+    };
+  } finally {
+    await browser.close();
+    server.close();
+    removeVendor();
+  }
+}

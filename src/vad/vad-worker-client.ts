@@ -1,0 +1,361 @@
+/**
+ * VadWorker: the main thread's handle on the VAD worker. Main thread only.
+ *
+ * The main thread sets things up (loads the worker, hands it ports) and then
+ * only receives speech events. Audio frames go from the capture worklet to the
+ * worker through `framePort()` and never pass through here, unless the app
+ * feeds its own audio with `feed()`. Probabilities arrive only while
+ * `setMeter(true)`, throttled in the worker.
+ *
+ * Lifecycle: `start()` once; `stop()` (or `await using`) releases the ORT
+ * session, closes every port and terminates the worker. A stopped VadWorker
+ * cannot be restarted; make a new one.
+ */
+import { AssetLoadError, BargeinError, ConfigError, ServiceTimeoutError } from "../errors.js";
+import type { ConnectFramesMessage, VadFrameMessage } from "../protocol/frames.js";
+import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE } from "../protocol/frames.js";
+import type {
+  AssetKind,
+  MainToVadMessage,
+  VadEventTiming,
+  VadModel,
+  VadFlushMessage,
+  VadToMainMessage,
+} from "../protocol/vad-messages.js";
+import { abortError } from "../util/abort.js";
+import { Emitter } from "../util/emitter.js";
+import {
+  MODEL_FILES,
+  WASM_FILE,
+  WORKER_FILE,
+  assetsFolderUrl,
+  resolveVadOptions,
+  type ResolvedVadOptions,
+  type VadWorkerOptions,
+} from "./vad-options.js";
+
+export interface VadSpeechStart extends VadEventTiming {
+  probability: number;
+  /** The worker already told the playback worklet to pause (auto-pause was armed). */
+  pausedPlayback: boolean;
+}
+export type VadSpeechRealStart = VadEventTiming;
+export interface VadSpeechEnd extends VadEventTiming {
+  audioStartIndex: number;
+  audio?: Float32Array;
+}
+export interface VadMisfire extends VadEventTiming {
+  resumedPlayback: boolean;
+}
+export interface VadProbability extends VadEventTiming {
+  probability: number;
+  /** Time the frame spent in the model (ms). */
+  inferenceMs: number;
+}
+export interface VadLoadProgress {
+  asset: AssetKind;
+  url: string;
+  loaded: number;
+  total: number;
+}
+
+export type VadWorkerEvents = {
+  speechStart: VadSpeechStart;
+  speechRealStart: VadSpeechRealStart;
+  speechEnd: VadSpeechEnd;
+  misfire: VadMisfire;
+  probability: VadProbability;
+  progress: VadLoadProgress;
+  error: BargeinError;
+};
+
+export type VadWorkerState = "idle" | "loading" | "running" | "stopped";
+
+/** How long `stop()` waits for the worker to release its session before terminating it anyway. */
+const DISPOSE_GRACE_MS = 1000;
+
+export class VadWorker extends Emitter<VadWorkerEvents> {
+  readonly options: Readonly<ResolvedVadOptions>;
+  #state: VadWorkerState = "idle";
+  #worker: Worker | undefined;
+  #ports: MessagePort[] = [];
+  #feedPort: MessagePort | undefined;
+  #feedSampleIndex = 0;
+  #loadMs: number | undefined;
+  #onDisposed: (() => void) | undefined;
+  #flushes = new Map<number, () => void>();
+  #nextFlushId = 1;
+  /** Settles the pending start(); set only while loading. */
+  #settleLoad: ((err?: unknown) => void) | undefined;
+
+  constructor(options: VadWorkerOptions) {
+    super();
+    this.options = Object.freeze(resolveVadOptions(options));
+  }
+
+  get state(): VadWorkerState {
+    return this.#state;
+  }
+
+  get model(): VadModel {
+    return this.options.model;
+  }
+
+  /** Time the worker took to fetch the assets and create the session (ms), once running. */
+  get loadMs(): number | undefined {
+    return this.#loadMs;
+  }
+
+  /**
+   * Starts the worker and loads the model and onnxruntime's wasm. Resolves when
+   * frames can be processed. Rejects with AssetLoadError naming the URL that
+   * failed, ServiceTimeoutError after `loadTimeoutMs`, or the signal's reason.
+   */
+  async start({ signal }: { signal?: AbortSignal } = {}): Promise<void> {
+    if (this.#state !== "idle") {
+      throw new ConfigError(`VadWorker.start(): already ${this.#state}; a VadWorker starts once`, { service: "vad" });
+    }
+    signal?.throwIfAborted();
+    this.#state = "loading";
+    const folder = assetsFolderUrl(this.options.assetsPath, globalThis.location?.href ?? "http://localhost/");
+    const workerUrl = new URL(WORKER_FILE, folder).href;
+    const modelUrl = new URL(this.options.modelUrl ?? MODEL_FILES[this.options.model], folder).href;
+    const wasmUrl = new URL(this.options.wasmUrl ?? WASM_FILE, folder).href;
+    let worker: Worker;
+    try {
+      worker = new Worker(workerUrl, { type: "module", name: "bargein-vad" });
+    } catch (err) {
+      this.#state = "stopped";
+      throw new AssetLoadError(`VAD worker could not be created from ${workerUrl}`, { service: "vad", url: workerUrl, cause: err });
+    }
+    this.#worker = worker;
+
+    const loaded = new Promise<void>((resolve, reject) => {
+      this.#settleLoad = (err) => (err ? reject(err) : resolve());
+    });
+    const settle = (err?: unknown) => this.#settleLoad?.(err);
+    worker.onmessage = (event: MessageEvent<VadToMainMessage>) => this.#handle(event.data);
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      const err = new AssetLoadError(
+        `VAD worker failed at ${workerUrl}: ${event.message || "the script did not load (missing file or not a module?)"}`,
+        { service: "vad", url: workerUrl },
+      );
+      if (this.#state === "loading") settle(err);
+      else this.emit("error", err);
+    };
+    const settings = {
+      ...this.options,
+      modelUrl,
+      wasmUrl,
+      wasmFolderUrl: folder,
+    };
+    this.#post({ kind: "init", settings });
+
+    const timeoutMs = this.options.loadTimeoutMs;
+    const timer = setTimeout(
+      () => settle(new ServiceTimeoutError(`VAD did not load within ${timeoutMs} ms (${modelUrl}, ${wasmUrl})`, { service: "vad", timeoutMs })),
+      timeoutMs,
+    );
+    const onAbort = () => settle(signal!.reason ?? abortError("VadWorker.start()"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      await loaded;
+      if (this.#state !== "loading") throw abortError("VadWorker.start()");
+      this.#state = "running";
+    } catch (err) {
+      this.#terminate();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      this.#settleLoad = undefined;
+    }
+  }
+
+  /**
+   * A new port whose frames (VadFrameMessage, 512 samples at 16 kHz,
+   * transferred) go straight to the worker. Hand it to the capture worklet with
+   * a ConnectVadMessage; the main thread never sees those frames.
+   */
+  framePort(): MessagePort {
+    const channel = new MessageChannel();
+    this.attach(channel.port2);
+    this.#ports.push(channel.port1);
+    return channel.port1;
+  }
+
+  /** Connects a port that already carries VadFrameMessages (transferred to the worker). */
+  attach(port: MessagePort): void {
+    this.#requireStarted("attach");
+    const message: ConnectFramesMessage = { kind: "connect-frames", port };
+    this.#post(message, [port]);
+  }
+
+  /**
+   * Gives the worker the playback worklet's control port, once: on speech start
+   * while auto-pause is armed, it posts `{kind:"pause"}` there directly, and
+   * `{kind:"resume"}` if that speech turns out to be a misfire.
+   */
+  connectPlaybackControl(port: MessagePort): void {
+    this.#requireStarted("connectPlaybackControl");
+    this.#post({ kind: "connect-playback-control", port }, [port]);
+  }
+
+  /** Arm while the bot speaks, disarm when it stops. */
+  setAutoPause(armed: boolean): void {
+    this.#requireStarted("setAutoPause");
+    this.#post({ kind: "auto-pause", armed });
+  }
+
+  /** Turns the throttled `probability` events on or off (off by default: no per-frame traffic). */
+  setMeter(on: boolean): void {
+    this.#requireStarted("setMeter");
+    this.#post({ kind: "set-meter", on });
+  }
+
+  /** Stops detection; the current utterance ends or is dropped per `submitUserSpeechOnPause`. */
+  pause(): void {
+    this.#requireStarted("pause");
+    this.#post({ kind: "pause" });
+  }
+
+  resume(): void {
+    this.#requireStarted("resume");
+    this.#post({ kind: "resume" });
+  }
+
+  /**
+   * For apps that run the VAD on their own audio: feeds one 512-sample 16 kHz
+   * frame from the main thread. The frame's buffer is transferred (do not reuse
+   * it). `sampleIndex` defaults to continuing from the previous fed frame.
+   */
+  feed(frame: Float32Array, sampleIndex = this.#feedSampleIndex, contextTime = sampleIndex / VAD_SAMPLE_RATE): void {
+    if (!(frame instanceof Float32Array) || frame.length !== VAD_FRAME_SAMPLES) {
+      throw new ConfigError(`VadWorker.feed(): frames must be Float32Array(${VAD_FRAME_SAMPLES}) at 16 kHz`, { service: "vad" });
+    }
+    this.#feedPort ??= this.framePort();
+    this.#feedSampleIndex = sampleIndex + VAD_FRAME_SAMPLES;
+    const message: VadFrameMessage = { kind: "vad-frame", frame, sampleIndex, contextTime };
+    this.#feedPort.postMessage(message, [frame.buffer]);
+  }
+
+  /**
+   * Resolves once every frame passed to `feed()` so far has been processed and
+   * its events delivered (events are posted before the answer, in order).
+   */
+  flush(): Promise<void> {
+    this.#requireStarted("flush");
+    this.#feedPort ??= this.framePort();
+    const id = this.#nextFlushId++;
+    return new Promise((resolve) => {
+      this.#flushes.set(id, resolve);
+      this.#feedPort!.postMessage({ kind: "vad-flush", id } satisfies VadFlushMessage);
+    });
+  }
+
+  /**
+   * Releases the ORT session, closes every port and terminates the worker.
+   * Safe to call at any time and more than once.
+   */
+  async stop(): Promise<void> {
+    if (this.#state === "stopped" || this.#state === "idle") {
+      this.#state = "stopped";
+      return;
+    }
+    const worker = this.#worker;
+    if (worker && this.#state === "running") {
+      const disposed = new Promise<void>((resolve) => (this.#onDisposed = resolve));
+      this.#post({ kind: "dispose" });
+      // A worker stuck in a long inference may not answer; terminate frees it all anyway.
+      await Promise.race([disposed, new Promise((r) => setTimeout(r, DISPOSE_GRACE_MS))]);
+    }
+    this.#terminate();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  #terminate(): void {
+    this.#state = "stopped";
+    // stop() during start(): start() rejects as cancelled.
+    this.#settleLoad?.(abortError("VadWorker.start()"));
+    this.#onDisposed = undefined;
+    // Pending flushes resolve: there is nothing left to wait for.
+    for (const resolve of this.#flushes.values()) resolve();
+    this.#flushes.clear();
+    for (const port of this.#ports) port.close();
+    this.#ports = [];
+    this.#feedPort = undefined;
+    if (this.#worker) {
+      this.#worker.onmessage = null;
+      this.#worker.onerror = null;
+      this.#worker.terminate();
+      this.#worker = undefined;
+    }
+  }
+
+  #post(message: MainToVadMessage, transfer: Transferable[] = []): void {
+    this.#worker!.postMessage(message, transfer);
+  }
+
+  #requireStarted(what: string): void {
+    if (!this.#worker || this.#state === "stopped") {
+      throw new ConfigError(`VadWorker.${what}(): call start() first (state is ${this.#state})`, { service: "vad" });
+    }
+  }
+
+  #handle(message: VadToMainMessage): void {
+    const settle = this.#settleLoad;
+    switch (message.kind) {
+      case "ready":
+        this.#loadMs = message.loadMs;
+        settle?.();
+        break;
+      case "load-error":
+        settle?.(new AssetLoadError(`VAD could not load ${message.url}: ${message.message}`, { service: "vad", url: message.url }));
+        break;
+      case "progress":
+        this.emit("progress", { asset: message.asset, url: message.url, loaded: message.loaded, total: message.total });
+        break;
+      case "speechStart": {
+        const { kind: _, ...payload } = message;
+        this.emit("speechStart", payload);
+        break;
+      }
+      case "speechRealStart": {
+        const { kind: _, ...payload } = message;
+        this.emit("speechRealStart", payload);
+        break;
+      }
+      case "speechEnd": {
+        const { kind: _, ...payload } = message;
+        this.emit("speechEnd", payload);
+        break;
+      }
+      case "misfire": {
+        const { kind: _, ...payload } = message;
+        this.emit("misfire", payload);
+        break;
+      }
+      case "probability": {
+        const { kind: _, ...payload } = message;
+        this.emit("probability", payload);
+        break;
+      }
+      case "runtime-error":
+        this.emit("error", new BargeinError(`VAD worker: ${message.message}`, { service: "vad" }));
+        break;
+      case "flushed":
+        this.#flushes.get(message.id)?.();
+        this.#flushes.delete(message.id);
+        break;
+      case "disposed":
+        this.#onDisposed?.();
+        break;
+      case "pong":
+        break;
+    }
+  }
+}

@@ -1,0 +1,232 @@
+// The VAD worker in real Chromium: Silero through onnxruntime-web's wasm in a
+// module worker, under the strict CSP, on known audio from test/fixtures/vad/
+// (made by scripts/make-vad-fixtures.mjs, onsets labelled there).
+import { expect, test, type Page } from "@playwright/test";
+// @ts-ignore: a plain ESM module shared with the benchmarks
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+
+// measureUserAgentSpecificMemory answers at once with this flag (otherwise at
+// the next GC, up to 20 s later); --expose-gc lets the page collect first.
+test.use({
+  launchOptions: {
+    executablePath: CHROMIUM_PATH,
+    args: [...CHROMIUM_ARGS, "--enable-blink-features=ForceEagerMeasureMemory", "--js-flags=--expose-gc"],
+  },
+});
+
+const FRAME = 512;
+
+interface VadEventRecord {
+  kind: string;
+  sampleIndex: number;
+  probability?: number;
+  audioLength?: number;
+  audioStartIndex?: number;
+  message?: string;
+}
+interface Label {
+  utterances: { onsetSample: number; offsetSample: number; text: string }[];
+}
+
+async function openPage(page: Page): Promise<void> {
+  await page.goto("/test/browser/pages/vad/vad.html");
+  await page.waitForFunction(() => (window as any).vadReady === true);
+}
+
+const feed = (page: Page, name: string, options: object = {}) =>
+  page.evaluate(([n, o]) => (window as any).vadTest.feedFixture(n, o), [name, options] as const) as Promise<{
+    label: Label;
+    events: VadEventRecord[];
+    loadMs: number;
+    progress: { model: any; wasm: any; count: number };
+  }>;
+
+const ofKind = (events: VadEventRecord[], kind: string) => events.filter((e) => e.kind === kind);
+
+test.describe("VadWorker", () => {
+  test.beforeEach(async ({ page }) => openPage(page));
+
+  for (const name of ["speech-slt", "speech-rms", "speech-two"]) {
+    test(`${name}: speech starts within 2 frames of the labelled onset, and each utterance ends once`, async ({ page }) => {
+      const { label, events } = await feed(page, name, { speechEndAudio: true });
+      const starts = ofKind(events, "speechStart");
+      const ends = ofKind(events, "speechEnd");
+      expect(ofKind(events, "error")).toEqual([]);
+      expect(ofKind(events, "misfire")).toEqual([]);
+      expect(starts).toHaveLength(label.utterances.length);
+      expect(ends).toHaveLength(label.utterances.length);
+      label.utterances.forEach((u, i) => {
+        // The frame that fired ends no more than 2 frames before or after the onset.
+        const frameEnd = starts[i].sampleIndex + FRAME;
+        expect(Math.abs(frameEnd - u.onsetSample), `${u.text}: fired on frame ${starts[i].sampleIndex}, onset ${u.onsetSample}`).toBeLessThanOrEqual(2 * FRAME);
+        expect(starts[i].probability).toBeGreaterThanOrEqual(0.3);
+        // speechEnd comes after the labelled end of speech plus most of redemptionMs (1400 ms).
+        expect(ends[i].sampleIndex).toBeGreaterThan(u.offsetSample + 1000 * 16);
+        // Its audio covers the utterance, the pre-speech pad (800 ms = 25 frames) included.
+        expect(ends[i].audioStartIndex).toBe(starts[i].sampleIndex - 25 * FRAME);
+        expect(ends[i].audioLength).toBe(ends[i].sampleIndex + FRAME - ends[i].audioStartIndex!);
+      });
+      // speechRealStart: after minSpeechMs (400 ms = 12 speech frames) of speech.
+      const realStarts = ofKind(events, "speechRealStart");
+      expect(realStarts).toHaveLength(label.utterances.length);
+      realStarts.forEach((r, i) => expect(r.sampleIndex).toBeGreaterThanOrEqual(starts[i].sampleIndex + 11 * FRAME));
+    });
+  }
+
+  for (const name of ["silence", "noise-white", "noise-pink"]) {
+    test(`${name}: no speech events at all`, async ({ page }) => {
+      const { events } = await feed(page, name);
+      expect(events).toEqual([]);
+    });
+  }
+
+  test("pause() drops the utterance in progress and ignores frames until resume()", async ({ page }) => {
+    const dropped = await page.evaluate(() => (window as any).vadTest.pauseResume({}));
+    expect(dropped.events).toEqual(["speechStart", "speechRealStart", "-- paused", "-- resumed", "speechStart", "speechRealStart", "speechEnd"]);
+    // After resume the model starts fresh: the second onset is found where it is.
+    expect(Math.abs(dropped.starts[1] + FRAME - dropped.secondOnset)).toBeLessThanOrEqual(2 * FRAME);
+    // submitUserSpeechOnPause: the utterance in progress ends at the pause instead.
+    const submitted = await page.evaluate(() => (window as any).vadTest.pauseResume({ submitUserSpeechOnPause: true }));
+    expect(submitted.events).toEqual(["speechStart", "speechRealStart", "-- paused", "speechEnd", "-- resumed", "speechStart", "speechRealStart", "speechEnd"]);
+  });
+
+  test("v6 and legacy models load and find the same utterance", async ({ page }) => {
+    for (const model of ["v6", "legacy"]) {
+      const { label, events, progress } = await feed(page, "speech-slt", { model });
+      expect(progress.model.url).toContain(model === "v6" ? "silero_vad_v6.onnx" : "silero_vad_legacy.onnx");
+      const starts = ofKind(events, "speechStart");
+      expect(starts.length, model).toBeGreaterThanOrEqual(1);
+      expect(Math.abs(starts[0].sampleIndex + FRAME - label.utterances[0].onsetSample), model).toBeLessThanOrEqual(3 * FRAME);
+    }
+  });
+
+  test("start() reports load progress in bytes for the model and the wasm, and loads nothing else", async ({ page }) => {
+    const requests: string[] = [];
+    page.on("request", (r) => requests.push(new URL(r.url()).pathname));
+    const { progress } = await feed(page, "silence");
+    expect(progress.model.loaded).toBe(2327524);
+    expect(progress.model.total).toBe(2327524);
+    expect(progress.wasm.loaded).toBe(14239897);
+    expect(progress.wasm.total).toBe(14239897);
+    expect(progress.count).toBeGreaterThan(4);
+    // The worker's own fetches are seen too: only our files, from our origin (no CDN, no .mjs glue).
+    expect(requests.filter((p) => p.startsWith("/dist/")).sort()).toEqual([
+      "/dist/ort-wasm-simd-threaded.wasm",
+      "/dist/silero_vad_v5.onnx",
+      "/dist/vad-worker.js",
+    ]);
+    expect(await page.evaluate(() => (window as any).cspViolations)).toEqual([]);
+  });
+
+  test("a missing or wrong asset rejects start() with AssetLoadError naming the URL", async ({ page }) => {
+    const missing = await page.evaluate(() => (window as any).vadTest.startFailure({ assetsPath: "/test/fixtures/vad/" }));
+    expect(missing.name).toBe("AssetLoadError");
+    expect(missing.url).toMatch(/\/test\/fixtures\/vad\/vad-worker\.js$/);
+    expect(missing.state).toBe("stopped");
+    const fail = (options: object) => page.evaluate((o) => (window as any).vadTest.startFailure(o), options);
+    const notFound = await fail({ assetsPath: "/dist/", modelUrl: "silero_vad_v9.onnx" });
+    expect(notFound).toMatchObject({ name: "AssetLoadError", state: "stopped" });
+    expect(notFound.url).toMatch(/\/dist\/silero_vad_v9\.onnx$/);
+    expect(notFound.message).toContain("404");
+    // Files that exist but are not what they claim to be.
+    const notAModel = await fail({ assetsPath: "/dist/", modelUrl: "/test/fixtures/vad/silence.wav" });
+    expect(notAModel.name).toBe("AssetLoadError");
+    expect(notAModel.url).toMatch(/\/test\/fixtures\/vad\/silence\.wav$/);
+    const notWasm = await fail({ assetsPath: "/dist/", wasmUrl: "/test/fixtures/vad/silence.json" });
+    expect(notWasm.name).toBe("AssetLoadError");
+    expect(notWasm.url).toMatch(/\/test\/fixtures\/vad\/silence\.json$/);
+    expect(notWasm.message).toContain("not a WebAssembly file");
+    expect(await page.evaluate(() => (window as any).vadTest.registry)).toMatchObject({ created: 4, terminated: 4 });
+  });
+
+  test("invalid options throw ConfigError naming the option", async ({ page }) => {
+    const cases = await page.evaluate(() =>
+      [
+        {},
+        { assetsPath: "/dist/", model: "v7" },
+        { assetsPath: "/dist/", positiveSpeechThreshold: 1.5 },
+        { assetsPath: "/dist/", positiveSpeechThreshold: 0.3, negativeSpeechThreshold: 0.5 },
+        { assetsPath: "/dist/", redemptionMs: -1 },
+      ].map((o) => (window as any).vadTest.configError(o)),
+    );
+    expect(cases.map((c: any) => c.name)).toEqual(Array(5).fill("ConfigError"));
+    expect(cases[0].message).toContain("assetsPath");
+    expect(cases[1].message).toContain("model");
+    expect(cases[2].message).toContain("positiveSpeechThreshold");
+    expect(cases[3].message).toContain("negativeSpeechThreshold");
+    expect(cases[4].message).toContain("redemptionMs");
+  });
+
+  test("frames from another thread reach the worker without the main thread: only speech events arrive", async ({ page }) => {
+    const run = (meter: boolean) =>
+      page.evaluate((m) => (window as any).vadTest.streamFixture("speech-two", { meter: m }), meter) as Promise<{
+        frames: number;
+        events: VadEventRecord[];
+        messages: number;
+      }>;
+    const quiet = await run(false);
+    expect(quiet.frames).toBe(231);
+    // Two utterances: start, real start, end each, and not one message more.
+    expect(quiet.events.map((e) => e.kind)).toEqual([
+      "speechStart", "speechRealStart", "speechEnd", "speechStart", "speechRealStart", "speechEnd",
+    ]);
+    expect(quiet.messages).toBe(6);
+    // With the meter on: probabilities at most every 100 ms of audio (every 4th 32 ms frame).
+    const metered = await run(true);
+    const probabilities = ofKind(metered.events, "probability");
+    expect(probabilities.length).toBe(Math.ceil(231 / 4));
+    expect(probabilities[1].sampleIndex - probabilities[0].sampleIndex).toBe(4 * FRAME);
+    expect(metered.messages).toBe(probabilities.length + 6);
+  });
+});
+
+test("the real capture worklet feeds the worker directly: onset within 2 frames, only speech events on the main thread", async ({ page }) => {
+  await openPage(page);
+  for (const name of ["speech-slt", "speech-rms"]) {
+    const r = await page.evaluate((n) => (window as any).vadTest.captureFixture(n), name);
+    const starts = r.events.filter((e: any) => e.kind === "speechStart");
+    expect(starts, name).toHaveLength(1);
+    // Mapped back to the fixture: frame end (capture resampler delay accounted for) vs the labelled onset.
+    const frameEnd = starts[0].fixtureSampleIndex + FRAME;
+    expect(Math.abs(frameEnd - r.label.utterances[0].onsetSample), `${name} at ${r.contextRate} Hz`).toBeLessThanOrEqual(2 * FRAME);
+    expect(r.events.map((e: any) => e.kind)).toEqual(["speechStart", "speechRealStart", "speechEnd"]);
+    // About 160 frames went worklet → worker; the main thread got the 3 events and nothing else.
+    expect(r.messages).toBe(3);
+  }
+});
+
+test("armed auto-pause posts pause on speech start and resume on the misfire that follows", async ({ page }) => {
+  await openPage(page);
+  const run = (options: object) => page.evaluate((o) => (window as any).vadTest.autoPause("speech-slt", o), options);
+  // minSpeechMs longer than the utterance: it ends as a misfire, so playback resumes.
+  const misfire = await run({ minSpeechMs: 5000 });
+  expect(misfire.events.map((e: any) => e.kind)).toEqual(["speechStart", "misfire"]);
+  expect(misfire.events[0].pausedPlayback).toBe(true);
+  expect(misfire.events[1].resumedPlayback).toBe(true);
+  expect(misfire.commands).toEqual([
+    { kind: "pause", sampleIndex: misfire.events[0].sampleIndex },
+    { kind: "resume", sampleIndex: misfire.events[1].sampleIndex },
+  ]);
+  // A real utterance: pause, and no resume (the session confirms the interruption).
+  const confirmed = await run({});
+  expect(confirmed.events.map((e: any) => e.kind)).toEqual(["speechStart", "speechEnd"]);
+  expect(confirmed.commands).toEqual([{ kind: "pause", sampleIndex: confirmed.events[0].sampleIndex }]);
+  // Disarmed (the bot is not speaking): nothing is posted.
+  const disarmed = await run({ armed: false, minSpeechMs: 5000 });
+  expect(disarmed.events[0].pausedPlayback).toBe(false);
+  expect(disarmed.commands).toEqual([]);
+});
+
+test("50 start/stop cycles leave no worker and no memory growth behind", async ({ page }) => {
+  test.setTimeout(150_000);
+  await openPage(page);
+  const result = await page.evaluate(() => (window as any).vadTest.cycles(50, 5));
+  expect(result.registry.created).toBe(50);
+  expect(result.registry.terminated).toBe(50);
+  expect(result.isolated).toBe(true);
+  // While one ran, the measurement saw its memory; after the last stop, none is left.
+  expect(result.live.vadBytes).toBeGreaterThan(1_000_000);
+  expect(result.end.vadBytes).toBe(0);
+  // The page's own heap does not grow with cycles (45 cycles after warm-up).
+  expect(result.end.bytes - result.warm.bytes).toBeLessThan(1_000_000);
+});

@@ -1,0 +1,113 @@
+// The speech state machine on scripted probabilities: the same rules as
+// vad-web's FrameProcessor, with every event naming the frame that caused it.
+import { describe, expect, it } from "vitest";
+import { SpeechDetector, type SpeechEvent } from "../../src/vad/speech-detector.js";
+import { DEFAULT_SPEECH_OPTIONS, resolveVadOptions } from "../../src/vad/vad-options.js";
+import { ConfigError } from "../../src/errors.js";
+
+const FRAME = 512;
+
+/** Runs probabilities through a detector; frame i holds the value i in every sample. */
+function run(probabilities: number[], options: Partial<typeof DEFAULT_SPEECH_OPTIONS> = {}, keepAudio = true) {
+  const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, ...options, msPerFrame: 32, keepAudio });
+  const events: SpeechEvent[] = [];
+  probabilities.forEach((p, i) => {
+    const frame = new Float32Array(FRAME).fill(i);
+    events.push(...detector.push(frame, p, { sampleIndex: i * FRAME, contextTime: (i * FRAME) / 16000 }));
+  });
+  return { detector, events };
+}
+
+const frames = (n: number, p: number) => Array<number>(n).fill(p);
+const summary = (events: SpeechEvent[]) => events.map((e) => `${e.kind}@${e.at.sampleIndex / FRAME}`);
+
+describe("SpeechDetector", () => {
+  it("starts speech on the first frame at or above positiveSpeechThreshold", () => {
+    const { events } = run([...frames(5, 0.1), 0.29, 0.3, 0.9]);
+    expect(summary(events)).toEqual(["speechStart@6"]);
+    expect(events[0]).toMatchObject({ probability: 0.3, at: { sampleIndex: 6 * FRAME, contextTime: (6 * FRAME) / 16000 } });
+  });
+
+  it("fires speechRealStart on the frame that completes minSpeechMs of speech frames", () => {
+    // 400 ms / 32 ms = 12 frames (floor, as vad-web).
+    const { events } = run([...frames(3, 0), ...frames(20, 0.9)]);
+    expect(summary(events)).toEqual(["speechStart@3", "speechRealStart@14"]);
+  });
+
+  it("ends after redemptionMs of frames below negativeSpeechThreshold, with the padded audio", () => {
+    // 1400 ms / 32 ms = 43 redemption frames; 800 ms / 32 = 25 pad frames.
+    const probabilities = [...frames(30, 0), ...frames(15, 0.9), ...frames(43, 0.1), ...frames(5, 0)];
+    const { events } = run(probabilities);
+    expect(summary(events)).toEqual(["speechStart@30", "speechRealStart@41", "speechEnd@87"]);
+    const end = events[2] as Extract<SpeechEvent, { kind: "speechEnd" }>;
+    expect(end.audioStartIndex).toBe(5 * FRAME);
+    expect(end.audio!.length).toBe((87 - 5 + 1) * FRAME);
+    // The audio is frames 5..87 in order: frame i's samples hold i.
+    expect(end.audio![0]).toBe(5);
+    expect(end.audio![end.audio!.length - 1]).toBe(87);
+    expect(end.audio![(30 - 5) * FRAME]).toBe(30);
+  });
+
+  it("does not count frames between the thresholds toward redemption, and a speech frame resets it", () => {
+    const probabilities = [...frames(2, 0), ...frames(15, 0.9), ...frames(42, 0.1), 0.27, 0.9, ...frames(42, 0.1)];
+    const { events } = run(probabilities);
+    expect(summary(events)).toEqual(["speechStart@2", "speechRealStart@13"]);
+  });
+
+  it("calls speech shorter than minSpeechMs a misfire and gives no audio", () => {
+    const { events } = run([...frames(2, 0), ...frames(5, 0.9), ...frames(43, 0.1)]);
+    expect(summary(events)).toEqual(["speechStart@2", "misfire@49"]);
+  });
+
+  it("starts again after an utterance ends", () => {
+    const utterance = [...frames(15, 0.9), ...frames(43, 0.1)];
+    const { events } = run([0, ...utterance, ...utterance]);
+    expect(summary(events)).toEqual([
+      "speechStart@1", "speechRealStart@12", "speechEnd@58",
+      "speechStart@59", "speechRealStart@70", "speechEnd@116",
+    ]);
+  });
+
+  it("holds no audio without keepAudio, and the pre-speech pad stays bounded", () => {
+    const { events } = run([...frames(1000, 0), ...frames(15, 0.9), ...frames(43, 0)], {}, false);
+    const end = events.at(-1) as Extract<SpeechEvent, { kind: "speechEnd" }>;
+    expect(end.kind).toBe("speechEnd");
+    expect(end.audio).toBeUndefined();
+    expect(end.audioStartIndex).toBe((1000 - 25) * FRAME);
+  });
+
+  it("pause() drops the utterance, or ends it when submitUserSpeechOnPause", () => {
+    const speech = [...frames(2, 0), ...frames(15, 0.9)];
+    const dropped = run(speech);
+    expect(dropped.detector.pause()).toEqual([]);
+    expect(dropped.detector.speaking).toBe(false);
+    const submitted = run(speech, { submitUserSpeechOnPause: true });
+    expect(summary(submitted.detector.pause())).toEqual(["speechEnd@16"]);
+  });
+});
+
+describe("resolveVadOptions", () => {
+  it("fills vad-web's defaults and the v5 model", () => {
+    const o = resolveVadOptions({ assetsPath: "/a/" });
+    expect(o).toMatchObject({ ...DEFAULT_SPEECH_OPTIONS, model: "v5", speechEndAudio: false, meterIntervalMs: 100 });
+  });
+
+  it("keeps given values, ignores undefined ones", () => {
+    const o = resolveVadOptions({ assetsPath: "/a/", model: "legacy", redemptionMs: 500, minSpeechMs: undefined });
+    expect(o.model).toBe("legacy");
+    expect(o.redemptionMs).toBe(500);
+    expect(o.minSpeechMs).toBe(400);
+  });
+
+  it.each([
+    [{}, "assetsPath"],
+    [{ assetsPath: "/a/", model: "v4" }, "model"],
+    [{ assetsPath: "/a/", positiveSpeechThreshold: -0.1 }, "positiveSpeechThreshold"],
+    [{ assetsPath: "/a/", negativeSpeechThreshold: 0.35 }, "negativeSpeechThreshold"],
+    [{ assetsPath: "/a/", minSpeechMs: Number.NaN }, "minSpeechMs"],
+    [{ assetsPath: "/a/", preSpeechPadMs: -5 }, "preSpeechPadMs"],
+  ])("rejects %j with a ConfigError naming %s", (options, name) => {
+    expect(() => resolveVadOptions(options as never)).toThrow(ConfigError);
+    expect(() => resolveVadOptions(options as never)).toThrow(name);
+  });
+});
