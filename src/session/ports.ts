@@ -26,14 +26,14 @@ export interface PlayerPort {
   on(name: "ended", fn: (e: { generation: number }) => void): () => void;
 }
 
-/** Voice activity, as the session hears it. Times are `performance.now()` ms on the main thread. */
+/** Voice activity, as the session hears it. `contextTime`: the AudioContext time of the frame that decided it. */
 export interface VadPort {
   /** Arms (true while the bot speaks) the worker's direct pause of playback on speech start. */
   setAutoPause(armed: boolean): void;
-  on(name: "speechStart", fn: (e: { pausedPlayback: boolean; sampleIndex: number }) => void): () => void;
-  on(name: "speechRealStart", fn: (e: { sampleIndex: number }) => void): () => void;
-  on(name: "speechEnd", fn: (e: { sampleIndex: number }) => void): () => void;
-  on(name: "misfire", fn: (e: { resumedPlayback: boolean; sampleIndex: number }) => void): () => void;
+  on(name: "speechStart", fn: (e: { pausedPlayback: boolean; contextTime: number }) => void): () => void;
+  on(name: "speechRealStart", fn: (e: { contextTime: number }) => void): () => void;
+  on(name: "speechEnd", fn: (e: { contextTime: number }) => void): () => void;
+  on(name: "misfire", fn: (e: { resumedPlayback: boolean; contextTime: number }) => void): () => void;
   /** Only once the meter is on: the latest speech probability. */
   on(name: "probability", fn: (e: { probability: number }) => void): () => void;
   /** Turns the probability stream on or off (off by default). */

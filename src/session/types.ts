@@ -105,6 +105,8 @@ export type VadEvent =
       kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire";
       /** True when the VAD worker paused or resumed playback itself, with no main-thread hop. */
       direct: boolean;
+      /** AudioContext time (s) at the end of the audio frame that decided it. */
+      contextTime: number;
     }
   | {
       /** Only with `meter: true`, about every 100 ms: for a level meter in the UI. */

@@ -95,8 +95,12 @@ export class VoiceSession {
   #userWords: string[] = [];
   #vadSpeaking = false;
   #endingUserTurn = false;
-  /** A barge-in that paused playback and waits for confirmation or a misfire. */
-  #bargeIn: { startedAt: number } | undefined;
+  /**
+   * A barge-in that paused playback and waits for confirmation or a misfire.
+   * `words`: how many user words there were before it, so that words the STT
+   * found in a misfire (a cough, a bump) do not become a turn.
+   */
+  #bargeIn: { startedAt: number; words: number } | undefined;
   #stopping: Promise<void> | undefined;
   #meterTimer: ReturnType<typeof setInterval> | undefined;
   /** Resolved when #runStt has handled a marker, i.e. every word before it. */
@@ -207,13 +211,13 @@ export class VoiceSession {
 
   #wire({ player, vad, capture }: SessionComponents): void {
     this.#unsubscribe.push(
-      vad.on("speechStart", (e) => this.#onSpeechStart(e.pausedPlayback)),
-      vad.on("speechRealStart", () => {
-        this.#events.emit("vad", { kind: "speechRealStart", direct: false });
+      vad.on("speechStart", (e) => this.#onSpeechStart(e.pausedPlayback, e.contextTime)),
+      vad.on("speechRealStart", (e) => {
+        this.#events.emit("vad", { kind: "speechRealStart", direct: false, contextTime: e.contextTime });
         if (this.#bargeIn) this.#confirmBargeIn("speech");
       }),
-      vad.on("misfire", (e) => this.#onMisfire(e.resumedPlayback)),
-      vad.on("speechEnd", () => this.#onSpeechEnd()),
+      vad.on("misfire", (e) => this.#onMisfire(e.resumedPlayback, e.contextTime)),
+      vad.on("speechEnd", (e) => this.#onSpeechEnd(e.contextTime)),
       player.on("started", (e) => this.#onPlaybackStarted(e.generation, e.at)),
       player.on("ended", (e) => this.#onPlaybackEnded(e.generation)),
       capture.on("frame", (e) => this.#sendAudio(e.pcm)),
@@ -310,25 +314,26 @@ export class VoiceSession {
     if (this.#bargeIn && (this.#options.bargeIn?.confirmByWords ?? true)) this.#confirmBargeIn("words");
   }
 
-  #onSpeechStart(pausedPlayback: boolean): void {
+  #onSpeechStart(pausedPlayback: boolean, contextTime: number): void {
     this.#vadSpeaking = true;
-    this.#events.emit("vad", { kind: "speechStart", direct: pausedPlayback });
+    this.#events.emit("vad", { kind: "speechStart", direct: pausedPlayback, contextTime });
     const botHasFloor = this.#state === "bot_speaking" || this.#state === "bot_thinking";
     if (botHasFloor && this.#turn) {
       if (this.#options.bargeIn?.enabled === false) return;
       // Pause now (unless the VAD worker already did); confirm on the VAD's
       // speechRealStart (bargeIn.minSpeechMs of speech frames) or an STT word.
       if (!pausedPlayback) this.#components!.player.pause();
-      this.#bargeIn = { startedAt: performance.now() };
+      this.#bargeIn = { startedAt: performance.now(), words: this.#userWords.length };
     } else if (this.#state === "listening") {
       this.#setState("user_speaking");
     }
   }
 
-  #onMisfire(resumedPlayback: boolean): void {
+  #onMisfire(resumedPlayback: boolean, contextTime: number): void {
     this.#vadSpeaking = false;
-    this.#events.emit("vad", { kind: "misfire", direct: resumedPlayback });
+    this.#events.emit("vad", { kind: "misfire", direct: resumedPlayback, contextTime });
     if (this.#bargeIn) {
+      this.#userWords.length = this.#bargeIn.words;
       this.#cancelBargeIn();
       if (!resumedPlayback) this.#components!.player.resume();
     } else if (this.#state === "user_speaking" && this.#userWords.length === 0) {
@@ -336,9 +341,9 @@ export class VoiceSession {
     }
   }
 
-  #onSpeechEnd(): void {
+  #onSpeechEnd(contextTime: number): void {
     this.#vadSpeaking = false;
-    this.#events.emit("vad", { kind: "speechEnd", direct: false });
+    this.#events.emit("vad", { kind: "speechEnd", direct: false, contextTime });
     if (this.#bargeIn) this.#confirmBargeIn("speech");
     if (this.#state === "user_speaking") void this.#endUserTurn();
   }

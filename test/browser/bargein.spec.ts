@@ -5,8 +5,12 @@
  */
 import { expect, test } from "@playwright/test";
 
-/** Onset of the user's speech → output silent, in ms. Generous for a shared 2-core machine; the bench measures it. */
-const SILENCE_BOUND_MS = 250;
+/**
+ * Onset of the user's speech (its envelope) → output silent, in ms. It covers
+ * a Silero frame or two (32 ms each), the MediaStream hop, the 5 ms fade, and
+ * slack for this shared 2-core machine; `npm run bench -- bargein` measures it.
+ */
+const SILENCE_BOUND_MS = 150;
 
 test("talking over the bot silences it within the bound, plays nothing stale, cancels LLM and TTS, and keeps the heard words", async ({ page, request }) => {
   await page.goto("/test/browser/pages/session/session.html");
@@ -20,7 +24,7 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
     await until(() => t.session.state === "bot_speaking", 30000);
     await new Promise((res) => setTimeout(res, 900));
     const fullReply = t.session.history[1].text;
-    const second = await t.say("stop-please");
+    const second = await t.say("help-me");
     await until(() => t.log.interruptions.length === 1, 10000);
     const interruption = t.log.interruptions[0];
     const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate;
@@ -35,8 +39,9 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
       outputLatency: t.context.outputLatency || t.context.baseLatency || 0,
       startFrame: rec.startFrame,
       gaps: rec.gaps,
+      missed: rec.missed,
       samples: Array.from(rec.samples as Float32Array),
-      onset: second.startedAt + second.meta.onsetSamples / second.meta.sampleRate,
+      onset: second.onset,
       speechEnd,
       interruption,
       history,
@@ -47,20 +52,30 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
   });
   const { samples, sampleRate } = r;
   const index = (t: number) => Math.round(t * sampleRate) - r.startFrame;
-  // Quanta the render thread skipped leave zeros at their place; there should be few.
-  expect(r.gaps).toBeLessThan(5);
-  // Last audible bot sample after the onset, before the user's turn could get a reply.
+  // Quanta the render thread skipped (a loaded machine) stay zero in the recording: they prove nothing either way.
+  const skipped = new Set<number>(r.missed.map((q: number) => Math.floor(q / 128)));
+  const known = (i: number) => !skipped.has(Math.floor(i / 128));
+  // Where the output goes silent after the onset: the start of the first 10 ms with nothing above -80 dBFS.
   const onsetAt = index(r.onset);
   const quietUntil = index(r.speechEnd + 0.3);
-  let lastLoud = -1;
-  for (let i = onsetAt; i < quietUntil; i++) if (Math.abs(samples[i]) > 1e-3) lastLoud = i;
-  const silentAfterMs = ((lastLoud - onsetAt) / sampleRate) * 1000;
+  const run = Math.round(sampleRate * 0.01);
+  let silentAt = -1;
+  for (let i = onsetAt, quiet = 0; i < quietUntil; i++) {
+    quiet = known(i) && Math.abs(samples[i]) < 1e-4 ? quiet + 1 : 0;
+    if (quiet === run) {
+      silentAt = i - run + 1;
+      break;
+    }
+  }
+  expect(silentAt, "the output never went silent").toBeGreaterThan(0);
+  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
   console.log(`barge-in: output silent ${silentAfterMs.toFixed(1)} ms after the onset`);
-  expect(lastLoud, "the bot was still audible at the onset").toBeGreaterThan(onsetAt - sampleRate * 0.05);
+  expect(Math.max(...samples.slice(onsetAt - Math.round(sampleRate * 0.05), onsetAt).map(Math.abs)), "the bot was audible at the onset").toBeGreaterThan(0.01);
   expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
-  // Nothing of the cancelled turn after the fence: silence all the way to the end of the user's speech.
-  const stale = samples.slice(lastLoud + 1, quietUntil).filter((x) => Math.abs(x) > 1e-4).length;
+  // Nothing of the cancelled turn after that: silence all the way past the end of the user's speech.
+  const stale = samples.slice(silentAt, quietUntil).filter((x) => Math.abs(x) >= 1e-4).length;
   expect(stale).toBe(0);
+  const lastLoud = silentAt - 1;
 
   // History keeps exactly the heard words: a prefix of the reply; the rest is unheard; nothing lost.
   const reply = r.history[1];
@@ -90,7 +105,9 @@ test("a burst shorter than minSpeechMs during bot speech pauses and resumes play
   const before = await (await request.get("/__stats")).json();
   const r = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;
-    const t = await makeSession({ llm: "sse", sessionOptions: { bargeIn: { minSpeechMs: 300 } } });
+    // A burst of 150 ms: the STT may well find a "word" in it, so confirmation by
+    // words is off here; it is covered by the unit tests.
+    const t = await makeSession({ llm: "sse", sessionOptions: { bargeIn: { minSpeechMs: 300, confirmByWords: false } } });
     await t.session.start();
     await t.say("weather-question");
     await until(() => t.session.state === "bot_speaking", 30000);
@@ -107,6 +124,8 @@ test("a burst shorter than minSpeechMs during bot speech pauses and resumes play
   expect(r.log.errors).toEqual([]);
   expect(r.history[1].interrupted).toBe(false);
   expect(r.history[1].unheardText).toBe("");
+  // Whatever the STT heard in the burst did not become a user turn.
+  expect(r.history.filter((m: any) => m.role === "user")).toHaveLength(1);
   const after = await (await request.get("/__stats")).json();
   // The TTS finished on its own: completed, not closed early by the client.
   expect(after.tts.completed - before.tts.completed).toBe(1);

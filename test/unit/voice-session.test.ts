@@ -66,7 +66,7 @@ class VirtualVad implements VadPort {
     return this.events.on(name, fn);
   }
   emit(name: string, e: object = {}) {
-    this.events.emit(name, { sampleIndex: 0, pausedPlayback: false, resumedPlayback: false, ...e });
+    this.events.emit(name, { contextTime: 0, pausedPlayback: false, resumedPlayback: false, ...e });
   }
 }
 

@@ -49,7 +49,8 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     const startedAt = context.currentTime + 128 / context.sampleRate;
     source.start(startedAt, offset, duration);
     const meta = await (await fetch(`/test/fixtures/speech/${name}.json`)).json();
-    return { startedAt, duration: duration ?? source.buffer.duration - offset, meta };
+    const onset = startedAt + Math.max(0, envelopeOnsetSeconds(source.buffer) - offset);
+    return { startedAt, onset, duration: duration ?? source.buffer.duration - offset, meta };
   }
   function recording() {
     return new Promise((resolve) => {
@@ -58,6 +59,23 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     });
   }
   return { session, context, log, say, recording };
+}
+
+/**
+ * Where speech starts, in seconds: the first 5 ms window whose RMS is within
+ * -20 dB of the loudest window (the same labelling as test/fixtures/vad).
+ */
+export function envelopeOnsetSeconds(buffer) {
+  const data = buffer.getChannelData(0);
+  const window = Math.round(buffer.sampleRate * 0.005);
+  const rms = [];
+  for (let i = 0; i + window <= data.length; i += window) {
+    let sum = 0;
+    for (let j = i; j < i + window; j++) sum += data[j] * data[j];
+    rms.push(Math.sqrt(sum / window));
+  }
+  const threshold = 0.1 * Math.max(...rms);
+  return (rms.findIndex((v) => v >= threshold) * window) / buffer.sampleRate;
 }
 
 export function until(cond, ms = 30000) {

@@ -9,16 +9,21 @@ class TimelineRecorder extends AudioWorkletProcessor {
     this.firstFrame = -1;
     this.end = 0;
     this.missedQuanta = 0;
+    /** Sample index of each quantum the render thread skipped (its samples stay 0). */
+    this.missed = [];
     this.port.onmessage = (e) => {
       if (e.data.kind === "snapshot") {
-        this.port.postMessage({ kind: "snapshot", startFrame: this.firstFrame, gaps: this.missedQuanta, samples: this.samples.slice(0, this.end) });
+        this.port.postMessage({ kind: "snapshot", startFrame: this.firstFrame, gaps: this.missedQuanta, missed: this.missed, samples: this.samples.slice(0, this.end) });
       }
     };
   }
   process(inputs) {
     if (this.firstFrame < 0) this.firstFrame = currentFrame;
     const at = currentFrame - this.firstFrame;
-    if (at !== this.end) this.missedQuanta += Math.max(0, (at - this.end) / 128);
+    for (let q = this.end; q < at; q += 128) {
+      this.missedQuanta++;
+      if (this.missed.length < 10000) this.missed.push(q);
+    }
     const channel = inputs[0][0];
     if (channel && at + 128 <= this.samples.length) this.samples.set(channel, at);
     this.end = Math.min(this.samples.length, at + 128);
