@@ -1,8 +1,8 @@
 // `npm run build`: rollup bundles, then tsc emits the .d.ts files.
 import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
 
-rmSync("dist", { recursive: true, force: true });
+// dist/ is overwritten in place, not deleted first: pages being served from it
+// (a running demo, another test run) keep working while it rebuilds.
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: "inherit" });
 run(process.execPath, ["node_modules/rollup/dist/bin/rollup", "-c", "--silent"]);
 run(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"]);
