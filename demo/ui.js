@@ -110,7 +110,8 @@ export function runDemo(Bargein, { assetsPath }) {
 
   function makeSession() {
     const ws = location.origin.replace(/^http/, "ws");
-    const stt = Bargein.kyutaiStt({ urls: [`${ws}/api/asr-streaming`], token: fetchToken });
+    // The reference STT loads a pocketsphinx decoder when its pool is empty (~0.5 s): allow it more than the 0.5 s default.
+    const stt = Bargein.kyutaiStt({ urls: [`${ws}/api/asr-streaming`], token: fetchToken, startupTimeoutMs: 2000 });
     const tts = Bargein.kyutaiTts({ urls: [`${ws}/api/tts_streaming`], voice: "slt", token: fetchToken });
     const llm =
       ui.transport.value === "ws"
