@@ -454,6 +454,8 @@ export class VoiceSession {
     try {
       const messages = this.#history.toChat(this.#options.instructions);
       for await (const delta of this.#llm.stream(messages, signal)) {
+        // Interrupted: history already holds only the heard words; later deltas are not the user's to see.
+        if (turn.cancelled) return;
         if (turn.metrics.speechEndToFirstTokenMs === undefined) {
           turn.metrics.speechEndToFirstTokenMs = performance.now() - turn.speechEndAt;
         }
@@ -473,7 +475,7 @@ export class VoiceSession {
       speak(chunker.flush());
       if (!turn.cancelled) tts?.end();
     } finally {
-      turn.message.text = turn.message.text.trim();
+      if (!turn.cancelled) turn.message.text = turn.message.text.trim();
       turn.llmDone = true;
       this.#maybeFinish(turn);
     }

@@ -184,6 +184,41 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await session.stop();
   });
 
+  test("deltas that arrive after an interruption never reach history or the transcript", async () => {
+    const t = setup();
+    // An LLM whose stream delivers a few more deltas after the abort (a server slow to stop).
+    let release!: () => void;
+    const late = new Promise<void>((r) => (release = r));
+    const llm = {
+      name: "late-llm",
+      async *stream() {
+        yield "one two three four";
+        await late;
+        yield " five six";
+        yield " seven";
+      },
+    };
+    const session = new VoiceSession(
+      { stt: t.stt.provider, llm, tts: t.tts.provider },
+      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
+    );
+    await session.start();
+    const assistantTexts: string[] = [];
+    t.vad.emit("speechStart");
+    t.stt.word("hi");
+    t.vad.emit("speechEnd");
+    await until(() => session.state === "bot_speaking");
+    t.player.rendered = 0.4; // 0.3 s heard: "one" only
+    const interrupted = session.interrupt();
+    session.on("transcript", (e) => e.role === "assistant" && assistantTexts.push(e.text));
+    release();
+    await interrupted;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(session.history[1]).toMatchObject({ text: "one", interrupted: true, unheardText: "two three four" });
+    expect(assistantTexts).toEqual([]);
+    await session.stop();
+  });
+
   test("a misfire pauses and resumes playback, and nothing is cancelled", async () => {
     const t = setup({ minSpeechMs: 200 });
     await t.session.start();
