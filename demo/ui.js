@@ -10,9 +10,44 @@ async function fetchToken() {
   return token;
 }
 
+/** The demo's markup, shared by both pages (static: no user data goes through innerHTML). */
+const MARKUP = `
+<section class="controls">
+  <button data-testid="start" id="start">Start</button>
+  <button data-testid="stop" id="stop" disabled>Stop</button>
+  <button data-testid="interrupt" id="interrupt" disabled title="Stop the bot's reply now">Interrupt</button>
+  <label>LLM transport
+    <select id="llm-transport" data-testid="llm-transport">
+      <option value="sse">OpenAI-compatible (SSE)</option>
+      <option value="ws">WebSocket (Responses events)</option>
+    </select>
+  </label>
+  <span class="state" data-testid="state" id="state">idle</span>
+</section>
+<section class="meters">
+  <div class="meter"><span>mic</span><div class="bar"><div id="mic-level" data-testid="mic-level"></div></div></div>
+  <div class="meter"><span>voice</span><div class="bar"><div id="vad-level" data-testid="vad-level"></div></div></div>
+  <div class="meter"><span>uplink</span><div class="bar"><div id="uplink-level" data-testid="uplink-level"></div></div><span id="uplink-text" data-testid="uplink-text"></span></div>
+</section>
+<section class="conversation">
+  <h2>Conversation</h2>
+  <ol id="transcript" data-testid="transcript"></ol>
+  <p class="partial" id="partial" data-testid="partial"></p>
+</section>
+<section class="timeline">
+  <h2>Latency per turn <small>(ms from the end of your speech)</small></h2>
+  <svg id="timeline" data-testid="timeline" width="100%" height="0" role="img" aria-label="latency per turn"></svg>
+</section>
+<section class="log">
+  <h2>Events</h2>
+  <ol id="events" data-testid="events"></ol>
+</section>
+  
+`;
+
 export function runDemo(Bargein, { assetsPath }) {
   const app = document.getElementById("app");
-  app.append(document.getElementById("demo-template").content.cloneNode(true));
+  app.innerHTML = MARKUP;
   const $ = (id) => document.getElementById(id);
   const ui = {
     start: $("start"), stop: $("stop"), interrupt: $("interrupt"), transport: $("llm-transport"),
