@@ -1,8 +1,180 @@
-// Capture processor: placeholder registered so the build has a real entry.
-// The Audio engine issue fills it (resampling to 16 kHz VAD frames and uplink frames).
-class CaptureProcessor extends AudioWorkletProcessor {
-  process(): boolean {
-    return true;
+/**
+ * Capture processor `bargein-capture`: takes the mic at the context's rate,
+ * mixes it to mono, and produces
+ * - 16 kHz frames of 512 samples for the VAD, posted straight to the VAD
+ *   worker's port (ConnectVadMessage) as VadFrameMessages;
+ * - uplink frames at the provider's rate and format (s16 or f32), posted to
+ *   the main thread on the node's port;
+ * - on request only, an RMS level every `meterIntervalMs`.
+ * Both streams go through the windowed-sinc Resampler (anti-aliased), so a
+ * frame's sample i is the input at context frame
+ * `startFrame + i × contextRate / rate − resampler delay`.
+ *
+ * A quantum with no input channel (source not yet flowing) counts as silence,
+ * so the sample indices stay locked to the context's frames.
+ *
+ * Allocation: scratch buffers are allocated up front. A frame is transferred
+ * (never copied), so a fresh frame buffer is allocated each time one is posted,
+ * once per 32 ms (VAD) or per uplink frame, not per quantum; nothing else in
+ * `process()` allocates except the rare level and start messages.
+ */
+import { Resampler } from "../src/audio/resampler.js";
+import type {
+  CaptureProcessorOptions,
+  CaptureToMainMessage,
+  MainToCaptureMessage,
+  UplinkFormat,
+} from "../src/protocol/audio-messages.js";
+import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFrameMessage } from "../src/protocol/frames.js";
+import { ProcessClock } from "./process-clock.js";
+
+const QUANTUM = 128;
+
+/** Collects resampled samples into fixed-size frames and hands each one off. */
+class Framer {
+  readonly resampler: Resampler;
+  readonly #scratch: Float32Array;
+  readonly #format: UplinkFormat;
+  readonly #size: number;
+  #frame: Float32Array | Int16Array;
+  #filled = 0;
+  /** Index, in this stream, of the current frame's first sample. */
+  #frameStart = 0;
+
+  constructor(inputRate: number, outputRate: number, size: number, format: UplinkFormat) {
+    this.resampler = new Resampler(inputRate, outputRate);
+    this.#scratch = new Float32Array(this.resampler.maxOutput(QUANTUM));
+    this.#size = size;
+    this.#format = format;
+    this.#frame = this.#newFrame();
+  }
+
+  /**
+   * Resamples `mono`; calls `emit` for each completed frame, which takes
+   * ownership of it. Returns nothing; allocates only a replacement frame.
+   */
+  push(mono: Float32Array, emit: ((frame: Float32Array | Int16Array, sampleIndex: number) => boolean) | undefined): void {
+    const n = this.resampler.process(mono, 0, mono.length, this.#scratch, 0);
+    for (let i = 0; i < n; i++) {
+      const x = this.#scratch[i];
+      if (this.#format === "s16") {
+        const clamped = x > 1 ? 1 : x < -1 ? -1 : x;
+        this.#frame[this.#filled++] = Math.round(clamped * 32767);
+      } else {
+        this.#frame[this.#filled++] = x;
+      }
+      if (this.#filled === this.#size) {
+        // Only a frame that was handed off (transferred) needs replacing.
+        if (emit?.(this.#frame, this.#frameStart)) this.#frame = this.#newFrame();
+        this.#filled = 0;
+        this.#frameStart += this.#size;
+      }
+    }
+  }
+
+  #newFrame(): Float32Array | Int16Array {
+    return this.#format === "s16" ? new Int16Array(this.#size) : new Float32Array(this.#size);
   }
 }
+
+class CaptureProcessor extends AudioWorkletProcessor {
+  readonly #mono = new Float32Array(QUANTUM);
+  readonly #vad: Framer | undefined;
+  readonly #uplink: Framer | undefined;
+  readonly #meterWindow: number;
+  readonly #clock: ProcessClock | undefined;
+  #vadPort: MessagePort | undefined;
+  #meterOn = false;
+  #meterSum = 0;
+  #meterCount = 0;
+  #startedAt = -1;
+  readonly #emitVad = (frame: Float32Array | Int16Array, sampleIndex: number): boolean => {
+    if (!this.#vadPort) return false;
+    const message: VadFrameMessage = {
+      kind: "vad-frame",
+      frame: frame as Float32Array,
+      sampleIndex,
+      contextTime: currentTime + QUANTUM / sampleRate,
+    };
+    this.#vadPort.postMessage(message, [frame.buffer as ArrayBuffer]);
+    return true;
+  };
+  readonly #emitUplink = (frame: Float32Array | Int16Array, sampleIndex: number): boolean => {
+    this.#post({ kind: "uplink-frame", samples: frame, sampleIndex, contextTime: currentTime + QUANTUM / sampleRate }, [
+      frame.buffer as ArrayBuffer,
+    ]);
+    return true;
+  };
+
+  constructor(options: { processorOptions?: unknown }) {
+    super();
+    const opts = options.processorOptions as CaptureProcessorOptions;
+    if (opts.vad) this.#vad = new Framer(sampleRate, VAD_SAMPLE_RATE, VAD_FRAME_SAMPLES, "f32");
+    if (opts.uplink) {
+      const { sampleRate: rate, frameSamples, format } = opts.uplink;
+      this.#uplink = new Framer(sampleRate, rate, frameSamples, format);
+    }
+    this.#meterWindow = Math.max(QUANTUM, Math.round((opts.meterIntervalMs / 1000) * sampleRate));
+    this.#clock = opts.profile ? new ProcessClock(opts.profileClock) : undefined;
+    this.port.onmessage = (event: MessageEvent<MainToCaptureMessage>) => this.#onMessage(event.data);
+  }
+
+  #onMessage(message: MainToCaptureMessage): void {
+    switch (message.kind) {
+      case "connect-vad":
+        this.#vadPort?.close();
+        this.#vadPort = message.port;
+        break;
+      case "meter":
+        this.#meterOn = message.enabled;
+        this.#meterSum = 0;
+        this.#meterCount = 0;
+        break;
+      case "profile":
+        this.#post({ kind: "profile", micros: this.#clock?.snapshot() ?? new Float32Array(0),
+          meanMicrosByDate: this.#clock?.meanMicrosByDate ?? 0,
+          clock: this.#clock?.name ?? "off",
+        });
+        break;
+    }
+  }
+
+  process(inputs: Float32Array[][]): boolean {
+    const started = this.#clock?.start() ?? 0;
+    if (this.#startedAt < 0) {
+      this.#startedAt = currentFrame;
+      this.#post({ kind: "capture-started", frame: currentFrame, contextTime: currentTime, sampleRate });
+    }
+    const mono = this.#mono;
+    const channels = inputs[0];
+    mono.fill(0);
+    if (channels && channels.length > 0) {
+      const scale = 1 / channels.length;
+      for (let c = 0; c < channels.length; c++) {
+        const data = channels[c];
+        for (let i = 0; i < QUANTUM; i++) mono[i] += data[i] * scale;
+      }
+    }
+    this.#vad?.push(mono, this.#emitVad);
+    this.#uplink?.push(mono, this.#emitUplink);
+    if (this.#meterOn) this.#meter(mono);
+    if (this.#clock) this.#clock.stop(started);
+    return true;
+  }
+
+  #meter(mono: Float32Array): void {
+    for (let i = 0; i < QUANTUM; i++) this.#meterSum += mono[i] * mono[i];
+    this.#meterCount += QUANTUM;
+    if (this.#meterCount >= this.#meterWindow) {
+      this.#post({ kind: "level", rms: Math.sqrt(this.#meterSum / this.#meterCount), contextTime: currentTime });
+      this.#meterSum = 0;
+      this.#meterCount = 0;
+    }
+  }
+
+  #post(message: CaptureToMainMessage, transfer: Transferable[] = []): void {
+    this.port.postMessage(message, transfer);
+  }
+}
+
 registerProcessor("bargein-capture", CaptureProcessor);

@@ -1,8 +1,315 @@
-// Playback processor: placeholder registered so the build has a real entry.
-// The Audio engine issue fills it (ring buffer, flush, pause/resume, generation fence).
+/**
+ * Playback processor `bargein-playback`: renders one ring of mono float32
+ * samples at the context's rate, with flush, pause/resume and a generation
+ * fence.
+ *
+ * Transport, decided once from processorOptions: with `shared`, the ring and
+ * the control block are SharedArrayBuffers written by the Player (and by any
+ * thread it handed them to); without, PCM and commands arrive as messages and
+ * the worklet owns a plain-memory ring with the same control layout.
+ *
+ * Every quantum, in this order: apply a flush request, then a generation
+ * fence, then the pause flag, then render.
+ * - flush: the samples at the read position are rendered under a fade-out
+ *   (≤ fadeSamples ≤ 128, so silence comes within this quantum) and the ring is
+ *   emptied; the pause flag is cleared (nothing is left to resume).
+ * - fence: samples written before the newest generation's start are dropped
+ *   unread, so an old generation's audio is never rendered.
+ * - pause: the next fadeSamples are rendered under a fade-out but NOT
+ *   consumed; on resume the same samples are rendered again under a fade-in and
+ *   consumed. So no sample is lost: the faded-out ones are replayed.
+ *
+ * Allocation: `process()` allocates nothing on the steady path. It posts a
+ * message only on a transition (generation started, underrun, ended, flushed,
+ * space available) and, on the MessagePort path, a status every 8 quanta
+ * while playing, since there is no shared memory for the position.
+ */
+import { RingBuffer } from "../src/audio/ring-buffer.js";
+import {
+  PLAYBACK_CONTROL_SLOTS,
+  PlaybackSlot as S,
+  PlaybackStateCode,
+  type MainToPlaybackMessage,
+  type PlaybackCommand,
+  type PlaybackProcessorOptions,
+  type PlaybackState,
+  type PlaybackToMainMessage,
+} from "../src/protocol/audio-messages.js";
+import { ProcessClock } from "./process-clock.js";
+
+const STATUS_EVERY_QUANTA = 8;
+type Phase = "idle" | "prebuffering" | "playing";
+
+interface PendingChunk {
+  samples: Float32Array;
+  offset: number;
+}
+
 class PlaybackProcessor extends AudioWorkletProcessor {
-  process(): boolean {
+  readonly #ring: RingBuffer;
+  readonly #control: Int32Array;
+  readonly #shared: boolean;
+  readonly #prebuffer: number;
+  readonly #fade: number;
+  readonly #scratch = new Float32Array(128);
+  /** MessagePort path: chunks waiting for room in the ring, oldest first. */
+  readonly #pending: PendingChunk[] = [];
+  readonly #clock: ProcessClock | undefined;
+
+  #phase: Phase = "idle";
+  #paused = false;
+  #fadeInNext = false;
+  #generation: number;
+  #rendered = 0;
+  #started = false;
+  #waited = 0;
+  #lastFlushSeq = 0;
+  #lastCutSeq = 0;
+  #quanta = 0;
+  /** MessagePort path: samples dropped from `pending` by a flush, reported with it. */
+  #dropped = 0;
+
+  constructor(options: { processorOptions?: unknown }) {
+    super();
+    const opts = options.processorOptions as PlaybackProcessorOptions;
+    this.#shared = opts.shared !== undefined;
+    if (opts.shared) {
+      this.#ring = new RingBuffer(opts.shared.ring);
+      this.#control = new Int32Array(opts.shared.control);
+    } else {
+      this.#ring = RingBuffer.create(opts.capacity, false);
+      this.#control = new Int32Array(PLAYBACK_CONTROL_SLOTS);
+      this.#control[S.END_GEN] = -1;
+    }
+    this.#prebuffer = opts.prebufferSamples;
+    this.#fade = Math.max(1, Math.min(128, opts.fadeSamples));
+    this.#generation = Atomics.load(this.#control, S.FENCE_GEN);
+    this.#lastFlushSeq = Atomics.load(this.#control, S.FLUSH_SEQ);
+    this.#lastCutSeq = Atomics.load(this.#control, S.CUT_SEQ);
+    this.#clock = opts.profile ? new ProcessClock(opts.profileClock) : undefined;
+    this.port.onmessage = (event: MessageEvent<MainToPlaybackMessage>) => this.#onMessage(event.data);
+  }
+
+  #onMessage(message: MainToPlaybackMessage): void {
+    switch (message.kind) {
+      case "pause":
+      case "resume":
+      case "flush":
+        this.#command(message);
+        break;
+      case "attach-control":
+        message.port.onmessage = (event: MessageEvent<PlaybackCommand>) => this.#command(event.data);
+        break;
+      case "fence":
+        // Messages arrive in order, so everything already here is older.
+        this.#pending.length = 0;
+        Atomics.store(this.#control, S.FENCE_START, this.#ring.writeCounter | 0);
+        Atomics.store(this.#control, S.FENCE_GEN, message.generation);
+        break;
+      case "pcm":
+        if (message.generation === Atomics.load(this.#control, S.FENCE_GEN)) {
+          this.#pending.push({ samples: message.samples, offset: 0 });
+        }
+        break;
+      case "end":
+        Atomics.store(this.#control, S.END_GEN, message.generation);
+        break;
+      case "profile":
+        this.#post({ kind: "profile", micros: this.#clock?.snapshot() ?? new Float32Array(0),
+          meanMicrosByDate: this.#clock?.meanMicrosByDate ?? 0,
+          clock: this.#clock?.name ?? "off",
+        });
+        break;
+    }
+  }
+
+  /** Commands from the node's port or an attached control port: same effect as the shared flags. */
+  #command(command: PlaybackCommand): void {
+    if (command.kind === "pause") Atomics.store(this.#control, S.PAUSED, 1);
+    else if (command.kind === "resume") Atomics.store(this.#control, S.PAUSED, 0);
+    else if (command.kind === "flush") {
+      if (this.#shared) {
+        Atomics.add(this.#control, S.FLUSH_SEQ, 1);
+      } else {
+        // Messages are handled in order: drop what has arrived so far, keep what follows.
+        this.#dropped += this.#dropPending();
+        Atomics.store(this.#control, S.CUT_AT, this.#ring.writeCounter | 0);
+        Atomics.add(this.#control, S.CUT_SEQ, 1);
+      }
+    }
+  }
+
+  process(_inputs: Float32Array[][], outputs: Float32Array[][]): boolean {
+    const started = this.#clock?.start() ?? 0;
+    const out = outputs[0][0];
+    const quantum = out.length;
+    out.fill(0);
+    if (!this.#shared) this.#drainPending();
+
+    let written = 0;
+    const flushSeq = Atomics.load(this.#control, S.FLUSH_SEQ);
+    const cutSeq = Atomics.load(this.#control, S.CUT_SEQ);
+    if (flushSeq !== this.#lastFlushSeq || cutSeq !== this.#lastCutSeq) {
+      // A whole flush wins over a cut: it drops at least as much.
+      const upTo = flushSeq !== this.#lastFlushSeq ? this.#ring.writeCounter : Atomics.load(this.#control, S.CUT_AT) >>> 0;
+      this.#lastFlushSeq = flushSeq;
+      this.#lastCutSeq = cutSeq;
+      written = this.#flush(out, upTo);
+    }
+    this.#applyFence();
+
+    const wantPaused = Atomics.load(this.#control, S.PAUSED) === 1;
+    if (written === 0 && wantPaused !== this.#paused) {
+      this.#paused = wantPaused;
+      if (this.#phase === "playing") {
+        if (wantPaused) {
+          // Fade out over samples we do not consume: they play again after resume.
+          const n = this.#ring.peek(this.#scratch, 0, this.#fade);
+          for (let i = 0; i < n; i++) out[i] = this.#scratch[i] * (1 - (i + 1) / this.#fade);
+          written = quantum;
+        } else {
+          this.#fadeInNext = true;
+        }
+      }
+    }
+
+    if (written === 0 && !this.#paused) this.#render(out, quantum);
+    this.#publish();
+    if (Atomics.load(this.#control, S.WANT_SPACE) === 1 && this.#ring.availableWrite() >= this.#ring.capacity / 2) {
+      Atomics.store(this.#control, S.WANT_SPACE, 0);
+      this.#post({ kind: "space" });
+    }
+    this.#quanta++;
+    if (!this.#shared && this.#phase === "playing" && this.#quanta % STATUS_EVERY_QUANTA === 0) this.#postStatus();
+    if (this.#clock) this.#clock.stop(started);
     return true;
   }
+
+  /**
+   * Renders the fade-out of what is audible, then drops everything written
+   * before the ring's write counter was `upTo`. Returns samples written.
+   */
+  #flush(out: Float32Array, upTo: number): number {
+    let n = 0;
+    if (this.#phase === "playing" && !this.#paused) {
+      const ahead = (upTo - this.#ring.readCounter) >>> 0; // samples before the cut
+      const before = ahead > this.#ring.availableRead() ? 0 : Math.min(this.#fade, ahead);
+      n = this.#ring.peek(this.#scratch, 0, before);
+      for (let i = 0; i < n; i++) out[i] = this.#scratch[i] * (1 - (i + 1) / this.#fade);
+    }
+    const dropped = this.#ring.skipTo(upTo) + this.#dropped;
+    this.#dropped = 0;
+    Atomics.store(this.#control, S.PAUSED, 0);
+    this.#paused = false;
+    this.#fadeInNext = false;
+    this.#phase = "idle";
+    this.#postStatus(); // first, so the state is current when `flushed` is handled
+    this.#post({ kind: "flushed", generation: this.#generation, frame: currentFrame, dropped });
+    return Math.max(n, 1);
+  }
+
+  #applyFence(): void {
+    const fence = Atomics.load(this.#control, S.FENCE_GEN);
+    if (fence === this.#generation) return;
+    this.#ring.skipTo(Atomics.load(this.#control, S.FENCE_START) >>> 0);
+    this.#generation = fence;
+    this.#rendered = 0;
+    this.#started = false;
+    this.#fadeInNext = false;
+    this.#phase = "idle";
+  }
+
+  #render(out: Float32Array, quantum: number): void {
+    const available = this.#ring.availableRead();
+    const complete = Atomics.load(this.#control, S.END_GEN) === this.#generation;
+    if (this.#phase === "idle") {
+      if (available === 0) return;
+      this.#phase = "prebuffering";
+      this.#waited = 0;
+    }
+    if (this.#phase === "prebuffering") {
+      // Start once the prebuffer is full, once the first samples have waited
+      // as long as the prebuffer lasts, or once the generation is complete.
+      if (available < this.#prebuffer && this.#waited < this.#prebuffer && !complete) {
+        this.#waited += quantum;
+        return;
+      }
+      this.#phase = "playing";
+    }
+    const n = this.#ring.pop(out, 0, quantum);
+    if (this.#fadeInNext) {
+      this.#fadeInNext = false;
+      const ramp = Math.min(n, this.#fade);
+      for (let i = 0; i < ramp; i++) out[i] *= (i + 1) / this.#fade;
+    }
+    if (n > 0 && !this.#started) {
+      this.#started = true;
+      this.#post({ kind: "started", generation: this.#generation, contextTime: currentTime, frame: currentFrame });
+    }
+    this.#rendered = (this.#rendered + n) >>> 0;
+    if (n < quantum) {
+      // Status first, so the main thread's position is current when it handles the event.
+      if (complete || Atomics.load(this.#control, S.END_GEN) === this.#generation) {
+        this.#phase = "idle";
+        this.#postStatus();
+        this.#post({ kind: "ended", generation: this.#generation, samples: this.#rendered, frame: currentFrame + n });
+      } else {
+        this.#phase = "prebuffering";
+        this.#waited = 0;
+        const underruns = Atomics.add(this.#control, S.UNDERRUNS, 1) + 1;
+        this.#postStatus();
+        this.#post({ kind: "underrun", generation: this.#generation, underruns, frame: currentFrame + n });
+      }
+    }
+  }
+
+  /** MessagePort path: moves queued chunks into the ring as room allows. */
+  #drainPending(): void {
+    while (this.#pending.length > 0) {
+      const chunk = this.#pending[0];
+      chunk.offset += this.#ring.push(chunk.samples, chunk.offset, chunk.samples.length - chunk.offset);
+      if (chunk.offset < chunk.samples.length) return;
+      this.#pending.shift();
+    }
+  }
+
+  #dropPending(): number {
+    let dropped = 0;
+    for (const chunk of this.#pending) dropped += chunk.samples.length - chunk.offset;
+    this.#pending.length = 0;
+    return dropped;
+  }
+
+  #publish(): void {
+    const c = this.#control;
+    Atomics.store(c, S.GEN, this.#generation);
+    Atomics.store(c, S.RENDERED, this.#rendered | 0);
+    Atomics.store(c, S.STATE, PlaybackStateCode[this.#state()]);
+  }
+
+  #state(): PlaybackState {
+    if (this.#paused && this.#phase === "playing") return "paused";
+    return this.#phase;
+  }
+
+  /** Publishes the shared counters, then posts the status (MessagePort path's position). */
+  #postStatus(): void {
+    this.#publish();
+    let buffered = this.#ring.availableRead();
+    for (const chunk of this.#pending) buffered += chunk.samples.length - chunk.offset;
+    this.#post({
+      kind: "status",
+      generation: this.#generation,
+      rendered: this.#rendered,
+      underruns: Atomics.load(this.#control, S.UNDERRUNS),
+      state: this.#state(),
+      buffered,
+    });
+  }
+
+  #post(message: PlaybackToMainMessage): void {
+    this.port.postMessage(message);
+  }
 }
+
 registerProcessor("bargein-playback", PlaybackProcessor);

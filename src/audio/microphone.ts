@@ -1,0 +1,312 @@
+/**
+ * Microphone: opens the mic (or takes an injected MediaStream), and runs it
+ * through the `bargein-capture` worklet, which makes 16 kHz VAD frames (sent
+ * straight to a VAD worker's port) and uplink frames (delivered here as
+ * `frame` events). Main thread only; the per-frame VAD path never touches it.
+ */
+import { ConfigError, MicrophoneError, type MicrophoneErrorReason } from "../errors.js";
+import type {
+  CaptureProcessorOptions,
+  CaptureToMainMessage,
+  MainToCaptureMessage,
+  UplinkFormat,
+} from "../protocol/audio-messages.js";
+import { VAD_SAMPLE_RATE } from "../protocol/frames.js";
+import { Emitter } from "../util/emitter.js";
+import type { ProcessProfile } from "./player.js";
+import { Resampler } from "./resampler.js";
+import { assetUrl, ensureRunning, loadWorklet } from "./worklet-loader.js";
+
+/** A MediaStream, or a function that returns one (or a promise of one). */
+export type MicrophoneInput = MediaStream | (() => MediaStream | Promise<MediaStream>);
+
+export interface MicrophoneUplinkOptions {
+  /** The provider's rate, e.g. 24000 (Kyutai) or 16000. */
+  sampleRate: number;
+  /** Sample format on the wire (default "s16"). */
+  format?: UplinkFormat;
+  /** Frame duration in ms (default 20; Kyutai takes 80 = 1920 samples at 24 kHz). */
+  frameMs?: number;
+}
+
+export interface MicrophoneOptions {
+  /** The shared AudioContext, created by the caller at the device's default rate. */
+  context: AudioContext;
+  /** URL folder holding dist/'s capture-worklet.js. */
+  assetsPath: string;
+  /** Known audio instead of the mic (a device the page chose, or a test signal). */
+  input?: MicrophoneInput;
+  /** Extra getUserMedia audio constraints (deviceId, …); the processing flags stay on. */
+  constraints?: MediaTrackConstraints;
+  /** Produce 16 kHz VAD frames (default true). */
+  vad?: boolean;
+  /** Produce uplink frames (`frame` events) at this rate and format. */
+  uplink?: MicrophoneUplinkOptions;
+  /** Level meter window when enabled with `setMeter(true)` (default 50 ms). */
+  meterIntervalMs?: number;
+  /** @internal Measure the worklet's process() time (benchmarks). */
+  profile?: boolean;
+  /** @internal A shared clock for worklets without `performance` (see worklets/process-clock.ts). */
+  profileClock?: SharedArrayBuffer;
+}
+
+export interface MicrophoneFrame {
+  samples: Int16Array | Float32Array;
+  /** Index of the first sample in the uplink-rate stream since start. */
+  sampleIndex: number;
+  contextTime: number;
+}
+
+export interface MicrophoneEvents extends Record<string, unknown> {
+  frame: MicrophoneFrame;
+  level: { rms: number; contextTime: number };
+  /** The capture's sample 0 is context frame `frame`. */
+  started: { frame: number; contextTime: number; sampleRate: number };
+  /** The input track ended (device unplugged, permission revoked). */
+  ended: undefined;
+}
+
+export class Microphone {
+  readonly context: AudioContext;
+  readonly #emitter = new Emitter<MicrophoneEvents>();
+  readonly #options: MicrophoneOptions;
+  readonly #url: string;
+  #stream: MediaStream | undefined;
+  #ownsStream = false;
+  #source: MediaStreamAudioSourceNode | undefined;
+  #node: AudioWorkletNode | undefined;
+  #started: MicrophoneEvents["started"] | undefined;
+
+  constructor(options: MicrophoneOptions) {
+    if (!options?.context) throw new ConfigError("Microphone: `context` (an AudioContext) is required");
+    if (typeof options.assetsPath !== "string") {
+      throw new ConfigError("Microphone: `assetsPath` (the URL folder holding capture-worklet.js) is required");
+    }
+    this.context = options.context;
+    this.#options = options;
+    this.#url = assetUrl(options.assetsPath, "capture-worklet.js");
+  }
+
+  on<K extends keyof MicrophoneEvents & string>(name: K, fn: (payload: MicrophoneEvents[K]) => void): () => void {
+    return this.#emitter.on(name, fn);
+  }
+
+  once<K extends keyof MicrophoneEvents & string>(name: K, signal?: AbortSignal): Promise<MicrophoneEvents[K]> {
+    return this.#emitter.once(name, signal);
+  }
+
+  /** The stream being captured (after start). */
+  get stream(): MediaStream | undefined {
+    return this.#stream;
+  }
+
+  /** The node that feeds the capture worklet (tests tap it to record the raw input). */
+  get source(): AudioNode | undefined {
+    return this.#source;
+  }
+
+  /** Context frame of the capture's sample 0, once the worklet has run. */
+  get startedAt(): MicrophoneEvents["started"] | undefined {
+    return this.#started;
+  }
+
+  /** Delay of the 16 kHz VAD stream behind the input, in seconds (the worklet's resampler's). */
+  get vadDelaySeconds(): number {
+    return (this.#vadDelay ??= new Resampler(this.context.sampleRate, VAD_SAMPLE_RATE).delaySeconds);
+  }
+  #vadDelay: number | undefined;
+
+  /** Delay of the uplink stream behind the input, in seconds (the worklet's resampler's). */
+  get uplinkDelaySeconds(): number | undefined {
+    const uplink = this.#options.uplink;
+    if (!uplink) return undefined;
+    return (this.#uplinkDelay ??= new Resampler(this.context.sampleRate, uplink.sampleRate).delaySeconds);
+  }
+  #uplinkDelay: number | undefined;
+
+  /**
+   * Opens the input and starts capturing. Rejects with MicrophoneError
+   * (`reason` "denied", "not-found", "in-use", "unsupported"), AssetLoadError
+   * (naming the worklet URL) or AudioContextError.
+   */
+  async start(): Promise<void> {
+    if (this.#node) return;
+    await ensureRunning(this.context);
+    await loadWorklet(this.context, this.#url);
+    const stream = await this.#open();
+    try {
+      const options = this.#options;
+      const uplink = options.uplink;
+      const processorOptions: CaptureProcessorOptions = {
+        vad: options.vad ?? true,
+        uplink: uplink && {
+          sampleRate: uplink.sampleRate,
+          format: uplink.format ?? "s16",
+          frameSamples: Math.round((uplink.sampleRate * (uplink.frameMs ?? 20)) / 1000),
+        },
+        meterIntervalMs: options.meterIntervalMs ?? 50,
+        profile: options.profile,
+        profileClock: options.profileClock,
+      };
+      const node = new AudioWorkletNode(this.context, "bargein-capture", {
+        numberOfInputs: 1,
+        numberOfOutputs: 0,
+        processorOptions,
+      });
+      node.port.onmessage = (event: MessageEvent<CaptureToMainMessage>) => this.#onMessage(event.data);
+      const source = this.context.createMediaStreamSource(stream);
+      source.connect(node);
+      for (const track of stream.getAudioTracks()) track.addEventListener("ended", this.#onTrackEnded);
+      this.#node = node;
+      this.#source = source;
+    } catch (err) {
+      this.#release(stream);
+      throw err;
+    }
+  }
+
+  /**
+   * From now on the worklet posts every VAD frame to `port` (whose other end
+   * belongs to the VAD worker). The port is transferred.
+   */
+  connectVad(port: MessagePort): void {
+    this.#post({ kind: "connect-vad", port }, [port]);
+  }
+
+  /** Turns the level meter (`level` events every meterIntervalMs) on or off. */
+  setMeter(enabled: boolean): void {
+    this.#post({ kind: "meter", enabled });
+  }
+
+  /** @internal The worklet's process() durations (µs); needs `profile: true`. */
+  profile(): Promise<ProcessProfile> {
+    const node = this.#requireNode("profile");
+    return new Promise((resolve) => {
+      const onReply = (event: MessageEvent<CaptureToMainMessage>) => {
+        if (event.data.kind !== "profile") return;
+        node.port.removeEventListener("message", onReply);
+        resolve({ micros: event.data.micros, meanMicrosByDate: event.data.meanMicrosByDate, clock: event.data.clock });
+      };
+      node.port.addEventListener("message", onReply);
+      this.#post({ kind: "profile" });
+    });
+  }
+
+  /** Stops capturing: nodes disconnected and, if this opened the device, its tracks stopped. */
+  async stop(): Promise<void> {
+    const node = this.#node;
+    this.#node = undefined;
+    if (node) {
+      node.port.onmessage = null;
+      node.port.close();
+      node.disconnect();
+    }
+    this.#source?.disconnect();
+    this.#source = undefined;
+    if (this.#stream) this.#release(this.#stream);
+  }
+
+  async #open(): Promise<MediaStream> {
+    const input = this.#options.input;
+    if (input) {
+      const stream = typeof input === "function" ? await input() : input;
+      if (!stream || stream.getAudioTracks().length === 0) {
+        throw new MicrophoneError("Microphone: `input` gave no MediaStream with an audio track", { reason: "not-found" });
+      }
+      this.#stream = stream;
+      this.#ownsStream = false;
+      return stream;
+    }
+    const media = globalThis.navigator?.mediaDevices;
+    if (!media?.getUserMedia) {
+      throw new MicrophoneError(
+        "This page cannot use the microphone (navigator.mediaDevices is missing): serve it over https or from localhost",
+        { reason: "unsupported" },
+      );
+    }
+    let stream: MediaStream;
+    try {
+      stream = await media.getUserMedia({
+        audio: {
+          ...this.#options.constraints,
+          echoCancellation: true,
+          noiseSuppression: true,
+          autoGainControl: true,
+        },
+      });
+    } catch (cause) {
+      throw microphoneError(cause);
+    }
+    await preferFullEchoCancellation(stream);
+    this.#stream = stream;
+    this.#ownsStream = true;
+    return stream;
+  }
+
+  #release(stream: MediaStream): void {
+    for (const track of stream.getAudioTracks()) {
+      track.removeEventListener("ended", this.#onTrackEnded);
+      if (this.#ownsStream) track.stop();
+    }
+    this.#stream = undefined;
+  }
+
+  readonly #onTrackEnded = () => this.#emitter.emit("ended", undefined);
+
+  #onMessage(message: CaptureToMainMessage): void {
+    switch (message.kind) {
+      case "capture-started":
+        this.#started = { frame: message.frame, contextTime: message.contextTime, sampleRate: message.sampleRate };
+        this.#emitter.emit("started", this.#started);
+        break;
+      case "uplink-frame":
+        this.#emitter.emit("frame", {
+          samples: message.samples,
+          sampleIndex: message.sampleIndex,
+          contextTime: message.contextTime,
+        });
+        break;
+      case "level":
+        this.#emitter.emit("level", { rms: message.rms, contextTime: message.contextTime });
+        break;
+    }
+  }
+
+  #post(message: MainToCaptureMessage, transfer: Transferable[] = []): void {
+    this.#requireNode(message.kind).port.postMessage(message, transfer);
+  }
+
+  #requireNode(method: string): AudioWorkletNode {
+    if (!this.#node) throw new ConfigError(`Microphone (${method}): call and await microphone.start() first`);
+    return this.#node;
+  }
+}
+
+/**
+ * Where the browser offers it, asks for echo cancellation of all system audio
+ * (`echoCancellation: "all"`), not only of this page's own output.
+ */
+async function preferFullEchoCancellation(stream: MediaStream): Promise<void> {
+  const track = stream.getAudioTracks()[0];
+  const offered = (track?.getCapabilities?.() as { echoCancellation?: unknown } | undefined)?.echoCancellation;
+  if (!Array.isArray(offered) || !offered.includes("all")) return;
+  try {
+    await track.applyConstraints({ echoCancellation: "all" } as unknown as MediaTrackConstraints);
+  } catch {
+    // The browser listed "all" but refused it: plain echo cancellation stays on.
+  }
+}
+
+function microphoneError(cause: unknown): MicrophoneError {
+  const name = (cause as { name?: string } | undefined)?.name;
+  const table: Record<string, [MicrophoneErrorReason, string]> = {
+    NotAllowedError: ["denied", "Microphone access was denied: allow it in the browser's site settings, then try again"],
+    SecurityError: ["denied", "Microphone access is blocked on this page: serve it over https and allow the microphone"],
+    NotFoundError: ["not-found", "No microphone was found: plug one in or choose another input device"],
+    OverconstrainedError: ["not-found", "No microphone matches the requested constraints: choose another device"],
+    NotReadableError: ["in-use", "The microphone could not be opened (another app may hold it): close that app and try again"],
+    AbortError: ["in-use", "The microphone could not be opened: try again or choose another device"],
+  };
+  const [reason, message] = table[name ?? ""] ?? ["unknown", `The microphone could not be opened (${name ?? String(cause)})`];
+  return new MicrophoneError(message, { reason, cause });
+}

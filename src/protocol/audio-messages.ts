@@ -1,0 +1,149 @@
+/**
+ * Messages between the main thread and the two worklets (capture and
+ * playback), discriminated on `kind`, plus the layout of the playback
+ * worklet's shared control block. Types and constants only: the worklets, the
+ * VAD worker and the page all import this file.
+ */
+
+// ---- Playback: shared control block ----
+
+/**
+ * Int32 slots of the playback control block. When the page is
+ * crossOriginIsolated this lives in a SharedArrayBuffer (`Player.controlBuffer`)
+ * that the worklet polls once per render quantum; otherwise the same layout is
+ * a plain array inside the worklet, written by its message handlers.
+ *
+ * Requests (any thread may write them):
+ * - PAUSED: 1 = paused, 0 = playing. `Atomics.store`.
+ * - FLUSH_SEQ: bump with `Atomics.add(…, 1)` to request a flush of everything
+ *   in the ring when the worklet applies it.
+ * Producer (the Player on the main thread):
+ * - CUT_AT / CUT_SEQ: a flush of exactly what was written before the ring's
+ *   write counter was CUT_AT (later writes survive). CUT_AT first, then bump
+ *   CUT_SEQ.
+ * - FENCE_GEN / FENCE_START: the newest generation and the ring's write counter
+ *   where it starts. Written START first, then GEN, so a reader that sees the
+ *   new GEN sees its START.
+ * - END_GEN: the newest generation whose writes are complete (-1: none).
+ * - WANT_SPACE: 1 = the producer has samples waiting for room in the ring.
+ * Worklet (read by the main thread):
+ * - GEN: the generation being rendered; RENDERED: its samples rendered
+ *   (uint32); UNDERRUNS: total underruns; STATE: a PlaybackState code.
+ */
+export const PlaybackSlot = {
+  PAUSED: 0,
+  FLUSH_SEQ: 1,
+  FENCE_GEN: 2,
+  FENCE_START: 3,
+  END_GEN: 4,
+  WANT_SPACE: 5,
+  GEN: 6,
+  RENDERED: 7,
+  UNDERRUNS: 8,
+  STATE: 9,
+  CUT_AT: 10,
+  CUT_SEQ: 11,
+} as const;
+export const PLAYBACK_CONTROL_SLOTS = 12;
+
+export const PlaybackStateCode = {
+  idle: 0,
+  prebuffering: 1,
+  playing: 2,
+  paused: 3,
+} as const;
+export type PlaybackState = keyof typeof PlaybackStateCode;
+
+/** What the control port (`Player.createControlPort()`) accepts from any thread. */
+export type PlaybackCommand = { kind: "pause" } | { kind: "resume" } | { kind: "flush" };
+
+/** `processorOptions` of the `bargein-playback` node. */
+export interface PlaybackProcessorOptions {
+  /** Shared ring and control block (crossOriginIsolated), or absent: PCM arrives as messages. */
+  shared?: { ring: SharedArrayBuffer; control: SharedArrayBuffer };
+  /** Ring capacity in samples when the worklet owns the ring (MessagePort path). */
+  capacity: number;
+  /** Samples to hold before a generation (or playback after an underrun) starts. */
+  prebufferSamples: number;
+  /** Length of the pause/resume/flush ramps, in samples (≤ 5 ms). */
+  fadeSamples: number;
+  /** Measure `process()` time and keep it for a `profile` request. */
+  profile?: boolean;
+  /** A Float64 a worker keeps at its performance.now(), for worklets without `performance`. */
+  profileClock?: SharedArrayBuffer;
+}
+
+/** Main → playback worklet, over the node's port. */
+export type MainToPlaybackMessage =
+  | PlaybackCommand
+  /** MessagePort path only: samples of `generation`, transferred. */
+  | { kind: "pcm"; generation: number; samples: Float32Array }
+  /** MessagePort path only: `generation` is now the newest; older audio is dropped. */
+  | { kind: "fence"; generation: number }
+  /** MessagePort path only: `generation`'s writes are complete. */
+  | { kind: "end"; generation: number }
+  /** Hand the worklet one end of a control channel (PlaybackCommand messages). */
+  | { kind: "attach-control"; port: MessagePort }
+  | { kind: "profile" };
+
+/** Playback worklet → main. Posted on transitions only (and for the MessagePort path, progress). */
+export type PlaybackToMainMessage =
+  /** The first audible sample of `generation` is at `contextTime` (frame `frame`). */
+  | { kind: "started"; generation: number; contextTime: number; frame: number }
+  /** The ring ran dry while `generation` was playing and not complete. */
+  | { kind: "underrun"; generation: number; underruns: number; frame: number }
+  /** `generation` was complete and its last sample has been rendered. */
+  | { kind: "ended"; generation: number; samples: number; frame: number }
+  /** A flush was applied at the start of the quantum at `frame`. */
+  | { kind: "flushed"; generation: number; frame: number; dropped: number }
+  /** Rendering state and counters (MessagePort path: the only way position travels). */
+  | {
+      kind: "status";
+      generation: number;
+      rendered: number;
+      underruns: number;
+      state: PlaybackState;
+      /** Samples in the worklet's ring, and waiting to enter it. */
+      buffered: number;
+    }
+  /** Room in the ring again (the producer asked with WANT_SPACE). */
+  | { kind: "space" }
+  | { kind: "profile"; micros: Float32Array; meanMicrosByDate: number; clock: string };
+
+// ---- Capture ----
+
+export type UplinkFormat = "s16" | "f32";
+
+/** `processorOptions` of the `bargein-capture` node. */
+export interface CaptureProcessorOptions {
+  /** Produce 16 kHz VAD frames (posted once a VAD port is connected). */
+  vad: boolean;
+  /** Uplink frames posted to the main thread, if any. */
+  uplink?: { sampleRate: number; format: UplinkFormat; frameSamples: number };
+  /** Level meter window, in ms. */
+  meterIntervalMs: number;
+  profile?: boolean;
+  profileClock?: SharedArrayBuffer;
+}
+
+/** Main → capture worklet. */
+export type MainToCaptureMessage =
+  | { kind: "connect-vad"; port: MessagePort }
+  | { kind: "meter"; enabled: boolean }
+  | { kind: "profile" };
+
+/** Capture worklet → main, over the node's port. */
+export type CaptureToMainMessage =
+  /** The capture's first quantum: its sample 0 is context frame `frame`. */
+  | { kind: "capture-started"; frame: number; contextTime: number; sampleRate: number }
+  /** One uplink frame, transferred. */
+  | {
+      kind: "uplink-frame";
+      samples: Int16Array | Float32Array;
+      /** Index of the first sample in the uplink-rate stream. */
+      sampleIndex: number;
+      /** Context time at which the frame's last input sample was captured. */
+      contextTime: number;
+    }
+  | { kind: "level"; rms: number; contextTime: number }
+  | { kind: "profile"; micros: Float32Array; meanMicrosByDate: number; clock: string };

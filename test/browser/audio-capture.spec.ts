@@ -1,0 +1,66 @@
+// The capture path in real Chromium: the fake microphone through
+// getUserMedia, and known clicks injected through `input` whose positions in
+// the 16 kHz VAD frames and 24 kHz uplink frames are checked against the
+// resampler's stated delay.
+import { expect, test, type Page } from "@playwright/test";
+
+async function open(page: Page, query = "") {
+  await page.goto(`/test/browser/pages/audio/capture.html${query}`);
+  await page.waitForFunction(() => (window as any).audioReady === true);
+}
+
+const run = (page: Page, scenario: string, args: object = {}) =>
+  page.evaluate(([s, a]) => (window as any).audio[s](a), [scenario, args] as const);
+
+test("the fake microphone gives non-silent 16 kHz VAD frames of 512 samples, uplink frames and levels", async ({ page }) => {
+  await open(page);
+  const r = await run(page, "fakeMicrophone", { ms: 1200 });
+  // ~1.2 s of 32 ms frames, minus start-up.
+  expect(r.frames).toBeGreaterThanOrEqual(25);
+  expect(r.kinds).toEqual(["vad-frame"]);
+  expect(r.lengths).toEqual([512]);
+  expect(r.types).toEqual(["Float32Array"]);
+  expect(r.contiguous).toBe(true);
+  expect(r.loudFrames).toBeGreaterThan(3); // Chromium's fake device beeps
+  expect(r.uplinkLengths).toEqual([320]); // 20 ms at 16 kHz, s16
+  expect(r.uplinkTypes).toEqual(["Int16Array"]);
+  expect(r.uplinkFrames).toBeGreaterThanOrEqual(40);
+  expect(r.levels).toBeGreaterThanOrEqual(15); // one per ~50 ms while the meter is on
+  expect(r.maxLevel).toBeGreaterThan(0.01);
+  expect(r.echoCancellation).toBe(true);
+  expect(r.noiseSuppression).toBe(true);
+  expect(r.autoGainControl).toBe(true);
+  expect(r.trackStates).toEqual(["ended"]); // stop() released the device
+  expect(await page.evaluate(() => (window as any).cspViolations)).toEqual([]);
+});
+
+for (const query of ["", "?isolated=0"]) {
+  test(`injected clicks land in the VAD and uplink frames at the resampler's stated delay${query}`, async ({ page }) => {
+    await open(page, query);
+    const r = await run(page, "injectedClicks", { clicks: 4 });
+    expect(r.uplinkLengths).toEqual([1920]); // 80 ms at 24 kHz, the Kyutai frame
+    expect(r.vad.delaySeconds).toBeGreaterThan(0);
+    for (const stream of [r.vad, r.uplink]) {
+      expect(stream.peaks).toHaveLength(4);
+      for (let i = 0; i < 4; i++) {
+        // A click between two output samples peaks at the nearer one.
+        expect(Math.abs(stream.peaks[i] - stream.expected[i])).toBeLessThanOrEqual(1);
+      }
+    }
+  });
+}
+
+test("a missing capture worklet fails with an AssetLoadError naming the URL", async ({ page }) => {
+  await open(page);
+  const r = await run(page, "missingWorklet");
+  expect(r.name).toBe("AssetLoadError");
+  expect(r.url).toMatch(/\/nowhere\/capture-worklet\.js$/);
+  expect(r.message).toContain(r.url);
+});
+
+test("a context that cannot run fails with an AudioContextError that says what to do", async ({ page }) => {
+  await open(page);
+  const r = await run(page, "closedContext");
+  expect(r.name).toBe("AudioContextError");
+  expect(r.message).toMatch(/closed.*new AudioContext/);
+});

@@ -1,0 +1,22 @@
+// A refused microphone. This file launches Chromium without
+// --use-fake-ui-for-media-stream, so the permission prompt has no one to
+// accept it and getUserMedia rejects with NotAllowedError.
+import { expect, test } from "@playwright/test";
+// @ts-ignore: a plain ESM module shared with the benchmarks
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+
+test.use({
+  launchOptions: {
+    executablePath: CHROMIUM_PATH,
+    args: (CHROMIUM_ARGS as string[]).filter((a) => a !== "--use-fake-ui-for-media-stream"),
+  },
+});
+
+test("a refused microphone rejects with MicrophoneError reason 'denied' and says what to do", async ({ page }) => {
+  await page.goto("/test/browser/pages/audio/capture.html");
+  await page.waitForFunction(() => (window as any).audioReady === true);
+  const r = await page.evaluate(() => (window as any).audio.deniedMicrophone());
+  expect(r.name).toBe("MicrophoneError");
+  expect(r.reason).toBe("denied");
+  expect(r.message).toMatch(/denied.*allow/i);
+});
