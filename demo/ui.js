@@ -146,7 +146,11 @@ export function runDemo(Bargein, { assetsPath }) {
   function makeSession() {
     const ws = location.origin.replace(/^http/, "ws");
     // The reference STT loads a pocketsphinx decoder when its pool is empty (~0.5 s): allow it more than the 0.5 s default.
-    const stt = Bargein.kyutaiStt({ urls: [`${ws}/api/asr-streaming`], token: fetchToken, startupTimeoutMs: 2000 });
+    // `?stt_query=…` passes the reference backend's fault knobs (demo/README.md) to the STT URL,
+    // e.g. `?stt_query=rate_bps%3D2000` (a slow uplink) to watch the uplink meter and overload events.
+    const sttQuery = new URLSearchParams(location.search).get("stt_query");
+    const sttUrl = `${ws}/api/asr-streaming${sttQuery ? `?${sttQuery}` : ""}`;
+    const stt = Bargein.kyutaiStt({ urls: [sttUrl], token: fetchToken, startupTimeoutMs: 2000 });
     const tts = Bargein.kyutaiTts({ urls: [`${ws}/api/tts_streaming`], voice: "slt", token: fetchToken });
     const llm =
       ui.transport.value === "ws"

@@ -18,6 +18,10 @@ export interface Knobs {
   chunkWords?: number;
   silenceRms?: number;
   endpointMs?: number;
+  /** STT: 0 = read the audio but run no recogniser (load tests). */
+  recognise?: number;
+  /** STT: 1 = never answer a Marker. */
+  ignoreMarkers?: number;
 }
 
 export interface BackendOptions {
@@ -37,7 +41,7 @@ export interface BackendOptions {
 }
 
 export interface BackendStats {
-  stt: { open: number; opened: number; rejected: number; closedByClient: number; dropped: number; words: number; markers: number; bytesIn: number };
+  stt: { open: number; opened: number; rejected: number; closedByClient: number; closedNormally: number; dropped: number; words: number; markers: number; bytesIn: number };
   tts: { open: number; opened: number; rejected: number; closedByClient: number; completed: number; dropped: number; framesSent: number };
   llm: {
     open: number;

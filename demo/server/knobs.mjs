@@ -19,6 +19,8 @@
  * @property {number} [chunkWords]        TTS: synthesise after this many words without punctuation (default 6)
  * @property {number} [silenceRms]        STT: frame RMS under which audio counts as silence (default 0.01)
  * @property {number} [endpointMs]        STT: silence that ends an utterance (default 480)
+ * @property {number} [recognise]         STT: 0 = read and count the audio but run no recogniser (load tests; no decoder per stream)
+ * @property {number} [ignoreMarkers]     STT: 1 = never answer a Marker (a stream whose flush never completes)
  */
 
 /** @type {Record<string, keyof Knobs>} */
@@ -38,6 +40,8 @@ const QUERY_NAMES = {
   chunk_words: "chunkWords",
   silence_rms: "silenceRms",
   endpoint_ms: "endpointMs",
+  recognise: "recognise",
+  ignore_markers: "ignoreMarkers",
 };
 
 /**

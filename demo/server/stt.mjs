@@ -50,8 +50,13 @@ export function createSttService({ stats, pool, install }) {
     stats.add("stt", "opened");
     const session = new SttSession(ws, knobs, stats);
     let closedByServer = false;
-    ws.on("close", () => {
+    // A bad frame or a broken socket ends this stream (ws closes it), never the server. One way
+    // to get here: a rate-limited socket closed with bytes still queued in SocketFaults, whose
+    // remaining raw bytes ws then parses out of order (see limitReadRate).
+    ws.on("error", () => {});
+    ws.on("close", (code) => {
       stats.add("stt", "open", -1);
+      if (code === 1000) stats.add("stt", "closedNormally");
       if (!closedByServer && !session.faults.dropped) stats.add("stt", "closedByClient");
       session.dispose().then((decoder) => decoder && pool?.release(decoder));
     });
@@ -63,6 +68,12 @@ export function createSttService({ stats, pool, install }) {
         session.sendError(`bad message: ${/** @type {Error} */ (err).message}`);
       }
     });
+    if (knobs.recognise === 0) {
+      // Load-test mode: audio is read, counted and stepped through, but no decoder is taken from the pool.
+      await sleep(knobs.delayMs ?? 0);
+      session.start();
+      return;
+    }
     const decoder = await (pool ? pool.acquire() : Promise.resolve(null)).catch((err) => {
       session.sendError(`speech recogniser failed to start: ${err.message}`);
       return null;
@@ -201,6 +212,7 @@ class SttSession {
       }
       while (this.markers.length > 0 && this.markerDue(this.markers[0].at16k)) {
         const marker = /** @type {{ id: unknown }} */ (this.markers.shift());
+        if (this.knobs.ignoreMarkers) continue; // a service that never confirms a flush
         this.stats.add("stt", "markers");
         this.send({ type: "Marker", id: marker.id });
       }
@@ -225,13 +237,14 @@ class SttSession {
   /** @param {Float32Array} frame 16 kHz */
   async processFrame(frame) {
     const decoder = /** @type {import("./pocketsphinx.mjs").Decoder} */ (this.decoder);
+    const recognising = decoder !== null;
     let energy = 0;
     for (let i = 0; i < frame.length; i++) energy += frame[i] * frame[i];
     const silent = Math.sqrt(energy / frame.length) < this.silenceRms;
     this.silentRun = silent ? this.silentRun + 1 : 0;
     const pcm = floatToInt16(frame);
 
-    if (!this.inUtterance && !silent) {
+    if (recognising && !this.inUtterance && !silent) {
       this.inUtterance = true;
       this.utteranceStart = (this.processed16k - this.preroll.reduce((n, p) => n + p.length, 0)) / DECODER_RATE;
       this.recentHypotheses = [];
@@ -248,7 +261,7 @@ class SttSession {
         this.emitStableWords(true);
         this.inUtterance = false;
       }
-    } else {
+    } else if (recognising) {
       this.preroll.push(pcm);
       if (this.preroll.length > PREROLL_FRAMES) this.preroll.shift();
     }

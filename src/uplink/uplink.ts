@@ -19,6 +19,10 @@
  * `observe: true` sends everything at once (as a naive sender would) and only
  * counts `wouldReject`, for a gradual rollout.
  *
+ * Bytes handed to the socket cannot be taken back, so the socket is given at
+ * most a quarter of the budget (or one frame, when it is idle); the rest waits
+ * in the queue, where the age limit and the policy can still act on it.
+ *
  * No promise or task per frame: one queue, one timer while it is non-empty.
  * Pure: no DOM; the sink and the clock are injected.
  */
@@ -89,6 +93,8 @@ const GAP_MARKER_BYTES = 32;
 
 export class Uplink {
   readonly budgetBytes: number;
+  /** The most the socket's own buffer is given; see the header. */
+  readonly #socketHighWater: number;
   readonly #sink: UplinkSink;
   readonly #policy: OverloadPolicy;
   readonly #observe: boolean;
@@ -134,6 +140,7 @@ export class Uplink {
     this.#budgetMs = budgetMs;
     this.#bytesPerSample = options.bytesPerSample;
     this.budgetBytes = Math.round((budgetMs / 1000) * options.sampleRate * options.bytesPerSample);
+    this.#socketHighWater = Math.floor(this.budgetBytes / 4);
     this.#retryMs = options.retryMs ?? 10;
     this.#now = options.now ?? (() => performance.now());
   }
@@ -177,7 +184,6 @@ export class Uplink {
       this.#queue.push({ kind: "audio", pcm, bytes, at: this.#now() });
       this.#queuedBytes += bytes;
       this.#audioFrames++;
-      this.#overloaded = false; // a frame fits again: the episode is over
       this.#drain();
     }
     this.#track();
@@ -195,6 +201,16 @@ export class Uplink {
     }
     this.#queuedBytes = 0;
     this.#audioFrames = 0;
+  }
+
+  /** Queued bytes plus the socket's bufferedAmount, now; cheaper than `metrics` (no sort), for per-frame polling. */
+  get pendingBytes(): number {
+    return this.#pending();
+  }
+
+  /** Audio frames waiting in the queue now; cheaper than `metrics`. */
+  get pendingFrames(): number {
+    return this.#audioFrames;
   }
 
   get metrics(): UplinkMetrics {
@@ -226,35 +242,55 @@ export class Uplink {
     return front && front.kind === "audio" ? this.#now() - front.at : 0;
   }
 
-  /** Sends queued items in order while the socket's buffer has room in the budget. */
+  /** True when the socket may take `bytes` more now: it is idle, or stays under its share. */
+  #socketHasRoom(bytes: number): boolean {
+    const buffered = this.#sink.bufferedAmount;
+    return buffered === 0 || buffered + bytes <= this.#socketHighWater;
+  }
+
+  /** Sends queued items in order while the socket has room (see #socketHasRoom). */
   #drain(): void {
     this.#expire();
     while (this.#queue.length && !this.#ended) {
       const item = this.#queue[0];
       if (item.kind === "gap") {
-        // Held back, like audio, until the socket has room: one marker per episode.
-        if (this.#sink.bufferedAmount + GAP_MARKER_BYTES > this.budgetBytes) break;
+        // Held back until the audio after it can go too: while the socket is
+        // stuck the marker keeps growing, so an episode is one marker, not one per frame.
+        const next = this.#queue[1];
+        if (!next || !this.#socketHasRoom(GAP_MARKER_BYTES + (next.kind === "audio" ? next.bytes : GAP_MARKER_BYTES))) break;
         this.#queue.shift();
         this.#sink.sendGap!(item.samples);
-        this.#m.gapSamples += item.samples;
         continue;
       }
-      if (this.#sink.bufferedAmount + item.bytes > this.budgetBytes) break;
+      if (!this.#socketHasRoom(item.bytes)) break;
       this.#queue.shift();
       this.#queuedBytes -= item.bytes;
       this.#audioFrames--;
       this.#sendAudio(item.pcm, this.#now() - item.at);
     }
+    // The overload episode is over once the backlog (and any gap marker) has
+    // gone out. Not when one frame is admitted or sent: a stalled queue admits
+    // and expires frames, a slow link sends one now and then, and either is one
+    // long episode, not one per frame.
+    if (this.#queue.length === 0) this.#overloaded = false;
   }
 
   /** Queued audio older than the budget is past saving: it counts as a reject. */
   #expire(): void {
     const now = this.#now();
+    const queue = this.#queue;
     for (;;) {
-      const front = this.#queue[0];
+      // Gap markers that meet at the front (an expiry's and an admission reject's) are one gap.
+      while (queue[0]?.kind === "gap" && queue[1]?.kind === "gap") {
+        queue[0].samples += queue[1].samples;
+        queue.splice(1, 1);
+      }
+      // The oldest audio is first, or right behind the gap marker it will join.
+      const at = queue[0]?.kind === "gap" ? 1 : 0;
+      const front = queue[at];
       if (!front || front.kind !== "audio" || now - front.at <= this.#budgetMs) return;
       this.#m.oldestFrameAgeMsMax = Math.max(this.#m.oldestFrameAgeMsMax, now - front.at);
-      this.#queue.shift();
+      queue.splice(at, 1);
       this.#queuedBytes -= front.bytes;
       this.#audioFrames--;
       this.#m.admissionRejects++;
@@ -277,6 +313,8 @@ export class Uplink {
       this.#end();
       return;
     }
+    // Counted when skipped, not when the marker goes out: pushed = sent + gap + unsent + queued audio, always.
+    this.#m.gapSamples += samples;
     const neighbour = atFront ? this.#queue[0] : this.#queue[this.#queue.length - 1];
     if (neighbour?.kind === "gap") neighbour.samples += samples;
     else if (atFront) this.#queue.unshift({ kind: "gap", samples });
@@ -315,7 +353,8 @@ export class Uplink {
 
   /** One timer at most, and only while something waits in the queue. */
   #schedule(): void {
-    if (this.#timer !== undefined || this.#queue.length === 0 || this.#ended || this.#closed) return;
+    // Only queued audio needs the timer (to go out or expire); a lone gap marker waits for the next push.
+    if (this.#timer !== undefined || this.#audioFrames === 0 || this.#ended || this.#closed) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#drain();

@@ -75,13 +75,62 @@ describe("Uplink", () => {
     expect(m.unsentAfterEndSamples).toBe(0);
     // One overload episode, reported once.
     expect(t.overloads).toHaveLength(1);
-    // On the wire the gap comes in order: audio, one gap, then audio again.
+    // On the wire the gap comes in order, between the audio before and after the
+    // stall, and the 10 s stall is not one marker per frame: at most two markers
+    // (the frames that expired in the queue, and those refused at its door while
+    // fresher frames still waited), which sum to the gap.
     const kinds = t.socket.wire.map((w) => ("gap" in w ? "gap" : "audio"));
-    const firstGap = kinds.indexOf("gap");
-    expect(kinds.lastIndexOf("gap")).toBe(firstGap);
-    expect(kinds.slice(firstGap + 1).every((k) => k === "audio")).toBe(true);
+    const gaps = t.socket.wire.filter((w): w is { gap: number } => "gap" in w);
+    expect(gaps.length).toBeGreaterThanOrEqual(1);
+    expect(gaps.length).toBeLessThanOrEqual(2);
+    expect(gaps.reduce((n, g) => n + g.gap, 0)).toBe(m.gapSamples);
+    expect(kinds.slice(0, 50).every((k) => k === "audio")).toBe(true);
+    expect(kinds.slice(kinds.lastIndexOf("gap") + 1).every((k) => k === "audio")).toBe(true);
     const wired = t.socket.wire.reduce((n, w) => n + ("gap" in w ? w.gap : w.audio), 0);
     expect(wired + queued).toBe(m.pushedSamples);
+  });
+
+  test("while the socket is busy, frames wait in the queue (where they can still expire), not in the socket's buffer", () => {
+    const t = run("gap");
+    t.socket.stalled = true;
+    let socketMax = 0;
+    let queuedMax = 0;
+    for (let i = 0; i < 100; i++) {
+      t.push(1);
+      const m = t.uplink.metrics;
+      socketMax = Math.max(socketMax, t.socket.buffered);
+      queuedMax = Math.max(queuedMax, m.pendingFrames);
+      // At every moment, during the stall too (a gap marker not yet sent included):
+      expect(m.sentSamples + m.gapSamples + m.pendingFrames * FRAME).toBe(m.pushedSamples);
+      expect(m.pendingBytes).toBeLessThanOrEqual(m.budgetBytes);
+    }
+    // The socket holds a quarter of the budget (16,000 / 4 bytes); the queue holds the rest.
+    expect(socketMax).toBeLessThanOrEqual(4000);
+    expect(queuedMax).toBeGreaterThanOrEqual(Math.floor(12000 / (FRAME * 2)) - 1);
+    expect(t.uplink.metrics.queueWaitMsP95).toBe(0); // nothing sent since the stall: no wait recorded yet
+    t.socket.stalled = false;
+    t.push(30);
+    // Frames that waited out the stall in the queue went out with their real wait.
+    expect(t.uplink.metrics.queueWaitMsP95).toBeGreaterThan(100);
+    expect(t.uplink.metrics.queueWaitMsP95).toBeLessThanOrEqual(500);
+  });
+
+  test("a link slower than the audio is one overload episode, not one per frame that gets through", () => {
+    const clock = { t: 0 };
+    const socket = new VirtualSocket(clock, 16, 2); // 16 B/ms: half of real time for 16 kHz s16
+    const uplink = new Uplink(socket, { sampleRate: 16000, bytesPerSample: 2, policy: "gap", now: () => clock.t, retryMs: 1e9 });
+    const overloads: unknown[] = [];
+    uplink.on("overload", (e) => overloads.push(e));
+    for (let i = 0; i < 250; i++) {
+      clock.t += 20;
+      uplink.push(new Int16Array(FRAME));
+    }
+    const m = uplink.metrics;
+    // About half the audio gets through, in many small pieces, yet it is one episode.
+    expect(m.sentSamples / m.pushedSamples).toBeGreaterThan(0.4);
+    expect(m.gapSamples).toBeGreaterThan(0);
+    expect(overloads).toHaveLength(1);
+    expect(m.overloads).toBe(1);
   });
 
   test("frames older than the budget expire from the queue: no frame waits longer than 0.5 s", () => {
@@ -139,7 +188,8 @@ describe("Uplink", () => {
     };
     const live = () => pending.size;
     try {
-      const socket = { bufferedAmount: 1e9, sendAudio: () => 0, sendGap: () => {} };
+      // Busy but inside the budget: frames queue (up to the budget), the rest becomes a gap.
+      const socket = { bufferedAmount: 8000, sendAudio: () => 0, sendGap: () => {} };
       const uplink = new Uplink(socket, { sampleRate: 16000, bytesPerSample: 2, policy: "gap", retryMs: 5 });
       let maxLive = 0;
       for (let i = 0; i < 1000; i++) {
@@ -147,6 +197,7 @@ describe("Uplink", () => {
         maxLive = Math.max(maxLive, live());
       }
       expect(maxLive).toBe(1);
+      expect(uplink.metrics.pendingFrames).toBe(Math.floor(8000 / (FRAME * 2)));
       await new Promise((r) => realSetTimeout(r, 20));
       expect(live()).toBe(1); // still retrying the stuck queue
       uplink.close();
