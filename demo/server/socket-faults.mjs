@@ -72,9 +72,19 @@ export class SocketFaults {
     /** @type {NodeJS.Timeout | null} */
     let timer = null;
     const slice = Math.max(256, Math.round(bps / 50));
+    // Once the TCP socket is closed, ws has finished with its parser: bytes still
+    // queued here would reach it out of order ("RSV2 and RSV3 must be clear").
+    let closed = false;
+    raw.once("close", () => {
+      closed = true;
+      queue.length = 0;
+      queued = 0;
+      if (timer) clearTimeout(timer);
+      timer = null;
+    });
     const pump = () => {
       timer = null;
-      while (queue.length > 0 && !this.dropped) {
+      while (queue.length > 0 && !this.dropped && !closed) {
         const now = Date.now();
         if (readyAt > now + 1) {
           timer = setTimeout(pump, readyAt - now);
