@@ -1,0 +1,213 @@
+// `npm run bench -- bargein`: how fast and how cleanly talking over the bot
+// silences it, in Chromium on the real parts (capture and playback worklets,
+// Silero VAD worker) against the reference backend, compared with a
+// server-driven baseline.
+//
+// Each trial talks over the bot at a seeded random moment of its reply: a
+// fixture (help-me or turn-on-lights) is played into the session's `input`
+// so that its speech envelope onset lands `moment` s after the reply's first
+// audio, and the output is recorded in the same AudioContext
+// (bench/pages/session/bargein.js). Per trial, sample-exact in context time:
+// - onsetToSilenceMs: onset → the output goes silent for good (one sample
+//   after the last sample ≥ 1e-4 before the flush settled; skipped render
+//   quanta count as unknown, not silent). For the SDK's own barge-in this is
+//   the VAD-driven pause: `onsetToPauseMs`. onsetToFirstQuietMs is the first
+//   10 ms run below 1e-4 after the onset, which a natural gap in the bot's
+//   speech can end early; both are reported.
+// - onsetToFlushMs: onset → the interruption confirmed and the ring flushed:
+//   AudioContext.currentTime read in the session's `interruption` listener,
+//   which runs right after interrupt() has called player.flush() (the
+//   worklet applies it at its next quantum, at that context time give or take
+//   one audio-callback burst).
+// - staleSamples: samples ≥ 1e-4 from the flush (+20 ms slack) to the next
+//   reply's first audio byte: audio of the cancelled turn after its fence.
+// - heardWordError: |TTS words whose audio fully played before the silence
+//   point (TTS word timestamps, aligned to the recording by the reply's first
+//   loud sample) − words the history kept|. The session's rule differs on
+//   purpose (a word is heard when its midpoint was rendered, less the output
+//   latency), so heardWordErrorSameRule applies that rule to the recording:
+//   it isolates the session's measurement error from the choice of rule.
+// - onsetToVadSpeechStartMs: onset → end of the audio frame on which the VAD
+//   decided speech started (the worker's own context-time stamp), and
+//   directPauses: how many of those pauses the worker sent to the playback
+//   worklet itself, with no main-thread hop.
+// Baseline ("serverDriven"): bargeIn.enabled = false, and the page calls
+// session.interrupt() on the first user word the STT (the backend's
+// pocketsphinx) returns while the bot speaks, as a server-driven stack
+// (Unmute) decides from its STT; measured on the same moments and fixtures.
+// mainThreadLoad: the SDK's barge-in with the page's main thread busy 50 ms
+// in every 60 ms.
+import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { quantile } from "./lib/results.mjs";
+
+const PORT = 8851;
+const SEED = 7;
+const FIXTURES = ["help-me", "turn-on-lights"];
+const MOMENT_S = [0.25, 2.5];
+const RUNS = [
+  { name: "vad-1", mode: "vad", from: 0, to: 25 },
+  { name: "vad-2", mode: "vad", from: 25, to: 50 },
+  { name: "server", mode: "server", from: 0, to: 25 },
+  { name: "vad-load", mode: "vad", load: true, from: 0, to: 20 },
+];
+
+/** mulberry32: a small seeded PRNG, so every run talks over the bot at the same moments. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function plan(n) {
+  const random = prng(SEED);
+  return Array.from({ length: n }, () => ({
+    moment: MOMENT_S[0] + (MOMENT_S[1] - MOMENT_S[0]) * random(),
+    fixture: FIXTURES[random() < 0.5 ? 0 : 1],
+  }));
+}
+
+const round = (v) => (v === null || v === undefined ? v : Math.round(v * 10) / 10);
+const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)), max: round(Math.max(...values)) });
+const round2 = (v) => Math.round(v * 100) / 100;
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+
+function countBy(values) {
+  const out = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
+function summarise(trials) {
+  const ok = trials.filter((t) => !t.failed);
+  const quiet = ok.map((t) => t.onsetToFirstQuietMs).filter((v) => v !== null);
+  return {
+    trials: ok.length,
+    failed: trials.length - ok.length,
+    onsetToSilenceMs: stats(ok.map((t) => t.onsetToSilenceMs)),
+    onsetToFirstQuietMs: stats(quiet),
+    onsetToFlushMs: stats(ok.map((t) => t.onsetToFlushMs)),
+    staleSamples: ok.reduce((a, t) => a + t.staleSamples, 0),
+    trialsWithLeak: ok.filter((t) => t.leakSamples > 0).length,
+    heardWordError: { mean: round2(mean(ok.map((t) => t.heardWordError))), max: Math.max(...ok.map((t) => t.heardWordError)) },
+    heardWordErrorSameRule: { mean: round2(mean(ok.map((t) => t.heardWordErrorSameRule))), max: Math.max(...ok.map((t) => t.heardWordErrorSameRule)) },
+    onsetToVadSpeechStartMs: stats(ok.map((t) => t.onsetToVadSpeechStartMs).filter((v) => v !== null)),
+    directPauses: ok.filter((t) => t.directPause).length,
+    botAudibleAtOnset: ok.filter((t) => t.audibleAtOnset).length,
+    reasons: countBy(ok.map((t) => t.reason)),
+    renderedAgreementMs: stats(ok.map((t) => Math.abs(t.renderedAgreementMs))),
+    unknownQuanta: ok.reduce((a, t) => a + t.unknownQuanta, 0),
+  };
+}
+
+export default async function bargeinBench() {
+  const trialsPlan = plan(50);
+  const server = await startServer({ port: PORT });
+  const browser = await launchBrowser();
+  const runs = {};
+  const problems = [];
+  try {
+    const page = await browser.newPage();
+    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+    await page.goto(`${server.base}/bench/pages/session/bargein.html`);
+    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+    for (const r of RUNS) {
+      const started = Date.now();
+      const result = await page.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, trials: trialsPlan.slice(r.from, r.to) });
+      runs[r.name] = result;
+      problems.push(...result.errors.map((e) => `${r.name}: ${e}`), ...result.csp.map((e) => `${r.name}: csp ${e}`));
+      const s = summarise(result.trials);
+      console.log(`  ${r.name}: ${s.trials} trials (${s.failed} failed) in ${((Date.now() - started) / 1000).toFixed(0)} s; silence p50 ${s.onsetToSilenceMs.p50} ms, p95 ${s.onsetToSilenceMs.p95} ms`);
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+  const vadTrials = [...runs["vad-1"].trials, ...runs["vad-2"].trials];
+  const vad = summarise(vadTrials);
+  const serverDriven = summarise(runs.server.trials);
+  const loaded = summarise(runs["vad-load"].trials);
+  const okServer = runs.server.trials.filter((t) => !t.failed);
+  return {
+    trials: vad.trials,
+    failedTrials: vad.failed,
+    onsetToPauseMs: { p50: vad.onsetToSilenceMs.p50, p95: vad.onsetToSilenceMs.p95, max: vad.onsetToSilenceMs.max },
+    onsetToFirstQuietMs: vad.onsetToFirstQuietMs,
+    onsetToFlushMs: vad.onsetToFlushMs,
+    staleSamples: vad.staleSamples,
+    heardWordError: vad.heardWordError,
+    heardWordErrorSameRule: vad.heardWordErrorSameRule,
+    onsetToVadSpeechStartMs: vad.onsetToVadSpeechStartMs,
+    serverDriven: {
+      trials: serverDriven.trials,
+      failedTrials: serverDriven.failed,
+      onsetToSilenceMs: serverDriven.onsetToSilenceMs,
+      onsetToFirstWordMs: stats(okServer.map((t) => t.onsetToWordMs)),
+      staleSamples: serverDriven.staleSamples,
+      heardWordError: serverDriven.heardWordError,
+    },
+    speedup: round(serverDriven.onsetToSilenceMs.p95 / vad.onsetToSilenceMs.p95),
+    mainThreadLoad: {
+      load: "50 ms busy loop every 60 ms on the page's main thread",
+      trials: loaded.trials,
+      failedTrials: loaded.failed,
+      onsetToPauseMs: loaded.onsetToSilenceMs,
+      onsetToFlushMs: loaded.onsetToFlushMs,
+      onsetToVadSpeechStartMs: loaded.onsetToVadSpeechStartMs,
+      directPauses: `${loaded.directPauses}/${loaded.trials}`,
+      staleSamples: loaded.staleSamples,
+      heardWordError: loaded.heardWordError,
+    },
+    checks: {
+      botAudibleAtOnset: `${vad.botAudibleAtOnset}/${vad.trials}`,
+      trialsWithLeakAfterPause: vad.trialsWithLeak + loaded.trialsWithLeak,
+      directPauses: `${vad.directPauses}/${vad.trials}`,
+      confirmReasons: vad.reasons,
+      renderedAgreementMs: vad.renderedAgreementMs,
+      unknownQuanta: vad.unknownQuanta + serverDriven.unknownQuanta + loaded.unknownQuanta,
+      outputLatencyMs: round(runs["vad-1"].outputLatency * 1000),
+      sampleRate: runs["vad-1"].sampleRate,
+    },
+    plan: { seed: SEED, fixtures: FIXTURES.join(","), momentS: MOMENT_S.join("–"), runs: RUNS.map((r) => `${r.name}:${r.from}-${r.to}`).join(" ") },
+    perTrial: Object.fromEntries(
+      Object.entries(runs).map(([name, r]) => [
+        name,
+        r.trials.map((t) =>
+          t.failed
+            ? { fixture: t.fixture, plannedMoment: round(t.plannedMoment), failed: t.failed }
+            : {
+                fixture: t.fixture,
+                moment: round(t.moment * 1000) / 1000,
+                reason: t.reason,
+                onsetToSilenceMs: round(t.onsetToSilenceMs),
+                onsetToFirstQuietMs: round(t.onsetToFirstQuietMs),
+                onsetToFlushMs: round(t.onsetToFlushMs),
+                onsetToWordMs: round(t.onsetToWordMs),
+                staleSamples: t.staleSamples,
+                leakSamples: t.leakSamples,
+                fullyPlayedWords: t.fullyPlayedWords,
+                halfPlayedWords: t.halfPlayedWords,
+                keptWords: t.keptWords,
+                onsetToVadSpeechStartMs: round(t.onsetToVadSpeechStartMs),
+                directPause: t.directPause,
+                speechStartToConfirmMs: round(t.speechStartToConfirmMs),
+                vadTrace: t.vadTrace,
+                renderedAgreementMs: round(t.renderedAgreementMs),
+                audibleAtOnset: t.audibleAtOnset,
+              },
+        ),
+      ]),
+    ),
+    problems: [
+      ...problems,
+      ...Object.entries(runs).flatMap(([name, r]) => [
+        ...r.warnings.map((w) => `${name}: warning ${w}`),
+        ...r.overloads.map((o) => `${name}: overload ${o.service} ${o.reason} ${o.pendingBytes}/${o.budgetBytes} B at ${o.contextTime.toFixed(2)} s (policy ${o.policy})`),
+      ]),
+    ],
+  };
+}

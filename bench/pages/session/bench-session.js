@@ -1,0 +1,255 @@
+// A VoiceSession on the real parts (worklets, VAD worker, providers) against
+// the reference backend that serves this page, instrumented for benchmarks:
+// known speech goes in through `input` at a chosen context time, the bot's
+// output is recorded in the same AudioContext (window-recorder.js), and the
+// TTS stream is observed (word timestamps, first audio byte) by wrapping the
+// provider, without touching the SDK. Shared by turn.js and bargein.js.
+import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat } from "/dist/bargein.js";
+
+const ws = `ws://${location.host}`;
+/** Samples louder than this count as sound (-80 dBFS), as in test/browser/bargein.spec.ts. */
+export const SILENT = 1e-4;
+
+/**
+ * @param {object} o
+ * @param {boolean} [o.story] every reply is the backend's long story (see storyLlm)
+ * @param {object} [o.sessionOptions] merged into the VoiceSession options
+ */
+export async function makeBenchSession({ story = false, sessionOptions = {} } = {}) {
+  const context = new AudioContext({ latencyHint: "interactive" });
+  await context.audioWorklet.addModule("/bench/pages/session/window-recorder.js");
+  const output = context.createGain();
+  const recorder = new AudioWorkletNode(context, "window-recorder", {
+    numberOfInputs: 1,
+    numberOfOutputs: 0,
+    processorOptions: { capacity: context.sampleRate * 40 },
+  });
+  output.connect(context.destination);
+  output.connect(recorder);
+  const mic = context.createMediaStreamDestination();
+  const clock = new ClockMap(context);
+  const ttsStreams = [];
+  const chat = openaiChat({ url: `${location.origin}/v1`, model: "eliza" });
+  const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], vad: [], thinkingAt: [] };
+  const session = new VoiceSession({
+    stt: kyutaiStt({ urls: ws, startupTimeoutMs: 3000 }),
+    tts: observedTts(kyutaiTts({ urls: ws, voice: "slt" }), ttsStreams, clock),
+    llm: story ? storyLlm(chat) : chat,
+    assetsPath: "/dist/",
+    input: mic.stream,
+    audio: { context, output },
+    ...sessionOptions,
+  });
+  session.on("state", (e) => {
+    log.states.push(e.state);
+    // Context time at which this reply's generation was fenced: no audio of it can exist before.
+    if (e.state === "bot_thinking") log.thinkingAt.push(context.currentTime);
+  });
+  session.on("error", (e) => log.errors.push(`${e.error.name}: ${e.error.message}`));
+  session.on("warning", (e) => log.warnings.push(`${e.service}: ${e.message}`));
+  session.on("overload", (e) => log.overloads.push({ ...e, contextTime: context.currentTime }));
+  session.on("turn", (e) => log.turns.push({ ...e, at: performance.now() }));
+  session.on("interruption", (e) => log.interruptions.push({ ...e, contextTime: context.currentTime, at: performance.now() }));
+  session.on("vad", (e) => e.kind !== "meter" && log.vad.push({ kind: e.kind, direct: e.direct, contextTime: e.contextTime }));
+
+  const buffers = new Map();
+  /**
+   * Plays fixture `name` into the injected mic so that its speech envelope
+   * onset lands at context time `onsetAt` (default: as soon as possible).
+   * Returns context times: onset, speechEnd (the fixture's labelled offset), end.
+   */
+  async function say(name, { onsetAt } = {}) {
+    if (!buffers.has(name)) {
+      const data = await (await fetch(`/test/fixtures/speech/${name}.wav`)).arrayBuffer();
+      const buffer = await context.decodeAudioData(data);
+      const meta = await (await fetch(`/test/fixtures/speech/${name}.json`)).json();
+      buffers.set(name, { buffer, meta, onsetS: envelopeOnsetSeconds(buffer) });
+    }
+    const { buffer, meta, onsetS } = buffers.get(name);
+    const earliest = context.currentTime + 2 * (128 / context.sampleRate);
+    const startedAt = Math.max(earliest, (onsetAt ?? 0) - onsetS);
+    const source = context.createBufferSource();
+    source.buffer = buffer;
+    source.connect(mic);
+    source.start(startedAt);
+    return {
+      name,
+      startedAt,
+      onset: startedAt + onsetS,
+      speechEnd: startedAt + meta.offsetSamples / meta.sampleRate,
+      end: startedAt + buffer.duration,
+      words: meta.words.length,
+    };
+  }
+
+  /** The recorded output between two context times: {startFrame, samples, known (per quantum)}. */
+  function recording(fromTime, toTime) {
+    return new Promise((resolve) => {
+      recorder.port.onmessage = (e) => resolve(e.data);
+      recorder.port.postMessage({ kind: "window", fromFrame: Math.round(fromTime * context.sampleRate), toFrame: Math.round(toTime * context.sampleRate) });
+    });
+  }
+
+  async function close() {
+    await session.stop();
+    clock.stop();
+    await context.close();
+  }
+  return { session, context, log, say, recording, clock, ttsStreams, close };
+}
+
+/**
+ * Maps performance.now() (ms) to AudioContext time (s). currentTime moves in
+ * bursts of one audio callback, so a single reading is off by up to a burst;
+ * the offset kept is a high percentile (90th) of (currentTime − now) over the
+ * last 2 s of readings every 20 ms, i.e. a reading taken right after a burst,
+ * without the outliers of a context that is still settling.
+ */
+class ClockMap {
+  #offsets = [];
+  #timer;
+  constructor(context) {
+    this.context = context;
+    this.#timer = setInterval(() => this.sample(), 20);
+  }
+  sample() {
+    this.#offsets.push(this.context.currentTime - performance.now() / 1000);
+    if (this.#offsets.length > 100) this.#offsets.shift();
+  }
+  contextTimeAt(perfMs) {
+    this.sample();
+    const sorted = [...this.#offsets].sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) * 0.9)] + perfMs / 1000;
+  }
+  stop() {
+    clearInterval(this.#timer);
+  }
+}
+
+/**
+ * Bench device: the reference LLM (a scripted responder, see demo/README.md)
+ * answers "tell me a long story" with a ~15 s story, so every reply is long
+ * enough to be interrupted at any random moment of the first seconds. The
+ * user's real words still go through the STT and into the history; only the
+ * text sent to the LLM for the last user message is replaced.
+ */
+function storyLlm(inner) {
+  return {
+    name: `${inner.name}+story`,
+    on: inner.on,
+    stream(messages, signal) {
+      const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+      const asked = messages.map((m, i) => (i === lastUser ? { role: "user", content: "Tell me a long story." } : m));
+      return inner.stream(asked, signal);
+    },
+  };
+}
+
+/**
+ * Wraps a TTS provider to observe each stream: its word timestamps, when its
+ * first audio arrived (performance.now and context time), and where its
+ * first loud sample is in its own audio (seconds), to align it with the recording.
+ */
+function observedTts(inner, sink, clock) {
+  return {
+    name: inner.name,
+    on: inner.on,
+    async connect(signal) {
+      const stream = await inner.connect(signal);
+      const record = { words: [], firstAudioAt: undefined, firstAudioContextTime: undefined, audioS: 0, firstLoudS: undefined };
+      sink.push(record);
+      return {
+        sendText: (t) => stream.sendText(t),
+        end: () => stream.end(),
+        close: () => stream.close(),
+        async *events(s) {
+          for await (const e of stream.events(s)) {
+            if (e.kind === "audio") {
+              if (record.firstAudioAt === undefined) {
+                record.firstAudioAt = performance.now();
+                // Read directly: rendering has reached at most this far when the byte is handled.
+                record.firstAudioContextTime = clock.context.currentTime;
+              }
+              if (record.firstLoudS === undefined) {
+                const i = e.pcm.findIndex((x) => Math.abs(x) >= 0.01);
+                if (i >= 0) record.firstLoudS = record.audioS + i / e.sampleRate;
+              }
+              record.audioS += e.pcm.length / e.sampleRate;
+            } else {
+              record.words.push({ text: e.text, startS: e.startS, stopS: e.stopS });
+            }
+            yield e;
+          }
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Where speech starts, in seconds: the first 5 ms window whose RMS is within
+ * -20 dB of the loudest window (as test/browser/pages/session/session.js).
+ */
+export function envelopeOnsetSeconds(buffer) {
+  const data = buffer.getChannelData(0);
+  const window = Math.round(buffer.sampleRate * 0.005);
+  const rms = [];
+  for (let i = 0; i + window <= data.length; i += window) {
+    let sum = 0;
+    for (let j = i; j < i + window; j++) sum += data[j] * data[j];
+    rms.push(Math.sqrt(sum / window));
+  }
+  const threshold = 0.1 * Math.max(...rms);
+  return (rms.findIndex((v) => v >= threshold) * window) / buffer.sampleRate;
+}
+
+export function until(cond, ms = 30000, what = String(cond)) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const check = () => {
+      if (cond()) return resolve();
+      if (performance.now() - start > ms) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(check, 10);
+    };
+    check();
+  });
+}
+
+/** Sample queries over a recording window, with skipped quanta treated as unknown. */
+export function windowView(rec, sampleRate) {
+  const index = (t) => Math.round(t * sampleRate) - rec.startFrame;
+  const known = (i) => rec.known[Math.floor(i / 128)] === 1;
+  const loud = (i, threshold = SILENT) => known(i) && Math.abs(rec.samples[i]) >= threshold;
+  return {
+    index,
+    timeOf: (i) => (rec.startFrame + i) / sampleRate,
+    length: rec.samples.length,
+    known,
+    /** First index in [from, to) where `run` known samples in a row are below SILENT; -1 if none. */
+    firstQuietRun(from, to, run) {
+      for (let i = Math.max(0, from), quiet = 0; i < Math.min(to, rec.samples.length); i++) {
+        quiet = known(i) && Math.abs(rec.samples[i]) < SILENT ? quiet + 1 : known(i) ? 0 : quiet;
+        if (quiet === run) return i - run + 1;
+      }
+      return -1;
+    },
+    firstLoud(from, to, threshold = SILENT) {
+      for (let i = Math.max(0, from); i < Math.min(to, rec.samples.length); i++) if (loud(i, threshold)) return i;
+      return -1;
+    },
+    lastLoud(from, to, threshold = SILENT) {
+      for (let i = Math.min(to, rec.samples.length) - 1; i >= Math.max(0, from); i--) if (loud(i, threshold)) return i;
+      return -1;
+    },
+    countLoud(from, to) {
+      let n = 0;
+      for (let i = Math.max(0, from); i < Math.min(to, rec.samples.length); i++) if (loud(i)) n++;
+      return n;
+    },
+    unknownQuanta(from, to) {
+      let n = 0;
+      for (let q = Math.max(0, Math.floor(from / 128)); q < Math.min(rec.known.length, Math.ceil(to / 128)); q++) if (!rec.known[q]) n++;
+      return n;
+    },
+  };
+}
