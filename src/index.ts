@@ -38,6 +38,7 @@ export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol
 export { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "./providers/index.js";
 export type {
   KyutaiSttOptions,
+  KyutaiServiceOptions,
   KyutaiTtsOptions,
   KyutaiTtsProvider,
   OpenaiChatOptions,

@@ -1,6 +1,7 @@
 /** The providers part: interfaces, the four built-in providers, and service discovery. */
 export { kyutaiStt } from "./kyutai-stt.js";
 export type { KyutaiSttOptions } from "./kyutai-stt.js";
+export type { KyutaiServiceOptions } from "./kyutai-socket.js";
 export { kyutaiTts } from "./kyutai-tts.js";
 export type { KyutaiTtsOptions, KyutaiTtsProvider } from "./kyutai-tts.js";
 export { openaiChat } from "./openai-chat.js";

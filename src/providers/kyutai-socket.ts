@@ -52,3 +52,21 @@ export async function openKyutaiSocket(
     throw err;
   }
 }
+
+/** What every Kyutai service (STT, TTS) takes: where it is, how to authenticate, and discovery limits. */
+export interface KyutaiServiceOptions {
+  /** Instance base URLs, e.g. "ws://127.0.0.1:8080"; the service's path is appended unless present. */
+  urls: string | readonly string[];
+  /** Returns a short-lived token, sent as `auth_id`. Called once per `connect()`. */
+  token?: () => Promise<string>;
+  /** The endpoint path (default: the service's: "/api/asr-streaming" or "/api/tts_streaming"). */
+  path?: string;
+  /** Largest inbound message, in bytes (default 1 MiB). */
+  maxMessageBytes?: number;
+  /** Each instance must say Ready within this, in ms (default 500). */
+  startupTimeoutMs?: number;
+  /** At most this many instances are tried per attempt (default 3). */
+  maxTries?: number;
+  /** The random source for the instance shuffle (default Math.random). */
+  random?: () => number;
+}

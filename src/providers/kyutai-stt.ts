@@ -11,27 +11,14 @@
 import { ConfigError, ConnectionClosedError } from "../errors.js";
 import { Encoder } from "@msgpack/msgpack";
 import { findInstance } from "./discovery.js";
-import { KYUTAI_SAMPLE_RATE, kyutaiServerError, openKyutaiSocket } from "./kyutai-socket.js";
+import { KYUTAI_SAMPLE_RATE, kyutaiServerError, openKyutaiSocket, type KyutaiServiceOptions } from "./kyutai-socket.js";
 import type { MessageSocket } from "./message-socket.js";
 import { fetchToken, serviceUrl, urlList } from "./service-url.js";
 import type { SttEvent, SttProvider, SttStream } from "./types.js";
 import { numberArrayField, numberField, stringField, type TaggedMessage, type WireContext } from "./wire.js";
 
-export interface KyutaiSttOptions {
-  /** Instance base URLs, e.g. "ws://127.0.0.1:8080"; "/api/asr-streaming" is appended unless present. */
-  urls: string | readonly string[];
-  /** Returns a short-lived token, sent as `auth_id`. Called once per `connect()`. */
-  token?: () => Promise<string>;
-  /** The endpoint path (default "/api/asr-streaming"). */
-  path?: string;
-  /** Largest inbound message, in bytes (default 1 MiB; a Step is under 100 bytes). */
-  maxMessageBytes?: number;
-  /** Each instance must say Ready within this, in ms (default 500). */
-  startupTimeoutMs?: number;
-  /** At most this many instances are tried (default 3). */
-  maxTries?: number;
-  /** The random source for the instance shuffle (default Math.random). */
-  random?: () => number;
+/** A Step is under 100 bytes, so the default 1 MiB message limit is ample. */
+export interface KyutaiSttOptions extends KyutaiServiceOptions {
   /**
    * Which of `Step.prs` is the pause probability (default 2, the head Unmute
    * uses; moshi's ASR predicts pauses of several lengths, one per head).

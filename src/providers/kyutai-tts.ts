@@ -17,29 +17,16 @@ import { Encoder } from "@msgpack/msgpack";
 import { ConfigError } from "../errors.js";
 import { Emitter } from "../util/emitter.js";
 import { findInstance, retryWithBackoff, type BackoffOptions } from "./discovery.js";
-import { KYUTAI_SAMPLE_RATE, kyutaiServerError, openKyutaiSocket } from "./kyutai-socket.js";
+import { KYUTAI_SAMPLE_RATE, kyutaiServerError, openKyutaiSocket, type KyutaiServiceOptions } from "./kyutai-socket.js";
 import type { MessageSocket } from "./message-socket.js";
 import { fetchToken, serviceUrl, urlList } from "./service-url.js";
 import type { ProviderEvents, TtsEvent, TtsProvider, TtsStream } from "./types.js";
 import { numberField, pcmField, stringField, type TaggedMessage, type WireContext } from "./wire.js";
 
-export interface KyutaiTtsOptions {
-  /** Instance base URLs, e.g. "ws://127.0.0.1:8080"; "/api/tts_streaming" is appended unless present. */
-  urls: string | readonly string[];
+/** A 1920-sample audio frame is about 10 kB, well inside the default 1 MiB message limit. */
+export interface KyutaiTtsOptions extends KyutaiServiceOptions {
   /** The voice, passed as the `voice` query parameter (server default when absent). */
   voice?: string;
-  /** Returns a short-lived token, sent as `auth_id`. Called once per `connect()`. */
-  token?: () => Promise<string>;
-  /** The endpoint path (default "/api/tts_streaming"). */
-  path?: string;
-  /** Largest inbound message, in bytes (default 1 MiB; a 1920-sample frame is about 10 kB). */
-  maxMessageBytes?: number;
-  /** Each instance must say Ready within this, in ms (default 500). */
-  startupTimeoutMs?: number;
-  /** At most this many instances are tried per attempt (default 3). */
-  maxTries?: number;
-  /** The random source for the instance shuffle (default Math.random). */
-  random?: () => number;
   /** The start-up backoff (default 50 ms, ×1.5, ≤ 1000 ms, 5 tries). */
   backoff?: BackoffOptions;
 }
