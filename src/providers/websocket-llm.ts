@@ -8,7 +8,7 @@
  * On abort (or when the consumer stops early) the client sends
  * `response.cancel`, then closes the socket.
  */
-import { BargeinError, ConfigError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
+import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
 import { linkAbort } from "../util/abort.js";
 import { MessageSocket } from "./message-socket.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
@@ -128,11 +128,16 @@ function toLlmEvent(data: ArrayBuffer | string, ctx: WireContext): LlmEvent | un
     case "response.completed":
     case "response.done":
       return { kind: "completed" };
-    case "error":
-      throw new BargeinError(`${SERVICE} at ${ctx.url} reported an error: ${errorMessage(msg)}`, {
-        service: SERVICE,
-        url: ctx.url,
-      });
+    case "error": {
+      const text = errorMessage(msg);
+      const options = { service: SERVICE, url: ctx.url };
+      // The refusal of a full server ("no free channels", type at_capacity) is AtCapacityError, as for the other services.
+      const type = (msg.error as { type?: unknown } | undefined)?.type;
+      if (type === "at_capacity" || /no free channels/i.test(text)) {
+        throw new AtCapacityError(`${SERVICE} at ${ctx.url} is at capacity ("${text}"); try again later`, options);
+      }
+      throw new BargeinError(`${SERVICE} at ${ctx.url} reported an error: ${text}`, options);
+    }
     default:
       // response.created and other lifecycle events carry nothing we need.
       return undefined;

@@ -30,6 +30,13 @@ export interface TurnOptions {
   pauseThreshold?: number;
   /** How long to wait (ms) for the STT to return the last words after a turn ends. Default 1500. */
   flushTimeoutMs?: number;
+  /**
+   * A reply whose LLM and TTS both send nothing for this long (ms) while it is
+   * still being generated is cut off: a `warning` names the stalled service,
+   * an `interruption` with reason "stall" keeps what was heard, and the
+   * session listens again. Default 8000.
+   */
+  replyStallMs?: number;
 }
 
 export interface VoiceSessionOptions {
@@ -81,6 +88,12 @@ export interface VoiceSessionOptions {
    * off, the main thread gets no per-frame message at all.
    */
   meter?: boolean;
+  /**
+   * Stop the session when the page is hidden (`visibilitychange` to hidden)
+   * or unloaded (`pagehide`), so the microphone is not left open in the
+   * background; a `warning` (service "session") says so. Default true.
+   */
+  releaseMicOnHide?: boolean;
   /** Audio settings. */
   audio?: {
     /** Use this AudioContext instead of creating one (the session then does not close it). */
@@ -118,8 +131,11 @@ export type VadEvent =
     };
 
 export interface InterruptionEvent {
-  /** What caused it: user speech, an STT word during bot speech, or a call to interrupt(). */
-  reason: "speech" | "words" | "api";
+  /**
+   * What caused it: user speech, an STT word during bot speech, a call to
+   * interrupt(), or a reply that stalled (see `turn.replyStallMs`).
+   */
+  reason: "speech" | "words" | "api" | "stall";
   /** The part of the reply the user heard; it is what history keeps. */
   heardText: string;
   /** The part that was generated but not heard. */
@@ -130,7 +146,12 @@ export interface InterruptionEvent {
   speechStartToConfirmMs?: number;
 }
 
-/** Per-turn timings, in ms, from the end of the user's speech. */
+/**
+ * Per-turn timings, in ms, from the moment the session decided the user's
+ * turn was over: the VAD's speech end (which comes `vad.redemptionMs` after
+ * the last speech, 600 ms by default) or the STT's pause probability. What the
+ * user waits is this plus that endpointing delay.
+ */
 export interface TurnMetrics {
   turn: number;
   speechEndToSttFinalMs?: number;

@@ -11,7 +11,7 @@
  * confirms the interruption, and `interrupt()` runs its four steps in order; a
  * misfire resumes playback from where it paused.
  */
-import { ConfigError } from "../errors.js";
+import { ConfigError, OverloadError } from "../errors.js";
 import type { LlmProvider, SttStream, TtsStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import { QuestManager } from "../quest/quest-manager.js";
@@ -19,7 +19,7 @@ import { LlmAdmission } from "../uplink/admission.js";
 import { Uplink } from "../uplink/uplink.js";
 import { isAbort } from "../util/abort.js";
 import { Emitter, type Listener } from "../util/emitter.js";
-import { ConversationHistory, type AssistantMessage, type HistoryMessage, type TimedWord } from "./history.js";
+import { ConversationHistory, type AssistantMessage, type HistoryMessage, type TimedWord, type UserMessage } from "./history.js";
 import { createComponents } from "./components.js";
 import type { CapturePort, PlayerPort, VadPort } from "./ports.js";
 import type {
@@ -67,12 +67,24 @@ interface BotTurn {
   started: boolean;
   /** Set by interrupt() before its streams are removed: nothing more may be sent for it. */
   cancelled: boolean;
+  /** The reply-stall watchdog (turn.replyStallMs), re-armed by every LLM delta and TTS event. */
+  stallTimer?: ReturnType<typeof setTimeout>;
 }
 
 const DEFAULTS = {
   pauseThreshold: 0.8,
   flushTimeoutMs: 1500,
+  replyStallMs: 8000,
 };
+
+/**
+ * STT reconnects allowed within STT_RECONNECT_WINDOW_MS. A service that fails
+ * every stream at once (malformed messages, a broken deployment) would
+ * otherwise be reconnected to in a tight loop for ever; past this the session
+ * reports the error as fatal and stops cleanly.
+ */
+const STT_MAX_RECONNECTS = 3;
+const STT_RECONNECT_WINDOW_MS = 10_000;
 
 export class VoiceSession {
   readonly #options: VoiceSessionOptions;
@@ -105,7 +117,15 @@ export class VoiceSession {
   #meterTimer: ReturnType<typeof setInterval> | undefined;
   /** Resolved when #runStt has handled a marker, i.e. every word before it. */
   #markerSeen: Array<() => void> = [];
+  /**
+   * Set when a turn ended without the STT confirming its last words in time:
+   * words that still arrive before that flush's marker belong to this message,
+   * not to a new turn.
+   */
+  #lateWordsTo: UserMessage | undefined;
   #level = 0;
+  /** When each recent STT reconnect happened (performance.now()), for the reconnect limit. */
+  #sttReconnects: number[] = [];
 
   constructor(options: VoiceSessionOptions, internal?: { components?: ComponentsFactory }) {
     for (const key of ["stt", "llm", "tts"] as const) {
@@ -140,7 +160,8 @@ export class VoiceSession {
       turns: this.#turnCount,
       interruptions: this.#interruptions,
       lastTurn: this.#lastTurn,
-      uplink: this.#sttLink()?.uplink.metrics,
+      // An uplink that ended itself stays visible (its rejects) until the new stream is up.
+      uplink: (this.#sttLink()?.uplink ?? this.#endedUplink)?.metrics,
       llm: this.#admission.metrics,
     };
   }
@@ -170,11 +191,36 @@ export class VoiceSession {
         if (off) this.#unsubscribe.push(off);
       }
       await this.#connectStt();
+      this.#releaseOnHide();
     } catch (err) {
       await this.stop();
       throw err;
     }
     this.#setState("listening");
+  }
+
+  /**
+   * With `releaseMicOnHide` (default on), a page that is hidden (tab switched,
+   * phone locked) or unloaded stops the session: the microphone is released at
+   * once instead of staying open in the background, and the sockets close.
+   */
+  #releaseOnHide(): void {
+    if (this.#options.releaseMicOnHide === false || typeof document === "undefined") return;
+    const onHide = (event: Event) => {
+      if (event.type === "visibilitychange" && document.visibilityState !== "hidden") return;
+      if (this.#controller?.signal.aborted) return;
+      this.#events.emit("warning", {
+        service: "session",
+        message: "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume",
+      });
+      void this.stop();
+    };
+    document.addEventListener("visibilitychange", onHide);
+    globalThis.addEventListener("pagehide", onHide);
+    this.#unsubscribe.push(() => {
+      document.removeEventListener("visibilitychange", onHide);
+      globalThis.removeEventListener("pagehide", onHide);
+    });
   }
 
   /** Ends the conversation and releases everything. Safe to call more than once. */
@@ -185,6 +231,7 @@ export class VoiceSession {
 
   async #stopOnce(): Promise<void> {
     this.#cancelBargeIn();
+    clearTimeout(this.#turn?.stallTimer);
     clearInterval(this.#meterTimer);
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
@@ -240,6 +287,7 @@ export class VoiceSession {
       "stt",
       async (signal) => {
         const stream = await stt.connect(signal);
+        this.#lateWordsTo = undefined; // a new stream's words are new speech
         return { stream, uplink: this.#makeUplink(stream) };
       },
       (link, signal) => this.#runStt(link.stream, signal),
@@ -260,16 +308,20 @@ export class VoiceSession {
       policy: options.policy ?? (stt.supportsGap ? "gap" : "end"),
       observe: options.observe,
     });
+    this.#endedUplink = undefined;
     uplink.on("overload", (e) => this.#events.emit("overload", { service: "stt", ...e }));
     uplink.on("ended", () => {
-      this.#events.emit("warning", {
-        service: "stt",
-        message: "the speech-to-text uplink fell behind its latency budget; the stream was ended and is reconnecting",
-      });
-      this.#connectStt().catch((e) => this.#fail(e));
+      this.#endedUplink = uplink;
+      this.#reconnectStt(
+        "the speech-to-text uplink fell behind its latency budget; the stream was ended and is reconnecting",
+        new OverloadError("stt: the uplink fell behind its latency budget too often; check the network or raise uplink.budgetMs", { service: "stt" }),
+      );
     });
     return uplink;
   }
+
+  /** The last uplink that ended on overload (policy "end"), for `metrics` while the STT reconnects. */
+  #endedUplink: Uplink | undefined;
 
   #sttLink(): SttLink | undefined {
     return this.#quests?.get<SttLink>("stt")?.getNowait();
@@ -290,7 +342,10 @@ export class VoiceSession {
     try {
       for await (const event of stream.events(signal)) {
         if (event.kind === "word") this.#onUserWord(event.text);
-        else if (event.kind === "marker") for (const seen of this.#markerSeen.splice(0)) seen();
+        else if (event.kind === "marker") {
+          this.#lateWordsTo = undefined;
+          for (const seen of this.#markerSeen.splice(0)) seen();
+        }
         else if (event.kind === "pause" && event.probability >= threshold) {
           if (this.#userWords.length > 0 && !this.#vadSpeaking && this.#isUserSide()) void this.#endUserTurn();
         }
@@ -298,10 +353,26 @@ export class VoiceSession {
     } catch (err) {
       if (isAbort(err) || signal.aborted) return;
       this.#emitError(err, false);
-      this.#events.emit("warning", { service: "stt", message: "speech-to-text stream ended; reconnecting", cause: err });
       // Replace ourselves with a fresh connection; the user's words so far are kept.
-      this.#connectStt().catch((e) => this.#fail(e));
+      this.#reconnectStt("speech-to-text stream ended; reconnecting", err);
     }
+  }
+
+  /**
+   * Replaces the "stt" quest with a fresh connection, unless it has been
+   * replaced STT_MAX_RECONNECTS times in the last STT_RECONNECT_WINDOW_MS:
+   * then `fatal` is reported and the session stops.
+   */
+  #reconnectStt(message: string, fatal: unknown): void {
+    const now = performance.now();
+    this.#sttReconnects = this.#sttReconnects.filter((t) => now - t < STT_RECONNECT_WINDOW_MS);
+    if (this.#sttReconnects.length >= STT_MAX_RECONNECTS) {
+      this.#fail(fatal);
+      return;
+    }
+    this.#sttReconnects.push(now);
+    this.#events.emit("warning", { service: "stt", message, cause: fatal });
+    this.#connectStt().catch((e) => this.#fail(e));
   }
 
   #isUserSide(): boolean {
@@ -309,6 +380,13 @@ export class VoiceSession {
   }
 
   #onUserWord(text: string): void {
+    const late = this.#lateWordsTo;
+    if (late) {
+      // The end of the last turn's speech, after its flush timed out: keep it there.
+      late.text = `${late.text} ${text}`;
+      this.#events.emit("transcript", { role: "user", text: late.text, final: true });
+      return;
+    }
     this.#userWords.push(text);
     this.#events.emit("transcript", { role: "user", text: this.#userWords.join(" "), final: false });
     if (this.#bargeIn && (this.#options.bargeIn?.confirmByWords ?? true)) this.#confirmBargeIn("words");
@@ -364,6 +442,7 @@ export class VoiceSession {
     if (this.#endingUserTurn) return;
     this.#endingUserTurn = true;
     const speechEndAt = performance.now();
+    let flushMissed = false;
     try {
       const stream = this.#sttLink()?.stream;
       if (stream) {
@@ -376,6 +455,7 @@ export class VoiceSession {
           signal.addEventListener("abort", () => reject(signal.reason), { once: true });
         });
         await Promise.all([stream.flush(signal), handled]).catch((err) => {
+          flushMissed = true;
           if (!this.#controller?.signal.aborted) {
             this.#events.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: err });
           }
@@ -388,7 +468,8 @@ export class VoiceSession {
         if (this.#isUserSide()) this.#setState(this.#vadSpeaking ? "user_speaking" : "listening");
         return;
       }
-      this.#history.addUser(text);
+      const message = this.#history.addUser(text);
+      if (flushMissed) this.#lateWordsTo = message;
       this.#events.emit("transcript", { role: "user", text, final: true });
       await this.#startReply(speechEndAt, performance.now() - speechEndAt);
     } finally {
@@ -418,6 +499,7 @@ export class VoiceSession {
     };
     this.#turn = turn;
     this.#setState("bot_thinking");
+    this.#watchStall(turn);
     const { tts } = this.#options;
     // TTS first, so its connection is opening while the LLM thinks.
     const ttsQuest = new Quest<TtsStream>(
@@ -446,10 +528,22 @@ export class VoiceSession {
       },
     );
     const pendingWords: string[] = [];
+    // Once a send fails the TTS stream has ended: #runTts reports why, once.
+    // The reply's text still goes on into history; there is just no voice for it.
+    let ttsGone = false;
+    const toTts = (send: (stream: TtsStream) => void) => {
+      if (!tts || turn.cancelled || ttsGone) return;
+      try {
+        send(tts);
+      } catch {
+        ttsGone = true;
+      }
+    };
     const speak = (words: string[]) => {
       pendingWords.push(...words);
-      if (!tts || turn.cancelled) return;
-      for (const word of pendingWords.splice(0)) tts.sendText(word);
+      toTts((stream) => {
+        for (const word of pendingWords.splice(0)) stream.sendText(word);
+      });
     };
     try {
       const messages = this.#history.toChat(this.#options.instructions);
@@ -459,6 +553,7 @@ export class VoiceSession {
         if (turn.metrics.speechEndToFirstTokenMs === undefined) {
           turn.metrics.speechEndToFirstTokenMs = performance.now() - turn.speechEndAt;
         }
+        this.#watchStall(turn);
         turn.message.text += delta;
         this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: false });
         speak(chunker.push(delta));
@@ -466,14 +561,14 @@ export class VoiceSession {
       speak(chunker.flush());
       await ttsReady;
       speak([]);
-      if (!turn.cancelled) tts?.end();
+      toTts((stream) => stream.end());
     } catch (err) {
       if (isAbort(err) || signal.aborted || turn.cancelled) return;
       this.#emitError(err, false);
       // Speak what did arrive; the reply ends there.
       await ttsReady;
       speak(chunker.flush());
-      if (!turn.cancelled) tts?.end();
+      toTts((stream) => stream.end());
     } finally {
       if (!turn.cancelled) turn.message.text = turn.message.text.trim();
       turn.llmDone = true;
@@ -485,6 +580,7 @@ export class VoiceSession {
     const player = this.#components!.player;
     try {
       for await (const event of stream.events(signal)) {
+        this.#watchStall(turn);
         if (event.kind === "audio") {
           if (turn.firstAudioByteAt === undefined) {
             turn.firstAudioByteAt = performance.now();
@@ -521,13 +617,34 @@ export class VoiceSession {
     this.#finish(turn);
   }
 
+  /**
+   * (Re)arms the reply's stall watchdog while its LLM or TTS is still
+   * producing; once both are done, only playback is left and it is disarmed.
+   */
+  #watchStall(turn: BotTurn): void {
+    clearTimeout(turn.stallTimer);
+    if (turn.cancelled || (turn.llmDone && turn.ttsDone)) return;
+    const ms = this.#options.turn?.replyStallMs ?? DEFAULTS.replyStallMs;
+    turn.stallTimer = setTimeout(() => {
+      if (this.#turn !== turn) return;
+      const service = turn.llmDone ? "tts" : "llm";
+      this.#events.emit("warning", {
+        service,
+        message: `the ${service.toUpperCase()} sent nothing for ${ms} ms while the reply was not complete; the reply was cut off (turn.replyStallMs)`,
+      });
+      void this.#interrupt("stall");
+    }, ms);
+  }
+
   /** A reply with no audio (the TTS failed) ends once both streams are done. */
   #maybeFinish(turn: BotTurn): void {
+    this.#watchStall(turn);
     if (turn.llmDone && turn.ttsDone && !turn.audioWritten && this.#turn === turn) this.#finish(turn);
   }
 
   #finish(turn: BotTurn): void {
     if (this.#turn !== turn) return;
+    clearTimeout(turn.stallTimer);
     this.#turn = undefined;
     this.#cancelBargeIn();
     this.#components?.vad.setAutoPause(false);
@@ -536,11 +653,12 @@ export class VoiceSession {
     if (this.#state !== "idle") this.#setState(this.#vadSpeaking ? "user_speaking" : "listening");
   }
 
-  async #interrupt(reason: "speech" | "words" | "api", speechStartToConfirmMs?: number): Promise<void> {
+  async #interrupt(reason: "speech" | "words" | "api" | "stall", speechStartToConfirmMs?: number): Promise<void> {
     const turn = this.#turn;
     if (!turn || !this.#components) return;
     this.#turn = undefined;
     turn.cancelled = true;
+    clearTimeout(turn.stallTimer);
     this.#cancelBargeIn();
     const { player, vad } = this.#components;
     // 1. History keeps what was heard: rendered audio less what is still in the output path.
@@ -562,7 +680,8 @@ export class VoiceSession {
       speechStartToConfirmMs,
     });
     this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
-    this.#setState(reason === "api" ? (this.#vadSpeaking ? "user_speaking" : "listening") : "user_speaking");
+    const byUser = reason === "speech" || reason === "words";
+    this.#setState(byUser ? "user_speaking" : this.#vadSpeaking ? "user_speaking" : "listening");
     // 4. Close the TTS socket, then abort the LLM request.
     try {
       await this.#quests!.remove("tts");

@@ -80,7 +80,11 @@ export interface FakeSttControl {
   drop(error: Error): void;
 }
 
-export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16" } = {}): FakeSttControl {
+/**
+ * `flushDelayMs`: how long the "service" takes to return a flush marker (a
+ * slow STT); words emitted meanwhile arrive before it, as they would.
+ */
+export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"; flushDelayMs?: number } = {}): FakeSttControl {
   let current: { queue: EventQueue<SttEvent> } | undefined;
   let markerId = 0;
   let samples = 0;
@@ -118,7 +122,9 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
           return new Promise<void>((resolve, reject) => {
             markers.set(id, resolve);
             signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
-            queue.push({ kind: "marker", id });
+            const push = () => queue.push({ kind: "marker", id });
+            if (options.flushDelayMs) setTimeout(push, options.flushDelayMs);
+            else push();
           });
         },
         events: (signal) => withMarkers(queue.iterate(signal)),

@@ -219,6 +219,31 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await session.stop();
   });
 
+  test("words that arrive after the flush timed out join the turn they belong to, not a new one", async () => {
+    const t = setup();
+    const stt = fakeStt({ flushDelayMs: 200 });
+    const session = new VoiceSession(
+      { stt: stt.provider, llm: t.llm.provider, tts: t.tts.provider, turn: { flushTimeoutMs: 50 } },
+      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
+    );
+    const warnings: string[] = [];
+    session.on("warning", (e) => warnings.push(e.service));
+    await session.start();
+    t.vad.emit("speechStart");
+    stt.word("please");
+    stt.word("turn");
+    t.vad.emit("speechEnd");
+    await until(() => t.llm.requests.length === 1);
+    stt.word("lights"); // late, but before the marker
+    await new Promise((r) => setTimeout(r, 250)); // the marker arrives
+    stt.word("hello"); // after the marker: new speech
+    expect(warnings).toEqual(["stt"]);
+    expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "please turn" });
+    expect(session.history[0]).toEqual({ role: "user", text: "please turn lights" });
+    expect(session.history.filter((m) => m.role === "user")).toHaveLength(1);
+    await session.stop();
+  });
+
   test("a misfire pauses and resumes playback, and nothing is cancelled", async () => {
     const t = setup({ minSpeechMs: 200 });
     await t.session.start();

@@ -1,0 +1,184 @@
+// The soak: one real VoiceSession against the reference backend, with the
+// user talking over the bot at random moments, again and again. Each barge-in's
+// speech becomes the next turn, whose reply is barged into in turn.
+//
+// After every fence (the interruption event: flush + generation++ done) the
+// output must stay silent until the next reply starts: the window from the
+// fence (+ FENCE_SLACK_S for the flush to reach the worklet) to the next
+// `bot_thinking` is checked sample by sample in the AudioContext.
+// Between turns (at the user's final transcript) only the STT stream and its
+// one socket may be live. Unhandled rejections and page errors are counted.
+import { kyutaiStt, kyutaiTts, openaiChat, VoiceSession } from "/dist/bargein.js";
+
+const ws = `ws://${location.host}`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Time for the flush to reach the playback worklet: a quantum and the port hop, with room to spare. */
+const FENCE_SLACK_S = 0.03;
+const LOUD = 1e-4;
+
+function until(cond, ms) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const check = () => {
+      if (cond()) return resolve(true);
+      if (performance.now() - start > ms) return reject(new Error(`timed out: ${cond}`));
+      setTimeout(check, 10);
+    };
+    check();
+  });
+}
+
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * `checkServer`: read the backend's open-stream counts after stop (off when
+ * other pages share the backend: the benchmark then checks once all stopped).
+ */
+export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadlineMs = 15 * 60 * 1000, onProgress, checkServer = true } = {}) {
+  const random = prng(seed);
+  const context = new AudioContext();
+  await context.audioWorklet.addModule("./stale-recorder.js");
+  const output = context.createGain();
+  const recorder = new AudioWorkletNode(context, "stale-recorder", {
+    numberOfInputs: 1,
+    numberOfOutputs: 0,
+    processorOptions: { capacity: context.sampleRate * 30 },
+  });
+  output.connect(context.destination);
+  output.connect(recorder);
+  let queryId = 0;
+  const pending = new Map();
+  recorder.port.onmessage = (e) => {
+    pending.get(e.data.id)?.(e.data);
+    pending.delete(e.data.id);
+  };
+  const loudBetween = (fromS, toS) =>
+    new Promise((resolve) => {
+      const id = ++queryId;
+      pending.set(id, resolve);
+      recorder.port.postMessage({ id, from: Math.round(fromS * context.sampleRate), to: Math.round(toS * context.sampleRate), threshold: LOUD });
+    });
+  const mic = context.createMediaStreamDestination();
+
+  const session = new VoiceSession({
+    // pace=0: the TTS sends each reply as fast as flite makes it, so replies are fully buffered and barge-ins land anywhere in them.
+    stt: kyutaiStt({ urls: ws, startupTimeoutMs: 3000 }),
+    tts: kyutaiTts({ urls: `${ws}/?pace=0`, voice: "slt" }),
+    llm: openaiChat({ url: `${location.origin}/v1?word_ms=10`, model: "eliza" }),
+    assetsPath: "/dist/",
+    input: mic.stream,
+    audio: { context, output },
+    turn: { pauseThreshold: 0.6 },
+  });
+
+  const stats = {
+    attempts: 0,
+    bargeIns: 0,
+    staleSamples: 0,
+    fencesChecked: 0,
+    fencesUnchecked: 0,
+    leakedSockets: 0,
+    leakedQuests: 0,
+    sessionErrors: [],
+    retries: 0,
+  };
+  let fenceAt;
+  const fences = [];
+  session.on("interruption", () => {
+    fenceAt = context.currentTime;
+    stats.bargeIns++;
+  });
+  session.on("state", (e) => {
+    if (e.state === "bot_thinking" && fenceAt !== undefined) {
+      fences.push([fenceAt + FENCE_SLACK_S, context.currentTime]);
+      fenceAt = undefined;
+    }
+  });
+  session.on("transcript", (e) => {
+    if (e.role !== "user" || !e.final) return;
+    // Between turns: only the STT stream and its socket.
+    if (session.liveQuests.join() !== "stt") stats.leakedQuests++;
+    if (window.pageWatch.openSockets() !== 1) stats.leakedSockets++;
+  });
+  session.on("error", (e) => stats.sessionErrors.length < 20 && stats.sessionErrors.push(`${e.error.name}: ${e.error.message}`));
+
+  const buffers = new Map();
+  /** Starts the fixture's speech (its leading and trailing silence cut) into the mic; resolves once it plays. */
+  async function say(name) {
+    if (!buffers.has(name)) {
+      const data = await (await fetch(`/test/fixtures/speech/${name}.wav`)).arrayBuffer();
+      const meta = await (await fetch(`/test/fixtures/speech/${name}.json`)).json();
+      const from = Math.max(0, meta.onsetSamples / meta.sampleRate - 0.05);
+      buffers.set(name, { buffer: await context.decodeAudioData(data), from, duration: meta.offsetSamples / meta.sampleRate + 0.05 - from });
+    }
+    const { buffer, from, duration } = buffers.get(name);
+    const source = context.createBufferSource();
+    source.buffer = buffer;
+    source.connect(mic);
+    source.start(0, from, duration);
+  }
+  async function checkFences() {
+    for (const [from, to] of fences.splice(0)) {
+      if (to <= from) continue;
+      const r = await loudBetween(from, to);
+      if (!r.covered) stats.fencesUnchecked++;
+      else {
+        stats.fencesChecked++;
+        stats.staleSamples += r.loud;
+      }
+    }
+  }
+
+  const started = performance.now();
+  await session.start();
+  const startupMs = performance.now() - started;
+  const phrases = ["help-me", "turn-on-lights"];
+  await say("weather-question");
+  while (stats.bargeIns < bargeIns && performance.now() - started < deadlineMs) {
+    try {
+      await until(() => session.state === "bot_speaking", 10000);
+    } catch {
+      // The last speech made no turn (no words recognised): speak again.
+      stats.retries++;
+      await say(phrases[stats.retries % 2]);
+      continue;
+    }
+    await sleep(random() * maxDelayMs);
+    stats.attempts++;
+    const before = stats.bargeIns;
+    await say(phrases[stats.attempts % 2]);
+    // Until the barge-in is confirmed, or the reply ended before the speech reached it.
+    await until(() => stats.bargeIns > before || session.state === "listening" || session.state === "user_speaking", 10000).catch(() => {});
+    await checkFences();
+    onProgress?.(stats.bargeIns);
+  }
+  await until(() => session.state === "bot_speaking" || session.state === "listening", 15000).catch(() => {});
+  await checkFences();
+  await session.stop();
+  await sleep(300);
+  const server = checkServer ? await (await fetch("/__stats")).json() : undefined;
+  await context.close();
+  return {
+    ...stats,
+    startupMs,
+    ms: performance.now() - started,
+    interruptions: session.metrics.interruptions,
+    stateAfterStop: session.state,
+    liveQuestsAfterStop: session.liveQuests,
+    openSocketsAfterStop: window.pageWatch.openSockets(),
+    serverOpenAfterStop: server && { stt: server.stt.open, tts: server.tts.open, llmOpen: server.llm.open, llmActive: server.llm.active },
+    uncaught: window.pageWatch.unhandled.slice(0, 20),
+    csp: window.cspViolations,
+  };
+}
+
+window.soakPage = { runSoak };
+window.soakPageReady = true;

@@ -1,0 +1,195 @@
+// The fault matrix's page side: real VoiceSessions (worklets, VAD worker,
+// providers) against the reference backend, with the fault knobs in the
+// providers' URLs. The cases themselves are a table in test/browser/faults.spec.ts;
+// this page runs one STT case per session, and the LLM and TTS cases in turn
+// on one session (each turn proves the one before left the session working).
+import { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "/dist/bargein.js";
+import { makeSession, until } from "../session/session.js";
+
+const ws = `ws://${location.host}`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The provider for `service` with `query` (the knobs) on its URL and extra `options`. */
+export function provider(service, query = "", options = {}) {
+  const q = query ? `?${query}` : "";
+  if (service === "stt") return kyutaiStt({ urls: `${ws}/${q}`, startupTimeoutMs: 3000, ...options });
+  if (service === "tts") return kyutaiTts({ urls: `${ws}/${q}`, voice: "slt", ...options });
+  if (service === "ws-llm") return websocketLlm({ url: `${ws}/v1/responses${q}`, ...options });
+  return openaiChat({ url: `${location.origin}/v1${q}`, model: "eliza", ...options });
+}
+
+/**
+ * A provider that forwards each connect (or LLM stream) to `pick()`: the
+ * test decides per connection which URL, faulty or clean, it goes to.
+ * `all`: every provider `pick` may return; their warnings are forwarded.
+ */
+function switchable(pick, all) {
+  const base = all[0];
+  return {
+    name: base.name,
+    audioFormat: base.audioFormat,
+    supportsGap: base.supportsGap,
+    on: (name, fn) => {
+      const offs = all.map((p) => p.on?.(name, fn));
+      return () => offs.forEach((off) => off?.());
+    },
+    connect: (signal) => pick().connect(signal),
+    stream: (messages, signal) => pick().stream(messages, signal),
+  };
+}
+
+/** Server-side counters of the reference backend. */
+async function serverStats() {
+  return (await fetch("/__stats")).json();
+}
+
+/** Everything the test checks about a case: what the session reported, kept and released. */
+function observe(t, since) {
+  const errors = t.full.errors.slice(since.errors);
+  const warnings = t.full.warnings.slice(since.warnings);
+  return { errors, warnings };
+}
+
+/** The session plus a full event log (names, messages, fatal flags) and the user's partials at each report. */
+async function instrumentedSession(sessionOptions) {
+  const t = await makeSession({ sessionOptions });
+  const full = { errors: [], warnings: [], interruptions: [], userPartial: "", partialAtReport: [] };
+  t.session.on("transcript", (e) => e.role === "user" && (full.userPartial = e.final ? "" : e.text));
+  t.session.on("error", (e) => {
+    full.errors.push({ name: e.error.name, message: e.error.message, fatal: e.fatal, service: e.error.service });
+    full.partialAtReport.push(full.userPartial);
+  });
+  t.session.on("warning", (e) => {
+    full.warnings.push({ service: e.service, message: e.message });
+    full.partialAtReport.push(full.userPartial);
+  });
+  t.session.on("interruption", (e) => full.interruptions.push(e.reason));
+  t.full = full;
+  return t;
+}
+
+function matches(c, seen) {
+  const want = c.expect;
+  if (want.error) return seen.errors.some((e) => e.name === want.error && (want.fatal === undefined || e.fatal === want.fatal));
+  return seen.warnings.some((w) => w.service === want.warningService && new RegExp(want.warning).test(w.message));
+}
+
+function userMessages(t) {
+  return t.session.history.filter((m) => m.role === "user").map((m) => m.text);
+}
+
+/** Waits until the session is between turns: listening, only the STT stream live. */
+async function settled(t, ms) {
+  await until(() => t.session.state === "listening" && t.session.liveQuests.join() === "stt", ms);
+}
+
+/** Waits until the page's sockets and the server's streams are back to `openSockets` / zero. */
+async function released(openSockets, ms = 6000) {
+  let stats;
+  await until(() => window.pageWatch.openSockets() === openSockets, ms).catch(() => {});
+  const start = performance.now();
+  for (;;) {
+    stats = await serverStats();
+    const quiet = stats.tts.open === 0 && stats.llm.active === 0 && stats.llm.open === 0 && stats.stt.open === (openSockets ? 1 : 0);
+    if (quiet || performance.now() - start > ms) break;
+    await sleep(100);
+  }
+  return { pageSockets: window.pageWatch.openSockets(), server: { stt: stats.stt.open, tts: stats.tts.open, llmOpen: stats.llm.open, llmActive: stats.llm.active } };
+}
+
+/**
+ * One STT case on its own session. The faulty URL serves every connection
+ * (`persistent`) or only the first; later ones go to the clean URL, so a
+ * session that reconnects can prove its next turn works.
+ */
+export async function runSttCase(c) {
+  let connections = 0;
+  const faulty = provider("stt", c.query, c.options);
+  const clean = provider("stt");
+  const stt = switchable(() => (c.persistent || connections++ === 0 ? faulty : clean), [clean, faulty]);
+  const t = await instrumentedSession({ stt, ...c.sessionOptions });
+  const result = { case: c.name, startError: undefined };
+  try {
+    await t.session.start();
+  } catch (err) {
+    result.startError = err.name;
+  }
+  if (!result.startError) {
+    const speech = await t.say("help-me");
+    if (c.expect.outcome === "ends") {
+      await until(() => t.session.state === "idle", 20000);
+    } else {
+      await until(() => matches(c, observe(t, { errors: 0, warnings: 0 })), 20000);
+      // The words spoken so far make a turn (or, when the fault ate them, the next sentence does).
+      await until(() => t.context.currentTime > speech.startedAt + speech.duration, 10000);
+      // The fault may have eaten the words (a stall, a drop before the first word): then say something else.
+      await until(() => t.log.turns.length > 0, 5000).catch(() => {});
+      if (t.log.turns.length === 0) await t.say("turn-on-lights");
+      await until(() => t.log.turns.length > 0, 20000);
+      await settled(t, 20000);
+      result.nextTurn = { history: userMessages(t), reply: t.session.history.find((m) => m.role === "assistant")?.text ?? "" };
+    }
+  }
+  result.seen = observe(t, { errors: 0, warnings: 0 });
+  result.partialAtReport = t.full.partialAtReport;
+  result.history = userMessages(t);
+  result.stateBeforeStop = t.session.state;
+  await t.session.stop();
+  result.stateAfterStop = t.session.state;
+  result.liveQuests = t.session.liveQuests;
+  result.released = await released(0);
+  result.unhandled = window.pageWatch.unhandled.splice(0);
+  return result;
+}
+
+/**
+ * The TTS and LLM cases, one turn each, on one session: before each turn the
+ * case's knobs go on the URL of that turn's TTS or LLM connection. After
+ * each: the reported event, the state, the live streams, the sockets (page
+ * and server) and the history are recorded. Then one clean turn.
+ */
+export async function runReplyCases(cases, sessionOptions = {}) {
+  let current;
+  const clean = { tts: provider("tts"), llm: provider("sse"), "ws-llm": provider("ws-llm") };
+  const faulty = new Map(cases.map((c) => [c.name, provider(c.service === "llm" ? c.transport ?? "sse" : c.service, c.query, c.options)]));
+  const forService = (service) => () => (current && (current.service === service) ? faulty.get(current.name) : clean[service === "llm" ? "llm" : service]);
+  const ofService = (service) => [clean[service], ...cases.filter((c) => c.service === service).map((c) => faulty.get(c.name))];
+  const tts = switchable(forService("tts"), ofService("tts"));
+  const llm = switchable(forService("llm"), ofService("llm"));
+  const t = await instrumentedSession({ tts, llm, ...sessionOptions });
+  await t.session.start();
+  const results = [];
+  const turn = async (c) => {
+    current = c;
+    const since = { errors: t.full.errors.length, warnings: t.full.warnings.length, turns: t.log.turns.length, reports: t.full.partialAtReport.length };
+    const started = performance.now();
+    await t.say("help-me");
+    const r = { case: c?.name ?? "clean" };
+    try {
+      await until(() => t.log.turns.length > since.turns && (!c || matches(c, observe(t, since))), 25000);
+      await settled(t, 20000);
+    } catch (err) {
+      r.timeout = String(err.message).slice(0, 80);
+    }
+    r.ms = Math.round(performance.now() - started);
+    r.seen = observe(t, since);
+    r.state = t.session.state;
+    r.liveQuests = t.session.liveQuests;
+    r.turn = t.log.turns.at(-1);
+    r.partialAtReport = t.full.partialAtReport.slice(since.reports);
+    r.history = JSON.parse(JSON.stringify(t.session.history));
+    r.released = await released(1);
+    r.unhandled = window.pageWatch.unhandled.splice(0);
+    current = undefined;
+    return r;
+  };
+  for (const c of cases) results.push(await turn(c));
+  const last = await turn(undefined);
+  await t.session.stop();
+  last.stateAfterStop = t.session.state;
+  last.releasedAfterStop = await released(0);
+  return { results, clean: last, interruptions: t.full.interruptions };
+}
+
+window.faultsPage = { runSttCase, runReplyCases };
+window.faultsPageReady = true;
