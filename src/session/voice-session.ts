@@ -16,7 +16,7 @@ import type { LlmProvider, SttStream, TtsStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../uplink/admission.js";
-import { Uplink } from "../uplink/uplink.js";
+import { Uplink, type UplinkMetrics } from "../uplink/uplink.js";
 import { isAbort } from "../util/abort.js";
 import { Emitter, type Listener } from "../util/emitter.js";
 import { ConversationHistory, type AssistantMessage, type HistoryMessage, type TimedWord, type UserMessage } from "./history.js";
@@ -70,6 +70,9 @@ interface BotTurn {
   /** The reply-stall watchdog (turn.replyStallMs), re-armed by every LLM delta and TTS event. */
   stallTimer?: ReturnType<typeof setTimeout>;
 }
+
+/** Uplink metrics that count events over the whole session, across STT reconnects. */
+const UPLINK_COUNTS = ["admissionRejects", "wouldReject", "gapSamples", "overloads"] as const;
 
 const DEFAULTS = {
   pauseThreshold: 0.8,
@@ -161,7 +164,7 @@ export class VoiceSession {
       interruptions: this.#interruptions,
       lastTurn: this.#lastTurn,
       // An uplink that ended itself stays visible (its rejects) until the new stream is up.
-      uplink: (this.#sttLink()?.uplink ?? this.#endedUplink)?.metrics,
+      uplink: this.#uplinkMetrics(),
       llm: this.#admission.metrics,
     };
   }
@@ -308,10 +311,8 @@ export class VoiceSession {
       policy: options.policy ?? (stt.supportsGap ? "gap" : "end"),
       observe: options.observe,
     });
-    this.#endedUplink = undefined;
     uplink.on("overload", (e) => this.#events.emit("overload", { service: "stt", ...e }));
     uplink.on("ended", () => {
-      this.#endedUplink = uplink;
       this.#reconnectStt(
         "the speech-to-text uplink fell behind its latency budget; the stream was ended and is reconnecting",
         new OverloadError("stt: the uplink fell behind its latency budget too often; check the network or raise uplink.budgetMs", { service: "stt" }),
@@ -320,8 +321,30 @@ export class VoiceSession {
     return uplink;
   }
 
-  /** The last uplink that ended on overload (policy "end"), for `metrics` while the STT reconnects. */
-  #endedUplink: Uplink | undefined;
+  /** Counts of the session's earlier uplinks (one per STT stream), so reconnects do not reset them. */
+  #earlierUplinks: Record<(typeof UPLINK_COUNTS)[number], number> = { admissionRejects: 0, wouldReject: 0, gapSamples: 0, overloads: 0 };
+  #lastUplink: Uplink | undefined;
+
+  /**
+   * The STT uplink's metrics: queue figures of the live (or, while it
+   * reconnects, the last) stream; reject, gap and overload counts for the
+   * whole session.
+   */
+  #uplinkMetrics(): UplinkMetrics | undefined {
+    const live = this.#sttLink()?.uplink;
+    if (live && live !== this.#lastUplink) {
+      if (this.#lastUplink) {
+        const done = this.#lastUplink.metrics;
+        for (const key of UPLINK_COUNTS) this.#earlierUplinks[key] += done[key];
+      }
+      this.#lastUplink = live;
+    }
+    const current = this.#lastUplink?.metrics;
+    if (!current) return undefined;
+    const totals = { ...current };
+    for (const key of UPLINK_COUNTS) totals[key] += this.#earlierUplinks[key];
+    return totals;
+  }
 
   #sttLink(): SttLink | undefined {
     return this.#quests?.get<SttLink>("stt")?.getNowait();

@@ -27,6 +27,9 @@ test("getUserMedia → capture worklet → VAD worker and STT: the question is t
   expect(result.log.errors).toEqual([]);
   const heard = result.history[0].text.toLowerCase().split(/\s+/);
   expect(QUESTION.filter((w) => heard.includes(w)).length, `recognised "${result.history[0].text}"`).toBeGreaterThanOrEqual(4);
-  expect(result.history[1].role).toBe("assistant");
-  expect(result.history[1].text.length).toBeGreaterThan(10);
+  // The fake device loops the question, so it may talk over this reply at once:
+  // what was generated is the heard part plus the unheard part.
+  const reply = result.history[1];
+  expect(reply.role).toBe("assistant");
+  expect(`${reply.text} ${reply.unheardText}`.trim().length).toBeGreaterThan(10);
 });
