@@ -2,7 +2,7 @@
  * The fault matrix: for STT, TTS and LLM, every fault the reference backend
  * can inject (at capacity on every instance, start-up timeout, drop mid-stream,
  * stall, malformed and oversized messages) against real VoiceSessions in
- * Chromium. Each case must end in its documented event (docs/errors.md), the
+ * Chromium. Each case must end in its documented event (the README's "Errors and warnings"), the
  * session must either go on (the next turn works) or end cleanly (idle,
  * everything released), the user's words must stay in history, and no socket,
  * stream or unhandled rejection may be left behind.
