@@ -39,6 +39,7 @@
 // in every 60 ms.
 import { launchBrowser, startServer } from "./lib/browser.mjs";
 import { quantile } from "./lib/results.mjs";
+import { prng } from "../test/lib/prng.mjs";
 
 const PORT = 8851;
 const SEED = 7;
@@ -51,17 +52,6 @@ const RUNS = [
   { name: "vad-load", mode: "vad", load: true, from: 0, to: 20 },
 ];
 
-/** mulberry32: a small seeded PRNG, so every run talks over the bot at the same moments. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function plan(n) {
   const random = prng(SEED);

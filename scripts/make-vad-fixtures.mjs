@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WASI } from "node:wasi";
 import { readWav, writeWav } from "../demo/server/wav.mjs";
+import { prng } from "../test/lib/prng.mjs";
 
 const RATE = 16000;
 const OUT = new URL("../test/fixtures/vad/", import.meta.url);
@@ -77,17 +78,6 @@ function labelSpeech(samples) {
   return { onset: first * ENVELOPE_WINDOW, offset: (last + 1) * ENVELOPE_WINDOW };
 }
 
-/** mulberry32: a small seeded PRNG, so the noise files are reproducible. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function whiteNoise(n, seed) {
   const rand = prng(seed);

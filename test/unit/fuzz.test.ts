@@ -27,6 +27,7 @@ import { kyutaiStt } from "../../src/providers/kyutai-stt.js";
 import { kyutaiTts } from "../../src/providers/kyutai-tts.js";
 import { openaiChat } from "../../src/providers/openai-chat.js";
 import { websocketLlm } from "../../src/providers/websocket-llm.js";
+import { prng } from "../lib/prng.mjs";
 
 /** Messages per provider; FUZZ_MESSAGES overrides it (the benchmark runs the same cases). */
 const MESSAGES = Number(process.env.FUZZ_MESSAGES ?? 10_000);
@@ -38,17 +39,6 @@ const CASE_DEADLINE_MS = 5000;
 
 // ─── seeded randomness ────────────────────────────────────────────────────────
 
-/** mulberry32: small, fast, and good enough to drive a fuzzer. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rand = () => number;
 const int = (r: Rand, n: number) => Math.floor(r() * n);

@@ -9,18 +9,8 @@ import { Worker } from "node:worker_threads";
 import { buildSync } from "esbuild";
 import { describe, expect, test } from "vitest";
 import { RingBuffer } from "../../src/audio/ring-buffer.js";
+import { prng } from "../lib/prng.mjs";
 
-/** mulberry32: a tiny seeded PRNG, so a failing case replays exactly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CANARY = -12345.5;
 

@@ -9,6 +9,7 @@
 // Between turns (at the user's final transcript) only the STT stream and its
 // one socket may be live. Unhandled rejections and page errors are counted.
 import { kyutaiStt, kyutaiTts, openaiChat, VoiceSession } from "/dist/bargein.js";
+import { prng } from "/test/lib/prng.mjs";
 
 const ws = `ws://${location.host}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -28,15 +29,6 @@ function until(cond, ms) {
   });
 }
 
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * `checkServer`: read the backend's open-stream counts after stop (off when

@@ -7,18 +7,8 @@
 // playback is scheduled; a sample's time is mapped from context time with that
 // pair (both VADs use the same mapping, so its small offset cancels out in the
 // comparison).
+import { prng } from "/test/lib/prng.mjs";
 
-/** mulberry32, for the per-utterance lead-in jitter (moves onsets within a frame). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function loadFixture(name) {
   const [wav, label] = await Promise.all([

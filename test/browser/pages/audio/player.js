@@ -3,18 +3,9 @@
 // test/browser/audio-player.spec.ts and bench/audio.bench.mjs.
 import { Player } from "/dist/bargein.js";
 import { accountPauses, generationOf, generationSignal, silenceFrom } from "./analysis.js";
+import { prng } from "/test/lib/prng.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-/** mulberry32, seeded, so a run can be replayed. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 
 /** Benchmarks: a worker-driven shared clock, since worklets may have no `performance`. */
