@@ -34,8 +34,11 @@ test.describe("a full turn with known speech injected through `input`", () => {
       const user = result.history[0];
       expect(user.role).toBe("user");
       const heard = user.text.toLowerCase().split(/\s+/);
+      // pocketsphinx sometimes hears the short function words "what is" as "but as"
+      // (it depends on where the 80 ms frames fall); the content words always come through.
       const hits = QUESTION.filter((w) => heard.includes(w)).length;
-      expect(hits, `recognised "${user.text}"`).toBeGreaterThanOrEqual(5);
+      expect(hits, `recognised "${user.text}"`).toBeGreaterThanOrEqual(4);
+      for (const word of ["weather", "like", "today"]) expect(heard, `recognised "${user.text}"`).toContain(word);
       const reply = result.history[1];
       expect(reply.role).toBe("assistant");
       expect(reply.text.split(" ").length).toBeGreaterThan(3);

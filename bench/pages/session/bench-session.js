@@ -5,6 +5,9 @@
 // TTS stream is observed (word timestamps, first audio byte) by wrapping the
 // provider, without touching the SDK. Shared by turn.js and bargein.js.
 import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat } from "/dist/bargein.js";
+import { envelopeOnsetSeconds, until } from "/test/browser/pages/session/session.js";
+
+export { envelopeOnsetSeconds, until };
 
 const ws = `ws://${location.host}`;
 /** Samples louder than this count as sound (-80 dBFS), as in test/browser/bargein.spec.ts. */
@@ -184,35 +187,6 @@ function observedTts(inner, sink, clock) {
       };
     },
   };
-}
-
-/**
- * Where speech starts, in seconds: the first 5 ms window whose RMS is within
- * -20 dB of the loudest window (as test/browser/pages/session/session.js).
- */
-export function envelopeOnsetSeconds(buffer) {
-  const data = buffer.getChannelData(0);
-  const window = Math.round(buffer.sampleRate * 0.005);
-  const rms = [];
-  for (let i = 0; i + window <= data.length; i += window) {
-    let sum = 0;
-    for (let j = i; j < i + window; j++) sum += data[j] * data[j];
-    rms.push(Math.sqrt(sum / window));
-  }
-  const threshold = 0.1 * Math.max(...rms);
-  return (rms.findIndex((v) => v >= threshold) * window) / buffer.sampleRate;
-}
-
-export function until(cond, ms = 30000, what = String(cond)) {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const check = () => {
-      if (cond()) return resolve();
-      if (performance.now() - start > ms) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(check, 10);
-    };
-    check();
-  });
 }
 
 /** Sample queries over a recording window, with skipped quanta treated as unknown. */

@@ -78,12 +78,12 @@ export function envelopeOnsetSeconds(buffer) {
   return (rms.findIndex((v) => v >= threshold) * window) / buffer.sampleRate;
 }
 
-export function until(cond, ms = 30000) {
+export function until(cond, ms = 30000, what = String(cond)) {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const check = () => {
       if (cond()) return resolve();
-      if (performance.now() - start > ms) return reject(new Error(`timed out waiting for ${cond}`));
+      if (performance.now() - start > ms) return reject(new Error(`timed out waiting for ${what}`));
       setTimeout(check, 20);
     };
     check();
