@@ -8,16 +8,7 @@
 // pair (both VADs use the same mapping, so its small offset cancels out in the
 // comparison).
 import { prng } from "/test/lib/prng.mjs";
-
-
-async function loadFixture(name) {
-  const [wav, label] = await Promise.all([
-    fetch(`/test/fixtures/vad/${name}.wav`).then((r) => r.arrayBuffer()),
-    fetch(`/test/fixtures/vad/${name}.json`).then((r) => r.json()),
-  ]);
-  const pcm = new Int16Array(wav, 44, (wav.byteLength - 44) / 2);
-  return { samples: Float32Array.from(pcm, (s) => s / 32768), label };
-}
+import { loadFixture } from "/test/browser/pages/vad/fixtures.js";
 
 /** The fixtures `repeats` times over, each after 0–511 samples of extra silence. */
 export async function buildProgram({ fixtures, repeats, seed = 42 }) {

@@ -1,6 +1,7 @@
 // Scenarios for the Microphone and the capture worklet. Used by
 // test/browser/audio-capture.spec.ts and bench/audio.bench.mjs.
 import { Microphone } from "/dist/bargein.js";
+import { startTicker } from "./ticker.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -59,18 +60,6 @@ async function fakeMicrophone({ ms = 1200 } = {}) {
  * f32 uplink must put each click at (frame − capture start) × rate / contextRate
  * plus the resampler's stated delay.
  */
-
-/** Benchmarks: a worker-driven shared clock, since worklets may have no `performance`. */
-async function startTicker() {
-  if (!crossOriginIsolated) return { buffer: undefined, stop() {} };
-  const buffer = new SharedArrayBuffer(8);
-  const worker = new Worker("/test/browser/pages/audio/ticker-worker.js");
-  await new Promise((resolve) => {
-    worker.onmessage = resolve;
-    worker.postMessage({ buffer });
-  });
-  return { buffer, stop: () => worker.terminate() };
-}
 
 async function injectedClicks({ clicks = 4, profile = false, ms = 1600 } = {}) {
   const ticker = profile ? await startTicker() : undefined;

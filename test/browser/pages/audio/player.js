@@ -4,21 +4,9 @@
 import { Player } from "/dist/bargein.js";
 import { accountPauses, generationOf, generationSignal, silenceFrom } from "./analysis.js";
 import { prng } from "/test/lib/prng.mjs";
+import { startTicker } from "./ticker.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-
-/** Benchmarks: a worker-driven shared clock, since worklets may have no `performance`. */
-async function startTicker() {
-  if (!crossOriginIsolated) return { buffer: undefined, stop() {} };
-  const buffer = new SharedArrayBuffer(8);
-  const worker = new Worker("/test/browser/pages/audio/ticker-worker.js");
-  await new Promise((resolve) => {
-    worker.onmessage = resolve;
-    worker.postMessage({ buffer });
-  });
-  return { buffer, stop: () => worker.terminate() };
-}
 
 async function rig({ prebufferMs, profile, profileClock, seconds = 60 } = {}) {
   const context = new AudioContext();

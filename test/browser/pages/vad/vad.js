@@ -3,6 +3,7 @@
 // and every message that reaches this (main) thread from one, by wrapping the
 // global Worker constructor before the SDK uses it.
 import { Microphone, VadWorker } from "/dist/bargein.js";
+import { loadFixture } from "./fixtures.js";
 
 const registry = { created: 0, terminated: 0, messages: 0 };
 const NativeWorker = window.Worker;
@@ -19,16 +20,6 @@ window.Worker = class CountingWorker extends NativeWorker {
     super.terminate();
   }
 };
-
-async function loadFixture(name) {
-  const [wav, label] = await Promise.all([
-    fetch(`/test/fixtures/vad/${name}.wav`).then((r) => r.arrayBuffer()),
-    fetch(`/test/fixtures/vad/${name}.json`).then((r) => r.json()),
-  ]);
-  // 16-bit mono PCM after a 44-byte header (written by scripts/make-vad-fixtures.mjs).
-  const pcm = new Int16Array(wav, 44, (wav.byteLength - 44) / 2);
-  return { samples: Float32Array.from(pcm, (s) => s / 32768), label };
-}
 
 function record(vad) {
   const events = [];
