@@ -6,7 +6,7 @@
 //    judged exactly as test/browser/faults.spec.ts does.
 // 3. Soak: barge-ins at random moments on one real session in Chromium
 //    (bench/pages/reliability/soak.js), until RELIABILITY_BARGE_INS (1,000) or
-//    RELIABILITY_SOAK_MINUTES (15) of soak, whichever comes first. The JS heap
+//    RELIABILITY_SOAK_MINUTES (40) of soak, whichever comes first. The JS heap
 //    is sampled (after a full GC, via CDP) once warm and again at the end.
 //
 // Failure counts (staleSamples, leaked*, uncaughtErrors, fuzzUncaught,
@@ -17,7 +17,9 @@ import { CASES, REPLY_STALL_MS, judgeCleanTurn, judgeReplyCase, judgeSttCase, lo
 
 const PORT = 8870;
 const BARGE_INS = Number(process.env.RELIABILITY_BARGE_INS ?? 1000);
-const SOAK_MINUTES = Number(process.env.RELIABILITY_SOAK_MINUTES ?? 15);
+const SOAK_MINUTES = Number(process.env.RELIABILITY_SOAK_MINUTES ?? 40);
+/** Seconds of each barge-in phrase played (RELIABILITY_SPEECH_S); the rest is cut. */
+const SPEECH_S = Number(process.env.RELIABILITY_SPEECH_S ?? 0.6);
 const FUZZ_MESSAGES = Number(process.env.FUZZ_MESSAGES ?? 10_000);
 /**
  * Soak pages at once, each with its own session (RELIABILITY_PAGES). One by
@@ -101,10 +103,11 @@ async function soakPage(browser, base, { share, seed, sampleHeap }) {
   });
   await page.evaluate(() => (window.soakProgress = 0));
   const run = page.evaluate(
-    ({ n, ms, seed }) =>
+    ({ n, ms, seed, maxSpeechS }) =>
       window.soakPage.runSoak({
         bargeIns: n,
         seed,
+        maxSpeechS,
         deadlineMs: ms,
         checkServer: false,
         onProgress: (k) => {
@@ -112,7 +115,7 @@ async function soakPage(browser, base, { share, seed, sampleHeap }) {
           window.soakProgress = k;
         },
       }),
-    { n: share, ms: SOAK_MINUTES * 60_000, seed },
+    { n: share, ms: SOAK_MINUTES * 60_000, seed, maxSpeechS: SPEECH_S },
   );
   // Awaited below; until then a failure (the page closing) must not go unhandled.
   run.catch(() => {});
@@ -148,6 +151,7 @@ async function runSoak(browser, base) {
     pages: PAGES,
     bargeIns: sum("bargeIns"),
     attempts: sum("attempts"),
+    retries: sum("retries"),
     ms: Math.max(...runs.map((r) => r.ms)),
     staleSamples: sum("staleSamples"),
     fencesChecked: sum("fencesChecked"),
@@ -161,6 +165,7 @@ async function runSoak(browser, base) {
     sessionErrors: runs.flatMap((r) => r.sessionErrors),
     csp: runs.flatMap((r) => r.csp),
     notIdleAfterStop: runs.filter((r) => r.stateAfterStop !== "idle").length,
+    phaseMs: Object.fromEntries(Object.keys(runs[0].phaseMs).map((k) => [k, runs.reduce((n, r) => n + r.phaseMs[k], 0)])),
   };
 }
 
@@ -179,6 +184,8 @@ export default async function reliability() {
       bargeIns: soak.bargeIns,
       soakPages: soak.pages,
       bargeInAttempts: soak.attempts,
+      // Phrases spoken again because the last one made no turn (no words recognised).
+      soakRetries: soak.retries,
       soakSeconds: Math.round(soak.ms / 1000),
       secondsPerBargeIn: soak.ms / 1000 / Math.max(1, soak.bargeIns),
       staleSamples: soak.staleSamples,
@@ -192,6 +199,8 @@ export default async function reliability() {
       uncaughtErrors: soak.uncaught.length,
       sessionErrors: soak.sessionErrors.length,
       sessionErrorSamples: soak.sessionErrors.slice(0, 5),
+      // Mean ms per barge-in spent in each phase of the soak's cycle.
+      soakCycleMs: Object.fromEntries(Object.entries(soak.phaseMs).map(([k, v]) => [k, Math.round(v / Math.max(1, soak.bargeIns))])),
       fuzzMessages: fuzz.messages,
       fuzzUncaught: fuzz.uncaught,
       fuzzPassed: fuzz.passed,
@@ -202,7 +211,7 @@ export default async function reliability() {
       transcriptLost: faults.transcriptLost,
       faultSeconds: faults.seconds,
       cspViolations: soak.csp.length,
-      config: { pages: PAGES, bargeInsWanted: BARGE_INS, soakMinutes: SOAK_MINUTES, fuzzMessagesPerProvider: FUZZ_MESSAGES, ttsPace: 0, llmWordMs: 10, maxBargeInDelayMs: 500 },
+      config: { pages: PAGES, bargeInsWanted: BARGE_INS, soakMinutes: SOAK_MINUTES, speechSeconds: SPEECH_S, vadRedemptionMs: 300, fuzzMessagesPerProvider: FUZZ_MESSAGES, ttsPace: 0, llmWordMs: 10, maxBargeInDelayMs: 500 },
     };
   } finally {
     await browser.close();

@@ -34,7 +34,7 @@ function until(cond, ms) {
  * `checkServer`: read the backend's open-stream counts after stop (off when
  * other pages share the backend: the benchmark then checks once all stopped).
  */
-export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadlineMs = 15 * 60 * 1000, onProgress, checkServer = true } = {}) {
+export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, redemptionMs = 300, maxSpeechS = Infinity, deadlineMs = 15 * 60 * 1000, onProgress, checkServer = true } = {}) {
   const random = prng(seed);
   const context = new AudioContext();
   await context.audioWorklet.addModule("./stale-recorder.js");
@@ -69,6 +69,9 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadl
     input: mic.stream,
     audio: { context, output },
     turn: { pauseThreshold: 0.6 },
+    // The soak is about barge-ins, not turn-taking: a shorter wait for the
+    // user's turn to end (600 ms by default) gives more barge-ins per minute.
+    vad: { redemptionMs },
   });
 
   const stats = {
@@ -82,13 +85,25 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadl
     sessionErrors: [],
     retries: 0,
   };
+  // Where each cycle's time goes (ms, summed): speech start → interruption →
+  // the user's final words → bot_thinking → bot_speaking → next speech.
+  const phases = { toInterruption: 0, toUserFinal: 0, toThinking: 0, toSpeaking: 0, waitBeforeSpeech: 0 };
+  let mark = performance.now();
+  const lap = (phase) => {
+    const now = performance.now();
+    phases[phase] += now - mark;
+    mark = now;
+  };
   let fenceAt;
   const fences = [];
   session.on("interruption", () => {
+    lap("toInterruption");
     fenceAt = context.currentTime;
     stats.bargeIns++;
   });
   session.on("state", (e) => {
+    if (e.state === "bot_thinking") lap("toThinking");
+    if (e.state === "bot_speaking") lap("toSpeaking");
     if (e.state === "bot_thinking" && fenceAt !== undefined) {
       fences.push([fenceAt + FENCE_SLACK_S, context.currentTime]);
       fenceAt = undefined;
@@ -96,6 +111,7 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadl
   });
   session.on("transcript", (e) => {
     if (e.role !== "user" || !e.final) return;
+    lap("toUserFinal");
     // Between turns: only the STT stream and its socket.
     if (session.liveQuests.join() !== "stt") stats.leakedQuests++;
     if (window.pageWatch.openSockets() !== 1) stats.leakedSockets++;
@@ -115,7 +131,7 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadl
     const source = context.createBufferSource();
     source.buffer = buffer;
     source.connect(mic);
-    source.start(0, from, duration);
+    source.start(0, from, Math.min(duration, maxSpeechS));
   }
   async function checkFences() {
     for (const [from, to] of fences.splice(0)) {
@@ -145,6 +161,7 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadl
     }
     await sleep(random() * maxDelayMs);
     stats.attempts++;
+    lap("waitBeforeSpeech");
     const before = stats.bargeIns;
     await say(phrases[stats.attempts % 2]);
     // Until the barge-in is confirmed, or the reply ended before the speech reached it.
@@ -161,6 +178,7 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, deadl
   return {
     ...stats,
     startupMs,
+    phaseMs: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])),
     ms: performance.now() - started,
     interruptions: session.metrics.interruptions,
     stateAfterStop: session.state,
