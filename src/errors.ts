@@ -56,9 +56,13 @@ export class ConnectionClosedError extends BargeinError {
 /** The uplink could not keep up inside its latency budget. */
 export class OverloadError extends BargeinError {}
 
-export type MicrophoneErrorReason = "denied" | "not-found" | "in-use" | "unsupported" | "unknown";
+/**
+ * How the microphone failed. "ended": it was open, then its track ended
+ * (device unplugged, permission revoked, or the input stream stopped).
+ */
+export type MicrophoneErrorReason = "denied" | "not-found" | "in-use" | "unsupported" | "ended" | "unknown";
 
-/** The microphone could not be opened. `reason` tells which way. */
+/** The microphone could not be opened, or stopped while in use. `reason` tells which way. */
 export class MicrophoneError extends BargeinError {
   readonly reason: MicrophoneErrorReason;
   constructor(message: string, options: BargeinErrorOptions & { reason: MicrophoneErrorReason }) {

@@ -228,9 +228,14 @@ class TtsSession {
         this.ws.close(1000, "done");
         return;
       }
+      // One listener per wait, removed when woken: a long reply waits many times.
       await new Promise((resolve) => {
-        this.wake = () => resolve(undefined);
-        signal.addEventListener("abort", () => resolve(undefined), { once: true });
+        const done = () => {
+          signal.removeEventListener("abort", done);
+          resolve(undefined);
+        };
+        this.wake = done;
+        signal.addEventListener("abort", done, { once: true });
       });
       this.wake = () => {};
     }

@@ -160,7 +160,7 @@ function parseChunk(data: string, ctx: WireContext): { delta: string; finished: 
   }
   if (typeof value !== "object" || value === null) throw protocolError(ctx, "an event's data is not a JSON object");
   const error = (value as { error?: unknown }).error;
-  if (error !== undefined) {
+  if (error !== undefined && error !== null) {
     throw new BargeinError(`${SERVICE} at ${ctx.url} reported an error mid-stream: ${errorText(error)}`, {
       service: SERVICE,
       url: ctx.url,
@@ -215,7 +215,7 @@ async function readErrorBody(response: Response): Promise<string> {
     const text = new TextDecoder().decode(bytes.subarray(0, length));
     try {
       const parsed = JSON.parse(text) as { error?: unknown };
-      if (parsed && parsed.error !== undefined) return errorText(parsed.error);
+      if (parsed && parsed.error !== undefined && parsed.error !== null) return errorText(parsed.error);
     } catch {
       // Not JSON: fall back to the text itself.
     }

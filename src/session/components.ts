@@ -113,17 +113,18 @@ function vadPort(vad: VadWorker): VadPort {
   return {
     setAutoPause: (armed) => vad.setAutoPause(armed),
     setMeter: (on) => vad.setMeter(on),
-    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "probability", fn: (e: any) => void) =>
-      vad.on(name, fn)) as VadPort["on"],
+    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "probability" | "error", fn: (e: any) => void) =>
+      name === "error" ? vad.on("error", (error) => fn({ error })) : vad.on(name, fn)) as VadPort["on"],
   };
 }
 
 function capturePort(mic: Microphone): CapturePort {
   return {
     setMeter: (on) => mic.setMeter(on),
-    on: ((name: "frame" | "level", fn: (e: any) => void) =>
-      name === "frame"
-        ? mic.on("frame", (e) => fn({ pcm: e.samples, capturedAt: e.contextTime }))
-        : mic.on("level", (e) => fn({ rms: e.rms }))) as CapturePort["on"],
+    on: ((name: "frame" | "level" | "ended", fn: (e?: any) => void) => {
+      if (name === "frame") return mic.on("frame", (e) => fn({ pcm: e.samples, capturedAt: e.contextTime }));
+      if (name === "level") return mic.on("level", (e) => fn({ rms: e.rms }));
+      return mic.on("ended", () => fn());
+    }) as CapturePort["on"],
   };
 }

@@ -15,7 +15,10 @@ export interface AssistantMessage {
   role: "assistant";
   /** What the user heard: the whole reply, or its heard part when interrupted. */
   text: string;
-  /** True when the user talked over this reply and it was cut. */
+  /**
+   * True when the reply was cut short: the user talked over it, `interrupt()`
+   * was called, it stalled, its TTS failed, or the session stopped mid-reply.
+   */
   interrupted: boolean;
   /** The part of the reply that was generated but never heard (empty unless interrupted). */
   unheardText: string;

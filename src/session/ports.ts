@@ -36,6 +36,8 @@ export interface VadPort {
   on(name: "misfire", fn: (e: { resumedPlayback: boolean; contextTime: number }) => void): () => void;
   /** Only once the meter is on: the latest speech probability. */
   on(name: "probability", fn: (e: { probability: number }) => void): () => void;
+  /** The worker failed after it had loaded (inference threw, or the worker died): no more voice activity comes. */
+  on(name: "error", fn: (e: { error: Error }) => void): () => void;
   /** Turns the probability stream on or off (off by default). */
   setMeter(on: boolean): void;
 }
@@ -45,5 +47,7 @@ export interface CapturePort {
   on(name: "frame", fn: (e: { pcm: Float32Array | Int16Array; capturedAt: number }) => void): () => void;
   /** Only once the meter is on: the microphone's RMS level (0..1). */
   on(name: "level", fn: (e: { rms: number }) => void): () => void;
+  /** The microphone's track ended while in use (unplugged, permission revoked): no more audio comes. */
+  on(name: "ended", fn: () => void): () => void;
   setMeter(on: boolean): void;
 }

@@ -11,7 +11,7 @@
  * confirms the interruption, and `interrupt()` runs its four steps in order; a
  * misfire resumes playback from where it paused.
  */
-import { ConfigError, OverloadError } from "../errors.js";
+import { ConfigError, MicrophoneError, OverloadError } from "../errors.js";
 import type { LlmProvider, SttStream, TtsStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import { QuestManager } from "../quest/quest-manager.js";
@@ -67,6 +67,8 @@ interface BotTurn {
   started: boolean;
   /** Set by interrupt() before its streams are removed: nothing more may be sent for it. */
   cancelled: boolean;
+  /** The TTS stream failed: only the words it voiced were heard. */
+  ttsFailed?: boolean;
   /** The reply-stall watchdog (turn.replyStallMs), re-armed by every LLM delta and TTS event. */
   stallTimer?: ReturnType<typeof setTimeout>;
 }
@@ -234,6 +236,8 @@ export class VoiceSession {
 
   async #stopOnce(): Promise<void> {
     this.#cancelBargeIn();
+    this.#keepUnfinishedUserTurn();
+    this.#keepHeardPartOfReply();
     clearTimeout(this.#turn?.stallTimer);
     clearInterval(this.#meterTimer);
     this.#controller?.abort();
@@ -247,6 +251,33 @@ export class VoiceSession {
     this.#components = undefined;
     this.#turn = undefined;
     this.#setState("idle");
+  }
+
+  /**
+   * Words the user said in a turn that never ended (stop() or a fatal error
+   * came first) are part of the conversation: they go into the history as a
+   * final user message instead of being dropped.
+   */
+  #keepUnfinishedUserTurn(): void {
+    const text = this.#userWords.join(" ").trim();
+    this.#userWords = [];
+    if (!text) return;
+    this.#history.addUser(text);
+    this.#events.emit("transcript", { role: "user", text, final: true });
+  }
+
+  /**
+   * A reply cut off by stop() or a fatal error: the history keeps only what
+   * was heard (`interrupted: true`, the rest in `unheardText`), as after a
+   * barge-in. No `interruption` event: the session is ending, not turning.
+   */
+  #keepHeardPartOfReply(): void {
+    const turn = this.#turn;
+    if (!turn || turn.cancelled || !this.#components) return;
+    turn.cancelled = true;
+    this.#cutToHeard(turn);
+    turn.metrics.interrupted = true;
+    this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
   }
 
   /**
@@ -271,6 +302,17 @@ export class VoiceSession {
       player.on("started", (e) => this.#onPlaybackStarted(e.generation, e.at)),
       player.on("ended", (e) => this.#onPlaybackEnded(e.generation)),
       capture.on("frame", (e) => this.#sendAudio(e.pcm)),
+      // Without the microphone or the VAD there is no conversation: end it
+      // cleanly (the transcript so far is kept) and say what to do.
+      capture.on("ended", () =>
+        this.#fail(
+          new MicrophoneError(
+            "the microphone stopped while the session was using it (device unplugged, permission revoked, or the input stream ended); the session has stopped: call start() again",
+            { reason: "ended" },
+          ),
+        ),
+      ),
+      vad.on("error", (e) => this.#fail(e.error)),
     );
     if (this.#options.meter) {
       vad.setMeter(true);
@@ -547,12 +589,13 @@ export class VoiceSession {
       (stream) => (tts = stream),
       (err) => {
         if (!isAbort(err)) this.#emitError(err, false);
+        turn.ttsFailed = true;
         turn.ttsDone = true;
       },
     );
     const pendingWords: string[] = [];
     // Once a send fails the TTS stream has ended: #runTts reports why, once.
-    // The reply's text still goes on into history; there is just no voice for it.
+    // The reply's text still goes into history, as unheard text: there is no voice for it.
     let ttsGone = false;
     const toTts = (send: (stream: TtsStream) => void) => {
       if (!tts || turn.cancelled || ttsGone) return;
@@ -617,6 +660,7 @@ export class VoiceSession {
       }
     } catch (err) {
       if (isAbort(err) || signal.aborted || turn.cancelled) return;
+      turn.ttsFailed = true;
       this.#emitError(err, false);
     }
     turn.ttsDone = true;
@@ -671,6 +715,11 @@ export class VoiceSession {
     this.#turn = undefined;
     this.#cancelBargeIn();
     this.#components?.vad.setAutoPause(false);
+    // Everything voiced has played out; text the failed TTS never voiced was not heard.
+    if (turn.ttsFailed) {
+      this.#history.interrupt(turn.message, turn.words, Infinity);
+      turn.metrics.interrupted = true;
+    }
     this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
     this.#reportTurn(turn);
     if (this.#state !== "idle") this.#setState(this.#vadSpeaking ? "user_speaking" : "listening");
@@ -684,9 +733,8 @@ export class VoiceSession {
     clearTimeout(turn.stallTimer);
     this.#cancelBargeIn();
     const { player, vad } = this.#components;
-    // 1. History keeps what was heard: rendered audio less what is still in the output path.
-    const heardS = Math.max(0, player.renderedSeconds() - player.outputLatency);
-    const split = this.#history.interrupt(turn.message, turn.words, heardS);
+    // 1. History keeps what was heard.
+    const { heardS, split } = this.#cutToHeard(turn);
     // 2. Silence now. 3. Fence off anything of this turn still on its way.
     player.flush();
     this.#generation++;
@@ -713,6 +761,13 @@ export class VoiceSession {
       this.#emitError(err, false);
     }
     this.#reportTurn(turn);
+  }
+
+  /** Cuts the turn's history message to what was heard: rendered audio less what is still in the output path. */
+  #cutToHeard(turn: BotTurn): { heardS: number; split: { heard: string; unheard: string } } {
+    const player = this.#components!.player;
+    const heardS = Math.max(0, player.renderedSeconds() - player.outputLatency);
+    return { heardS, split: this.#history.interrupt(turn.message, turn.words, heardS) };
   }
 
   #reportTurn(turn: BotTurn): void {

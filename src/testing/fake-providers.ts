@@ -181,9 +181,10 @@ export function fakeLlm(options: { reply?: (messages: readonly ChatMessage[]) =>
 /**
  * A fake TTS: each word becomes `secondsPerWord` of a constant tone at
  * `sampleRate`, streamed as soon as the word arrives, with a `text` event
- * giving the word's place in the audio.
+ * giving the word's place in the audio. `failAfterWords`: the stream fails
+ * (as a dropped socket would) once it has voiced that many words.
  */
-export function fakeTts(options: { sampleRate?: number; secondsPerWord?: number; amplitude?: number } = {}) {
+export function fakeTts(options: { sampleRate?: number; secondsPerWord?: number; amplitude?: number; failAfterWords?: number } = {}) {
   const sampleRate = options.sampleRate ?? 24000;
   const perWord = options.secondsPerWord ?? 0.25;
   const streams: { texts: string[]; ended: boolean; closedByClient: boolean }[] = [];
@@ -195,10 +196,18 @@ export function fakeTts(options: { sampleRate?: number; secondsPerWord?: number;
       streams.push(record);
       const queue = new EventQueue<TtsEvent>();
       let t = 0;
+      let voiced = 0;
+      let failed = false;
       const stream: TtsStream = {
         sendText(text) {
+          if (failed) throw new Error("fake-tts: the stream has failed");
           record.texts.push(text);
           for (const word of text.split(/\s+/).filter(Boolean)) {
+            if (voiced++ === options.failAfterWords) {
+              failed = true;
+              queue.fail(new Error(`fake-tts: the stream failed after ${options.failAfterWords} words (failAfterWords)`));
+              return;
+            }
             queue.push({ kind: "text", text: word, startS: t, stopS: t + perWord });
             queue.push({ kind: "audio", pcm: new Float32Array(Math.round(perWord * sampleRate)).fill(options.amplitude ?? 0.25), sampleRate });
             t += perWord;

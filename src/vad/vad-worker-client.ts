@@ -137,12 +137,17 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     worker.onmessage = (event: MessageEvent<VadToMainMessage>) => this.#handle(event.data);
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
-      const err = new AssetLoadError(
-        `VAD worker failed at ${workerUrl}: ${event.message || "the script did not load (missing file or not a module?)"}`,
-        { service: "vad", url: workerUrl },
-      );
-      if (this.#state === "loading") settle(err);
-      else this.emit("error", err);
+      if (this.#state === "loading") {
+        settle(
+          new AssetLoadError(
+            `VAD worker failed at ${workerUrl}: ${event.message || "the script did not load (missing file or not a module?)"}`,
+            { service: "vad", url: workerUrl },
+          ),
+        );
+      } else {
+        // It had loaded: not a missing asset but a crash while running.
+        this.emit("error", new BargeinError(`the VAD worker (${workerUrl}) crashed while detecting speech: ${event.message || "no message"}`, { service: "vad" }));
+      }
     };
     const settings = {
       ...this.options,
@@ -345,7 +350,7 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
         break;
       }
       case "runtime-error":
-        this.emit("error", new BargeinError(`VAD worker: ${message.message}`, { service: "vad" }));
+        this.emit("error", new BargeinError(`the VAD worker failed while detecting speech: ${message.message}`, { service: "vad" }));
         break;
       case "flushed":
         this.#flushes.get(message.id)?.();

@@ -93,6 +93,7 @@ const MIC_CASES: Array<{ how: string; title: string; released: boolean; state: s
   { how: "stop", title: "stop()", released: true, state: "idle" },
   { how: "start-error", title: "a start-up error (STT at capacity)", released: true, state: "idle" },
   { how: "fatal", title: "a fatal error (every STT stream malformed)", released: true, state: "idle", error: "ProtocolError" },
+  { how: "track-ended", title: "its track ending in use (unplugged or revoked): a fatal MicrophoneError", released: true, state: "idle", error: "MicrophoneError" },
   { how: "visibilitychange", title: "the page going hidden", released: true, state: "idle", warning: /page was hidden/ },
   { how: "pagehide", title: "pagehide", released: true, state: "idle", warning: /page was hidden/ },
   // Still running: listening, or user_speaking if the VAD hears the fake device's beeps.

@@ -121,6 +121,19 @@ describe("openaiChat", () => {
     expect((err as Error).message).toContain("context length exceeded");
   });
 
+  test('a chunk carrying `"error": null` (as some servers send) is not an error', async () => {
+    server = await startHttpServer((_req, res) => {
+      sse(res);
+      const withNullError = (content: string) =>
+        `data: ${JSON.stringify({ error: null, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+      res.write(withNullError("Fine"));
+      res.write(withNullError(" here."));
+      res.end("data: [DONE]\n\n");
+    });
+    const deltas = await collect(openaiChat({ url: `${server.url}/v1`, model: "m" }).stream(messages));
+    expect(deltas).toEqual(["Fine", " here."]);
+  });
+
   test("malformed JSON in an event is a ProtocolError", async () => {
     server = await startHttpServer((_req, res) => {
       sse(res);

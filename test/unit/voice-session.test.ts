@@ -7,6 +7,7 @@
 import { describe, expect, test } from "vitest";
 import type { PlayerPort, VadPort, CapturePort } from "../../src/session/ports.js";
 import { VoiceSession, type SessionComponents } from "../../src/session/voice-session.js";
+import { BargeinError, MicrophoneError } from "../../src/errors.js";
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 
@@ -70,13 +71,14 @@ class VirtualVad implements VadPort {
   }
 }
 
-function setup(opts: { minSpeechMs?: number } = {}) {
+function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number } = {}) {
   const stt = fakeStt();
   const llm = fakeLlm({ reply: () => "one two three four five six", msPerWord: 1 });
-  const tts = fakeTts({ secondsPerWord: 0.25 });
+  const tts = fakeTts({ secondsPerWord: 0.25, failAfterWords: opts.ttsFailAfterWords });
   const player = new VirtualPlayer();
   const vad = new VirtualVad();
-  const capture: CapturePort = { on: () => () => {}, setMeter: () => {} };
+  const captureEvents = new Emitter<any>();
+  const capture: CapturePort = { on: (name: any, fn: any) => captureEvents.on(name, fn), setMeter: () => {} };
   let disposed = 0;
   const components: SessionComponents = { player, vad, capture, dispose: async () => void disposed++ };
   const session = new VoiceSession(
@@ -85,7 +87,7 @@ function setup(opts: { minSpeechMs?: number } = {}) {
   );
   const states: string[] = [];
   session.on("state", (e) => states.push(e.state));
-  return { session, stt, llm, tts, player, vad, states, disposedCount: () => disposed };
+  return { session, stt, llm, tts, player, vad, captureEvents, states, disposedCount: () => disposed };
 }
 
 const until = async (cond: () => boolean, ms = 2000) => {
@@ -306,5 +308,69 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "keep these" });
     expect(errors).toEqual(["socket dropped"]);
     await t.session.stop();
+  });
+
+  test("stop() in the middle of the user's turn keeps the words said so far as a final user message", async () => {
+    const t = setup();
+    await t.session.start();
+    const finals: string[] = [];
+    let partial = "";
+    t.session.on("transcript", (e) => e.role === "user" && (e.final ? finals.push(e.text) : (partial = e.text)));
+    t.vad.emit("speechStart");
+    t.stt.word("remember");
+    t.stt.word("the");
+    t.stt.word("milk");
+    await until(() => t.session.state === "user_speaking" && partial === "remember the milk");
+    await t.session.stop();
+    expect(t.session.history).toEqual([{ role: "user", text: "remember the milk" }]);
+    expect(finals).toEqual(["remember the milk"]);
+    expect(t.llm.requests).toHaveLength(0);
+    expect(t.stt.openStreams).toBe(0);
+  });
+
+  test("a TTS that fails mid-reply: the voiced words play out, the rest is kept as unheard, and the next turn works", async () => {
+    const t = setup({ ttsFailAfterWords: 2 });
+    await t.session.start();
+    const errors: Array<{ error: Error; fatal: boolean }> = [];
+    t.session.on("error", (e) => errors.push(e));
+    t.vad.emit("speechStart");
+    t.stt.word("hello");
+    t.vad.emit("speechEnd");
+    await until(() => t.session.state === "bot_speaking" && t.llm.requests[0]?.completed === true);
+    await until(() => errors.length === 1);
+    expect(errors[0]).toMatchObject({ fatal: false, error: { message: expect.stringContaining("failed after 2 words") } });
+    expect(t.player.written.get(1)).toBe(2 * 0.25 * 24000);
+    t.player.playOut(1);
+    expect(t.session.history[1]).toEqual({ role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
+    expect(t.session.state).toBe("listening");
+    expect(t.session.liveQuests).toEqual(["stt"]);
+    await t.session.stop();
+  });
+
+  test.each([
+    ["the microphone's track ends", (t: ReturnType<typeof setup>) => t.captureEvents.emit("ended", undefined), MicrophoneError, /microphone stopped.*call start\(\) again/],
+    ["the VAD worker fails", (t: ReturnType<typeof setup>) => t.vad.events.emit("error", { error: new BargeinError("the VAD worker failed while detecting speech: boom", { service: "vad" }) }), BargeinError, /VAD worker failed.*boom/],
+  ])("when %s mid-reply, the session reports a fatal error, stops cleanly and keeps the transcript", async (_name, fault, type, message) => {
+    const t = setup();
+    await t.session.start();
+    const errors: Array<{ error: Error; fatal: boolean }> = [];
+    t.session.on("error", (e) => errors.push(e));
+    await speakAndReply(t, ["tell", "me", "a", "story"]);
+    t.player.rendered = 0.3; // less the 0.1 s output latency: 0.2 s heard, past the middle of "one" only
+    fault(t);
+    await until(() => t.session.state === "idle");
+    expect(errors).toHaveLength(1);
+    expect(errors[0].fatal).toBe(true);
+    expect(errors[0].error).toBeInstanceOf(type);
+    expect(errors[0].error.message).toMatch(message);
+    if (type === MicrophoneError) expect((errors[0].error as MicrophoneError).reason).toBe("ended");
+    // The reply is cut to what was heard, as after a barge-in.
+    expect(t.session.history).toEqual([
+      { role: "user", text: "tell me a story" },
+      { role: "assistant", text: "one", interrupted: true, unheardText: "two three four five six" },
+    ]);
+    expect(t.session.liveQuests).toEqual([]);
+    expect(t.stt.openStreams).toBe(0);
+    expect(t.disposedCount()).toBe(1);
   });
 });

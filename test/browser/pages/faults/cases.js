@@ -105,6 +105,11 @@ export function judgeReplyCase(c, res, index, finalUsers) {
   if (users.length < index + 1) fail(`the user's turn is not in history (${users.length} user messages after turn ${index + 1})`);
   const lost = lostWords(res.partialAtReport, finalUsers);
   if (lost.length) fail(`lost the user's words ${JSON.stringify(lost)}`);
+  if (c.service === "tts" && c.expect.error) {
+    // The reply's text the failed TTS never voiced was not heard: history must say so.
+    const reply = res.history.filter((m) => m.role === "assistant").at(-1);
+    if (!reply?.interrupted || !reply.unheardText) fail(`the reply is not marked as partly unheard: ${JSON.stringify(reply)}`);
+  }
   return out;
 }
 

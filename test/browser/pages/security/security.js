@@ -59,8 +59,8 @@ function hidePage(how) {
 
 /**
  * Opens the real microphone (getUserMedia; Chromium's fake device), runs the
- * session to `how` ("stop", "start-error", "fatal", "visibilitychange",
- * "pagehide", "hidden-opt-out"), and reports the mic track's readyState.
+ * session to `how` ("stop", "start-error", "fatal", "track-ended",
+ * "visibilitychange", "pagehide", "hidden-opt-out"), and reports the mic track's readyState.
  */
 export async function micRelease(how) {
   window.micStreams.length = 0;
@@ -73,6 +73,12 @@ export async function micRelease(how) {
     result.whileRunning = trackStates();
     if (how === "stop") await t.session.stop();
     if (how === "fatal") await until(() => t.session.state === "idle", 15000);
+    if (how === "track-ended") {
+      // A page cannot unplug the fake device, and track.stop() fires no "ended":
+      // the browser's own event is dispatched as it would be on unplug or revoke.
+      for (const s of window.micStreams) for (const track of s.getAudioTracks()) track.dispatchEvent(new Event("ended"));
+      await until(() => t.session.state === "idle", 3000);
+    }
     if (how === "visibilitychange" || how === "pagehide" || how === "hidden-opt-out") {
       hidePage(how === "pagehide" ? "pagehide" : "visibilitychange");
       await until(() => t.session.state === "idle", 3000).catch(() => {});
