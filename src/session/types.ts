@@ -76,6 +76,14 @@ export interface VoiceSessionOptions {
     policy?: OverloadPolicy;
     /** Only count what would be rejected; enforce nothing. Default false. */
     observe?: boolean;
+    /**
+     * When the STT stream fails, the speech it had not yet turned into words
+     * (and what the microphone caught while reconnecting) is sent to the new
+     * stream first, up to this many ms, so no speech is lost. Sent only if the
+     * user spoke within that time, and not after an overload "end" (that audio
+     * was given up on purpose). 0 turns it off. Default 3000.
+     */
+    replayMs?: number;
   };
   /**
    * The LLM request queue: fixed concurrency, bounded length, and a deadline
@@ -171,6 +179,8 @@ export interface SessionMetrics {
   uplink?: UplinkMetrics;
   /** The LLM admission queue: queue wait apart from generation time. */
   llm: AdmissionMetrics;
+  /** Samples of speech sent again to a new STT stream after a failure (uplink.replayMs), over the session. */
+  sttReplayedSamples: number;
 }
 
 export interface WarningEvent {

@@ -21,6 +21,7 @@ import { isAbort } from "../util/abort.js";
 import { Emitter, type Listener } from "../util/emitter.js";
 import { ConversationHistory, type AssistantMessage, type HistoryMessage, type TimedWord, type UserMessage } from "./history.js";
 import { createComponents } from "./components.js";
+import { SpeechReplay } from "./speech-replay.js";
 import type { CapturePort, PlayerPort, VadPort } from "./ports.js";
 import type {
   SessionMetrics,
@@ -77,6 +78,7 @@ interface BotTurn {
 const UPLINK_COUNTS = ["admissionRejects", "wouldReject", "gapSamples", "overloads"] as const;
 
 const DEFAULTS = {
+  replayMs: 3000,
   pauseThreshold: 0.8,
   flushTimeoutMs: 1500,
   replyStallMs: 8000,
@@ -131,6 +133,12 @@ export class VoiceSession {
   #level = 0;
   /** When each recent STT reconnect happened (performance.now()), for the reconnect limit. */
   #sttReconnects: number[] = [];
+  /** Audio the STT has not confirmed as words yet, for a new stream after a failure (uplink.replayMs). */
+  readonly #replay: SpeechReplay;
+  /** Set by a reconnect after a stream failure: the next stream starts with the replay. */
+  #replayOnConnect = false;
+  /** performance.now() of the VAD's last speech start or end, to tell whether there is speech to replay. */
+  #lastSpeechAt = -Infinity;
 
   constructor(options: VoiceSessionOptions, internal?: { components?: ComponentsFactory }) {
     for (const key of ["stt", "llm", "tts"] as const) {
@@ -143,6 +151,7 @@ export class VoiceSession {
     this.#options = options;
     this.#makeComponents = internal?.components;
     this.#admission = new LlmAdmission(options.llmAdmission);
+    this.#replay = new SpeechReplay(options.stt.audioFormat.sampleRate, this.#replayMs / 1000);
     this.#llm = this.#admission.wrap(options.llm);
   }
 
@@ -167,6 +176,7 @@ export class VoiceSession {
       lastTurn: this.#lastTurn,
       // An uplink that ended itself stays visible (its rejects) until the new stream is up.
       uplink: this.#uplinkMetrics(),
+      sttReplayedSamples: this.#replayedSamples,
       llm: this.#admission.metrics,
     };
   }
@@ -333,6 +343,8 @@ export class VoiceSession {
       async (signal) => {
         const stream = await stt.connect(signal);
         this.#lateWordsTo = undefined; // a new stream's words are new speech
+        // Synchronous up to the link being in place: every frame is either replayed or pushed.
+        this.#replayInto(stream);
         return { stream, uplink: this.#makeUplink(stream) };
       },
       (link, signal) => this.#runStt(link.stream, signal),
@@ -343,6 +355,41 @@ export class VoiceSession {
     );
     return this.#quests!.add(quest).then((q) => q.get().then(() => {}));
   }
+
+  get #replayMs(): number {
+    return Math.max(0, this.#options.uplink?.replayMs ?? DEFAULTS.replayMs);
+  }
+
+  /**
+   * A new stream after a failure starts with the speech the old one had not
+   * turned into words, and what the microphone caught while reconnecting
+   * (uplink.replayMs). It is one bounded burst, sent before the uplink takes
+   * over; the uplink's budget then counts what is still in the socket.
+   */
+  #replayInto(stream: SttStream): void {
+    const wanted = this.#replayOnConnect;
+    this.#replayOnConnect = false;
+    const recentSpeech = this.#vadSpeaking || performance.now() - this.#lastSpeechAt < this.#replayMs;
+    if (!wanted || !recentSpeech) {
+      this.#replay.clear();
+      return;
+    }
+    const { frames, reopened } = this.#replay.rebase();
+    // The new stream hears that word again: do not count it twice.
+    if (reopened && this.#userWords.length > 0) {
+      this.#userWords.pop();
+      this.#events.emit("transcript", { role: "user", text: this.#userWords.join(" "), final: false });
+    }
+    let samples = 0;
+    for (const pcm of frames) {
+      stream.sendAudio(pcm);
+      samples += pcm.length;
+    }
+    this.#replayedSamples += samples;
+  }
+
+  /** Samples sent again to new STT streams (uplink.replayMs), over the session. */
+  #replayedSamples = 0;
 
   #makeUplink(stream: SttStream): Uplink {
     const { stt, uplink: options = {} } = this.#options;
@@ -393,6 +440,7 @@ export class VoiceSession {
   }
 
   #sendAudio(pcm: Float32Array | Int16Array): void {
+    if (this.#replayMs > 0) this.#replay.record(pcm);
     try {
       this.#sttLink()?.uplink.push(pcm);
     } catch {
@@ -406,7 +454,10 @@ export class VoiceSession {
     const threshold = this.#options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold;
     try {
       for await (const event of stream.events(signal)) {
-        if (event.kind === "word") this.#onUserWord(event.text);
+        if (event.kind === "word") {
+          this.#replay.word(event.startS);
+          this.#onUserWord(event.text);
+        } else if (event.kind === "word-end") this.#replay.wordEnd(event.stopS);
         else if (event.kind === "marker") {
           this.#lateWordsTo = undefined;
           for (const seen of this.#markerSeen.splice(0)) seen();
@@ -418,7 +469,9 @@ export class VoiceSession {
     } catch (err) {
       if (isAbort(err) || signal.aborted) return;
       this.#emitError(err, false);
-      // Replace ourselves with a fresh connection; the user's words so far are kept.
+      // Replace ourselves with a fresh connection; the user's words so far are
+      // kept, and the speech not yet turned into words is replayed to it.
+      this.#replayOnConnect = true;
       this.#reconnectStt("speech-to-text stream ended; reconnecting", err);
     }
   }
@@ -459,6 +512,7 @@ export class VoiceSession {
 
   #onSpeechStart(pausedPlayback: boolean, contextTime: number): void {
     this.#vadSpeaking = true;
+    this.#lastSpeechAt = performance.now();
     this.#events.emit("vad", { kind: "speechStart", direct: pausedPlayback, contextTime });
     const botHasFloor = this.#state === "bot_speaking" || this.#state === "bot_thinking";
     if (botHasFloor && this.#turn) {
@@ -486,6 +540,7 @@ export class VoiceSession {
 
   #onSpeechEnd(contextTime: number): void {
     this.#vadSpeaking = false;
+    this.#lastSpeechAt = performance.now();
     this.#events.emit("vad", { kind: "speechEnd", direct: false, contextTime });
     if (this.#bargeIn) this.#confirmBargeIn("speech");
     if (this.#state === "user_speaking") void this.#endUserTurn();

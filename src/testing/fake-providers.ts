@@ -70,10 +70,14 @@ export interface FakeSttControl {
   provider: SttProvider;
   /** Samples received so far. */
   readonly samplesReceived: number;
+  /** The samples each stream received, one array per stream opened, in order. */
+  readonly received: Float32Array[][];
   /** The open stream count (0 or 1). */
   readonly openStreams: number;
   /** Emits a recognised word. */
   word(text: string, startS?: number): void;
+  /** Emits the end of the last word, `stopS` into the stream's audio. */
+  wordEnd(stopS: number): void;
   /** Emits a pause probability step. */
   pause(probability: number): void;
   /** Ends the current stream abnormally (a dropped socket). */
@@ -90,6 +94,7 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
   let samples = 0;
   let step = 0;
   let open = 0;
+  const received: Float32Array[][] = [];
   const provider: SttProvider = {
     name: "fake-stt",
     audioFormat: { sampleRate: options.sampleRate ?? 24000, encoding: options.encoding ?? "f32" },
@@ -106,12 +111,16 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
       }
       current = { queue };
       open++;
+      const mine: Float32Array[] = [];
+      received.push(mine);
       let closed = false;
       const stream: SttStream = {
         bytesPerSample: 4,
         bufferedAmount: 0,
         sendAudio(pcm) {
+          if (closed) throw new Error("fake-stt: the stream is closed");
           samples += pcm.length;
+          mine.push(pcm instanceof Float32Array ? pcm.slice() : Float32Array.from(pcm, (v) => v / 32768));
           return pcm.length * 4;
         },
         // Like a real Marker round trip: resolves once every event before the
@@ -146,7 +155,9 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
     get openStreams() {
       return open;
     },
+    received,
     word: (text, startS = 0) => current?.queue.push({ kind: "word", text, startS }),
+    wordEnd: (stopS) => current?.queue.push({ kind: "word-end", stopS }),
     pause: (probability) => current?.queue.push({ kind: "pause", probability, stepIndex: step++ }),
     drop: (error) => current?.queue.fail(error),
   };

@@ -310,6 +310,60 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await t.session.stop();
   });
 
+  test("a dropped STT gets the speech it had not turned into words: the new stream hears it first, and an open word is not counted twice", async () => {
+    const t = setup();
+    await t.session.start();
+    const transcripts: string[] = [];
+    t.session.on("transcript", (e) => e.role === "user" && transcripts.push(e.text));
+    // 80 ms frames at 24 kHz; frame k is filled with k, so the test can tell which ones came back.
+    const frame = (k: number) => new Float32Array(1920).fill(k);
+    const speak = (from: number, to: number) => {
+      for (let k = from; k < to; k++) t.captureEvents.emit("frame", { pcm: frame(k), capturedAt: 0 });
+    };
+    t.vad.emit("speechStart");
+    speak(0, 10); // 0.8 s
+    t.stt.word("can", 0.1);
+    t.stt.wordEnd(0.3);
+    t.stt.word("you", 0.35); // still open: its end never comes
+    await until(() => transcripts.at(-1) === "can you");
+    t.stt.drop(new Error("socket dropped"));
+    speak(10, 13); // caught while reconnecting
+    await until(() => t.stt.received.length === 2 && t.stt.received[1].length > 0);
+    speak(13, 14); // live again
+    const firstOfFrame = t.stt.received[1].map((f) => f[0]);
+    // From the open word's frame (0.35 s is in frame 4) through the reconnect, then live audio.
+    expect(firstOfFrame).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    expect(t.session.metrics.sttReplayedSamples).toBe(9 * 1920);
+    // "you" will be heard again from the replay, so it is taken back until it is.
+    expect(transcripts.at(-1)).toBe("can");
+    t.stt.word("you", 0.0);
+    t.stt.word("help", 0.3);
+    t.vad.emit("speechEnd");
+    await until(() => t.llm.requests.length === 1);
+    expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "can you help" });
+    await t.session.stop();
+  });
+
+  test("no replay after a drop when nobody spoke recently, or with uplink.replayMs: 0", async () => {
+    for (const replayMs of [3000, 0]) {
+      const stt = fakeStt();
+      const vad = new VirtualVad();
+      const captureEvents = new Emitter<any>();
+      const session = new VoiceSession(
+        { stt: stt.provider, llm: fakeLlm().provider, tts: fakeTts().provider, uplink: { replayMs } },
+        { components: async () => ({ player: new VirtualPlayer(), vad, capture: { on: (n: any, fn: any) => captureEvents.on(n, fn), setMeter: () => {} }, dispose: async () => {} }) },
+      );
+      await session.start();
+      if (replayMs === 0) vad.emit("speechStart"); // speaking, but replay is off
+      for (let k = 0; k < 5; k++) captureEvents.emit("frame", { pcm: new Float32Array(1920).fill(k), capturedAt: 0 });
+      stt.drop(new Error("socket dropped"));
+      await until(() => stt.received.length === 2 && session.liveQuests.includes("stt"));
+      expect(stt.received[1]).toEqual([]);
+      expect(session.metrics.sttReplayedSamples).toBe(0);
+      await session.stop();
+    }
+  });
+
   test("stop() in the middle of the user's turn keeps the words said so far as a final user message", async () => {
     const t = setup();
     await t.session.start();

@@ -12,7 +12,10 @@ const TABLE = [
   { service: "stt", fault: "capacity", query: "capacity=0", persistent: true, expect: { error: "AtCapacityError", outcome: "starts-not" } },
   { service: "stt", fault: "startup-timeout", query: "delay_ms=3000", options: { startupTimeoutMs: 300 }, persistent: true, expect: { error: "ServiceTimeoutError", outcome: "starts-not" } },
   // 14 messages ≈ 1.1 s of Steps: the socket dies while the user is speaking.
-  { service: "stt", fault: "drop", query: "drop_after=14", expect: { error: "ConnectionClosedError", fatal: false, outcome: "continues" } },
+  // The speech it had not turned into words is replayed to the new stream
+  // (uplink.replayMs): the whole of "Can you help me?" must make the turn
+  // (without the replay, only "me" did).
+  { service: "stt", fault: "drop", query: "drop_after=14", expect: { error: "ConnectionClosedError", fatal: false, outcome: "continues", firstTurnHas: ["can", "you", "help", "me"] } },
   // Reads stop during the speech, for longer than the turn's flush timeout.
   { service: "stt", fault: "stall", query: "stall_after_ms=700&stall_ms=3500", expect: { warningService: "stt", warning: "did not confirm its last words", outcome: "continues" } },
   { service: "stt", fault: "oversize", query: "oversize=20000", options: { maxMessageBytes: 8192 }, expect: { error: "ProtocolError", fatal: false, outcome: "continues" } },
@@ -79,6 +82,9 @@ export function judgeSttCase(c, r) {
     } else {
       if (!r.nextTurn?.history?.length || !r.nextTurn?.reply) fail(`the next turn did not work: ${JSON.stringify(r.nextTurn)}`);
       if (r.seen.errors.some((e) => e.fatal)) fail("a fatal error");
+      const firstTurn = (r.history[0] ?? "").toLowerCase().split(/\s+/);
+      const missing = (c.expect.firstTurnHas ?? []).filter((w) => !firstTurn.includes(w));
+      if (missing.length) fail(`speech lost across the reconnect: ${JSON.stringify(missing)} not in the turn ${JSON.stringify(r.history[0])}`);
     }
   }
   const lost = lostWords(r.partialAtReport, r.history);

@@ -1,0 +1,106 @@
+/**
+ * The microphone audio the STT may not have turned into words yet, kept so
+ * that a new STT stream can be given it when the old one fails.
+ *
+ * A streaming STT answers with a delay (Kyutai's model looks 0.5 s ahead), so
+ * when its socket dies mid-sentence the last half second or more of speech is
+ * gone with it, and so is whatever the microphone captured while the session
+ * reconnected. This buffer holds every frame sent (or meant to be sent) to the
+ * stream, in the stream's own timeline, and lets go of what the STT has
+ * confirmed: the audio before the end of its last finished word (`word-end`).
+ * On reconnect `rebase()` hands back the rest, which becomes the start of the
+ * new stream's timeline. Bounded: at most `maxSeconds` of audio is kept.
+ *
+ * A word whose end has not come yet is "open": the audio from its start is
+ * kept, and rebase() says so, because the new stream will hear that word again
+ * and the caller must not count it twice.
+ *
+ * Pure: no DOM, no clock.
+ */
+type Pcm = Float32Array | Int16Array;
+
+interface Frame {
+  pcm: Pcm;
+  /** First sample of the frame in the stream's timeline. */
+  start: number;
+}
+
+export class SpeechReplay {
+  readonly #sampleRate: number;
+  readonly #maxSamples: number;
+  #frames: Frame[] = [];
+  #kept = 0;
+  /** Samples of the stream's timeline so far (the next frame's start). */
+  #cursor = 0;
+  /** Audio before this sample has been turned into finished words. */
+  #confirmed = 0;
+  /** The start (in samples) of a word whose end has not come yet. */
+  #openWordAt: number | undefined;
+
+  constructor(sampleRate: number, maxSeconds: number) {
+    this.#sampleRate = sampleRate;
+    this.#maxSamples = Math.max(0, Math.round(maxSeconds * sampleRate));
+  }
+
+  /** Seconds of audio held now. */
+  get seconds(): number {
+    return this.#kept / this.#sampleRate;
+  }
+
+  /** A frame of the stream's audio, in order (live or replayed). */
+  record(pcm: Pcm): void {
+    this.#frames.push({ pcm, start: this.#cursor });
+    this.#cursor += pcm.length;
+    this.#kept += pcm.length;
+    this.#trim();
+  }
+
+  /** The STT recognised a word that starts `startS` into the stream. */
+  word(startS: number): void {
+    this.#openWordAt = Math.max(this.#confirmed, Math.round(startS * this.#sampleRate));
+  }
+
+  /** The STT's last word ended `stopS` into the stream: everything before is transcribed. */
+  wordEnd(stopS: number): void {
+    this.#openWordAt = undefined;
+    this.#confirmed = Math.max(this.#confirmed, Math.round(stopS * this.#sampleRate));
+    this.#trim();
+  }
+
+  /**
+   * For a new stream: the audio the old one did not finish transcribing,
+   * oldest first, which now starts the new stream's timeline. `reopened`: the
+   * audio begins at a word the caller already has (its end never came), so the
+   * new stream will recognise it again.
+   */
+  rebase(): { frames: Pcm[]; reopened: boolean } {
+    const from = this.#openWordAt ?? this.#confirmed;
+    const kept = this.#frames.filter((f) => f.start + f.pcm.length > from);
+    // Only when the word's start is still held: a word cut by the bound stays the caller's.
+    const reopened = this.#openWordAt !== undefined && kept.length > 0 && kept[0].start <= this.#openWordAt;
+    const frames = kept.map((f) => f.pcm);
+    this.clear();
+    for (const pcm of frames) this.record(pcm);
+    return { frames, reopened };
+  }
+
+  /** Forgets all audio and starts a new timeline at 0 (a new stream with nothing to replay). */
+  clear(): void {
+    this.#frames = [];
+    this.#kept = 0;
+    this.#cursor = 0;
+    this.#confirmed = 0;
+    this.#openWordAt = undefined;
+  }
+
+  /** Drops frames wholly before the confirmed point, then the oldest past the bound. */
+  #trim(): void {
+    while (this.#frames.length > 0) {
+      const first = this.#frames[0];
+      const transcribed = first.start + first.pcm.length <= this.#confirmed;
+      if (!transcribed && this.#kept <= this.#maxSamples) break;
+      this.#frames.shift();
+      this.#kept -= first.pcm.length;
+    }
+  }
+}

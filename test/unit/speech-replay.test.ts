@@ -1,0 +1,77 @@
+import { describe, expect, test } from "vitest";
+import { SpeechReplay } from "../../src/session/speech-replay.js";
+
+const RATE = 1000; // 1 sample per ms keeps the arithmetic readable
+/** A 100 ms frame whose samples all equal `id`, so a test can see which frames came back. */
+const frame = (id: number) => new Float32Array(100).fill(id);
+const ids = (frames: Array<Float32Array | Int16Array>) => frames.map((f) => f[0]);
+
+function recorded(count: number, maxSeconds = 10) {
+  const replay = new SpeechReplay(RATE, maxSeconds);
+  for (let i = 0; i < count; i++) replay.record(frame(i));
+  return replay;
+}
+
+describe("SpeechReplay", () => {
+  test("with no words confirmed, everything recorded comes back, in order", () => {
+    const replay = recorded(5);
+    expect(replay.seconds).toBeCloseTo(0.5);
+    expect(ids(replay.rebase().frames)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  test("audio before the end of the last finished word is let go; the frame holding the end stays", () => {
+    const replay = recorded(8);
+    replay.word(0.1);
+    replay.wordEnd(0.35); // inside frame 3 (300–400 ms)
+    expect(ids(replay.rebase().frames)).toEqual([3, 4, 5, 6, 7]);
+  });
+
+  test("a word whose end never came is replayed from its start, and rebase says it is reopened", () => {
+    const replay = recorded(8);
+    replay.word(0.1);
+    replay.wordEnd(0.3);
+    replay.word(0.52);
+    const { frames, reopened } = replay.rebase();
+    expect(ids(frames)).toEqual([5, 6, 7]);
+    expect(reopened).toBe(true);
+  });
+
+  test("a finished word is not reopened", () => {
+    const replay = recorded(4);
+    replay.word(0.1);
+    replay.wordEnd(0.2);
+    expect(replay.rebase().reopened).toBe(false);
+  });
+
+  test("at most maxSeconds is held: the oldest frames fall out", () => {
+    const replay = recorded(30, 1);
+    expect(replay.seconds).toBeCloseTo(1);
+    expect(ids(replay.rebase().frames)).toEqual([20, 21, 22, 23, 24, 25, 26, 27, 28, 29]);
+  });
+
+  test("an open word whose start fell out of the bound is not reported reopened (the caller keeps it)", () => {
+    const replay = new SpeechReplay(RATE, 0.3);
+    replay.record(frame(0));
+    replay.word(0.05);
+    for (let i = 1; i < 6; i++) replay.record(frame(i));
+    const { frames, reopened } = replay.rebase();
+    expect(ids(frames)).toEqual([3, 4, 5]);
+    expect(reopened).toBe(false);
+  });
+
+  test("after rebase the replayed audio is the new stream's timeline: its word ends count from 0", () => {
+    const replay = recorded(10);
+    replay.wordEnd(0.6); // old stream: frames 0–5 transcribed
+    expect(ids(replay.rebase().frames)).toEqual([6, 7, 8, 9]);
+    replay.record(frame(10));
+    replay.wordEnd(0.2); // new stream: its first 200 ms are frames 6 and 7
+    expect(ids(replay.rebase().frames)).toEqual([8, 9, 10]);
+  });
+
+  test("clear() forgets everything", () => {
+    const replay = recorded(3);
+    replay.clear();
+    expect(replay.seconds).toBe(0);
+    expect(replay.rebase().frames).toEqual([]);
+  });
+});
