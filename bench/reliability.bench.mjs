@@ -4,8 +4,9 @@
 //    parser (FUZZ_MESSAGES), read back from its FUZZ_REPORT line.
 // 2. Fault matrix: every case of test/browser/pages/faults/cases.js, run and
 //    judged exactly as test/browser/faults.spec.ts does.
-// 3. Soak: barge-ins at random moments on one real session in Chromium
-//    (bench/pages/reliability/soak.js), until RELIABILITY_BARGE_INS (1,000) or
+// 3. Soak: barge-ins at random moments on real sessions in Chromium
+//    (bench/pages/reliability/soak.js), a new session every
+//    RELIABILITY_PER_SESSION (100), until RELIABILITY_BARGE_INS (1,000) or
 //    RELIABILITY_SOAK_MINUTES (40) of soak, whichever comes first. The JS heap
 //    is sampled (after a full GC, via CDP) once warm and again at the end.
 //
@@ -20,6 +21,8 @@ const BARGE_INS = Number(process.env.RELIABILITY_BARGE_INS ?? 1000);
 const SOAK_MINUTES = Number(process.env.RELIABILITY_SOAK_MINUTES ?? 40);
 /** Seconds of each barge-in phrase played (RELIABILITY_SPEECH_S); the rest is cut. */
 const SPEECH_S = Number(process.env.RELIABILITY_SPEECH_S ?? 0.6);
+/** Barge-ins per session before the soak stops it and starts a new one (RELIABILITY_PER_SESSION). */
+const PER_SESSION = Number(process.env.RELIABILITY_PER_SESSION ?? 100);
 const FUZZ_MESSAGES = Number(process.env.FUZZ_MESSAGES ?? 10_000);
 /**
  * Soak pages at once, each with its own session (RELIABILITY_PAGES). One by
@@ -103,9 +106,10 @@ async function soakPage(browser, base, { share, seed, sampleHeap }) {
   });
   await page.evaluate(() => (window.soakProgress = 0));
   const run = page.evaluate(
-    ({ n, ms, seed, maxSpeechS }) =>
+    ({ n, ms, seed, maxSpeechS, perSession }) =>
       window.soakPage.runSoak({
         bargeIns: n,
+        bargeInsPerSession: perSession,
         seed,
         maxSpeechS,
         deadlineMs: ms,
@@ -115,7 +119,7 @@ async function soakPage(browser, base, { share, seed, sampleHeap }) {
           window.soakProgress = k;
         },
       }),
-    { n: share, ms: SOAK_MINUTES * 60_000, seed, maxSpeechS: SPEECH_S },
+    { n: share, ms: SOAK_MINUTES * 60_000, seed, maxSpeechS: SPEECH_S, perSession: PER_SESSION },
   );
   // Awaited below; until then a failure (the page closing) must not go unhandled.
   run.catch(() => {});
@@ -156,15 +160,16 @@ async function runSoak(browser, base) {
     staleSamples: sum("staleSamples"),
     fencesChecked: sum("fencesChecked"),
     fencesUnchecked: sum("fencesUnchecked"),
-    leakedSockets: sum("leakedSockets") + sum("openSocketsAfterStop"),
-    leakedQuests: sum("leakedQuests") + runs.reduce((n, r) => n + r.liveQuestsAfterStop.length, 0),
+    sessions: sum("sessions"),
+    leakedSockets: sum("leakedSockets") + sum("openSocketsAfterStop") + runs.reduce((n, r) => n + r.leakedAfterStop.reduce((k, l) => k + l.pageSockets, 0), 0),
+    leakedQuests: sum("leakedQuests") + runs.reduce((n, r) => n + r.leakedAfterStop.reduce((k, l) => k + l.quests.length, 0), 0),
     serverOpenAfterStop: { stt: server.stt.open, tts: server.tts.open, llmOpen: server.llm.open, llmActive: server.llm.active },
     heapDeltaBytes: runs[0].heapDeltaBytes,
     heapSampledBetweenBargeIns: runs[0].heapSampledBetweenBargeIns,
     uncaught: runs.flatMap((r) => r.uncaught),
     sessionErrors: runs.flatMap((r) => r.sessionErrors),
     csp: runs.flatMap((r) => r.csp),
-    notIdleAfterStop: runs.filter((r) => r.stateAfterStop !== "idle").length,
+    notIdleAfterStop: sum("notIdleAfterStop"),
     phaseMs: Object.fromEntries(Object.keys(runs[0].phaseMs).map((k) => [k, runs.reduce((n, r) => n + r.phaseMs[k], 0)])),
   };
 }
@@ -183,6 +188,8 @@ export default async function reliability() {
     return {
       bargeIns: soak.bargeIns,
       soakPages: soak.pages,
+      // Sessions started and stopped in turn on each page (RELIABILITY_PER_SESSION barge-ins each).
+      soakSessions: soak.sessions,
       bargeInAttempts: soak.attempts,
       // Phrases spoken again because the last one made no turn (no words recognised).
       soakRetries: soak.retries,
@@ -211,7 +218,7 @@ export default async function reliability() {
       transcriptLost: faults.transcriptLost,
       faultSeconds: faults.seconds,
       cspViolations: soak.csp.length,
-      config: { pages: PAGES, bargeInsWanted: BARGE_INS, soakMinutes: SOAK_MINUTES, speechSeconds: SPEECH_S, vadRedemptionMs: 300, fuzzMessagesPerProvider: FUZZ_MESSAGES, ttsPace: 0, llmWordMs: 10, maxBargeInDelayMs: 500 },
+      config: { pages: PAGES, bargeInsWanted: BARGE_INS, bargeInsPerSession: PER_SESSION, soakMinutes: SOAK_MINUTES, speechSeconds: SPEECH_S, vadRedemptionMs: 300, fuzzMessagesPerProvider: FUZZ_MESSAGES, ttsPace: 0, llmWordMs: 10, maxBargeInDelayMs: 500 },
     };
   } finally {
     await browser.close();

@@ -1,6 +1,9 @@
-// The soak: one real VoiceSession against the reference backend, with the
-// user talking over the bot at random moments, again and again. Each barge-in's
-// speech becomes the next turn, whose reply is barged into in turn.
+// The soak: real VoiceSessions against the reference backend, with the user
+// talking over the bot at random moments, again and again. Each barge-in's
+// speech becomes the next turn, whose reply is barged into in turn. Every
+// `bargeInsPerSession` barge-ins the session is stopped and a new one started
+// on the same page: after each stop() nothing may be left (state idle, no live
+// quest, no open socket).
 //
 // After every fence (the interruption event: flush + generation++ done) the
 // output must stay silent until the next reply starts: the window from the
@@ -34,7 +37,7 @@ function until(cond, ms) {
  * `checkServer`: read the backend's open-stream counts after stop (off when
  * other pages share the backend: the benchmark then checks once all stopped).
  */
-export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, redemptionMs = 300, maxSpeechS = Infinity, deadlineMs = 15 * 60 * 1000, onProgress, checkServer = true } = {}) {
+export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 1, maxDelayMs = 500, redemptionMs = 300, maxSpeechS = Infinity, deadlineMs = 15 * 60 * 1000, onProgress, checkServer = true } = {}) {
   const random = prng(seed);
   const context = new AudioContext();
   await context.audioWorklet.addModule("./stale-recorder.js");
@@ -60,7 +63,7 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, redem
     });
   const mic = context.createMediaStreamDestination();
 
-  const session = new VoiceSession({
+  const newSession = () => new VoiceSession({
     // pace=0: the TTS sends each reply as fast as flite makes it, so replies are fully buffered and barge-ins land anywhere in them.
     stt: kyutaiStt({ urls: ws, startupTimeoutMs: 3000 }),
     tts: kyutaiTts({ urls: `${ws}/?pace=0`, voice: "slt" }),
@@ -84,6 +87,11 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, redem
     leakedQuests: 0,
     sessionErrors: [],
     retries: 0,
+    sessions: 0,
+    interruptions: 0,
+    /** After each session's stop(): anything not idle, a live quest, or a page socket left open. */
+    notIdleAfterStop: 0,
+    leakedAfterStop: [],
   };
   // Where each cycle's time goes (ms, summed): speech start → interruption →
   // the user's final words → bot_thinking → bot_speaking → next speech.
@@ -96,27 +104,48 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, redem
   };
   let fenceAt;
   const fences = [];
-  session.on("interruption", () => {
-    lap("toInterruption");
-    fenceAt = context.currentTime;
-    stats.bargeIns++;
-  });
-  session.on("state", (e) => {
-    if (e.state === "bot_thinking") lap("toThinking");
-    if (e.state === "bot_speaking") lap("toSpeaking");
-    if (e.state === "bot_thinking" && fenceAt !== undefined) {
-      fences.push([fenceAt + FENCE_SLACK_S, context.currentTime]);
-      fenceAt = undefined;
-    }
-  });
-  session.on("transcript", (e) => {
-    if (e.role !== "user" || !e.final) return;
-    lap("toUserFinal");
-    // Between turns: only the STT stream and its socket.
-    if (session.liveQuests.join() !== "stt") stats.leakedQuests++;
-    if (window.pageWatch.openSockets() !== 1) stats.leakedSockets++;
-  });
-  session.on("error", (e) => stats.sessionErrors.length < 20 && stats.sessionErrors.push(`${e.error.name}: ${e.error.message}`));
+  let session;
+  let stopping = false;
+  /** A new session on the same context and mic, with the soak's checks on its events. */
+  function openSession() {
+    const next = newSession();
+    next.on("interruption", () => {
+      lap("toInterruption");
+      fenceAt = context.currentTime;
+      stats.bargeIns++;
+    });
+    next.on("state", (e) => {
+      if (e.state === "bot_thinking") lap("toThinking");
+      if (e.state === "bot_speaking") lap("toSpeaking");
+      if (e.state === "bot_thinking" && fenceAt !== undefined) {
+        fences.push([fenceAt + FENCE_SLACK_S, context.currentTime]);
+        fenceAt = undefined;
+      }
+    });
+    next.on("transcript", (e) => {
+      if (e.role !== "user" || !e.final || stopping) return;
+      lap("toUserFinal");
+      // Between turns: only the STT stream and its socket.
+      if (next.liveQuests.join() !== "stt") stats.leakedQuests++;
+      if (window.pageWatch.openSockets() !== 1) stats.leakedSockets++;
+    });
+    next.on("error", (e) => stats.sessionErrors.length < 20 && stats.sessionErrors.push(`${e.error.name}: ${e.error.message}`));
+    stats.sessions++;
+    return next;
+  }
+  /** Stops `session` once its reply or turn settles, and checks that it let go of everything. */
+  async function closeSession() {
+    await until(() => session.state === "bot_speaking" || session.state === "listening", 15000).catch(() => {});
+    await checkFences();
+    stopping = true;
+    await session.stop();
+    stopping = false;
+    stats.interruptions += session.metrics.interruptions;
+    await sleep(100);
+    if (session.state !== "idle") stats.notIdleAfterStop++;
+    const left = { quests: session.liveQuests, pageSockets: window.pageWatch.openSockets() };
+    if (left.quests.length || left.pageSockets) stats.leakedAfterStop.push({ session: stats.sessions, ...left });
+  }
 
   const buffers = new Map();
   /** Starts the fixture's speech (its leading and trailing silence cut) into the mic; resolves once it plays. */
@@ -145,44 +174,51 @@ export async function runSoak({ bargeIns = 20, seed = 1, maxDelayMs = 500, redem
     }
   }
 
-  const started = performance.now();
-  await session.start();
-  const startupMs = performance.now() - started;
-  const phrases = ["help-me", "turn-on-lights"];
-  await say("weather-question");
-  while (stats.bargeIns < bargeIns && performance.now() - started < deadlineMs) {
-    try {
-      await until(() => session.state === "bot_speaking", 10000);
-    } catch {
-      // The last speech made no turn (no words recognised): speak again.
-      stats.retries++;
-      await say(phrases[stats.retries % 2]);
-      continue;
+  /** Barge-ins on the current session until the count reaches `goal` (or time is up). */
+  async function soakOneSession(goal) {
+    while (stats.bargeIns < goal && timeLeft()) {
+      try {
+        await until(() => session.state === "bot_speaking", 10000);
+      } catch {
+        // The last speech made no turn (no words recognised): speak again.
+        stats.retries++;
+        await say(phrases[stats.retries % 2]);
+        continue;
+      }
+      await sleep(random() * maxDelayMs);
+      stats.attempts++;
+      lap("waitBeforeSpeech");
+      const before = stats.bargeIns;
+      await say(phrases[stats.attempts % 2]);
+      // Until the barge-in is confirmed, or the reply ended before the speech reached it.
+      await until(() => stats.bargeIns > before || session.state === "listening" || session.state === "user_speaking", 10000).catch(() => {});
+      await checkFences();
+      onProgress?.(stats.bargeIns);
     }
-    await sleep(random() * maxDelayMs);
-    stats.attempts++;
-    lap("waitBeforeSpeech");
-    const before = stats.bargeIns;
-    await say(phrases[stats.attempts % 2]);
-    // Until the barge-in is confirmed, or the reply ended before the speech reached it.
-    await until(() => stats.bargeIns > before || session.state === "listening" || session.state === "user_speaking", 10000).catch(() => {});
-    await checkFences();
-    onProgress?.(stats.bargeIns);
   }
-  await until(() => session.state === "bot_speaking" || session.state === "listening", 15000).catch(() => {});
-  await checkFences();
-  await session.stop();
-  await sleep(300);
+
+  const started = performance.now();
+  const startupMs = [];
+  const phrases = ["help-me", "turn-on-lights"];
+  const timeLeft = () => performance.now() - started < deadlineMs;
+  while (stats.bargeIns < bargeIns && timeLeft()) {
+    session = openSession();
+    const t0 = performance.now();
+    await session.start();
+    startupMs.push(performance.now() - t0);
+    await say("weather-question");
+    const sessionGoal = Math.min(bargeIns, stats.bargeIns + bargeInsPerSession);
+    await soakOneSession(sessionGoal);
+    await closeSession();
+  }
+  await sleep(200);
   const server = checkServer ? await (await fetch("/__stats")).json() : undefined;
   await context.close();
   return {
     ...stats,
-    startupMs,
+    startupMsMax: Math.round(Math.max(...startupMs)),
     phaseMs: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])),
     ms: performance.now() - started,
-    interruptions: session.metrics.interruptions,
-    stateAfterStop: session.state,
-    liveQuestsAfterStop: session.liveQuests,
     openSocketsAfterStop: window.pageWatch.openSockets(),
     serverOpenAfterStop: server && { stt: server.stt.open, tts: server.tts.open, llmOpen: server.llm.open, llmActive: server.llm.active },
     uncaught: window.pageWatch.unhandled.slice(0, 20),
