@@ -71,7 +71,7 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
     releases.push(() => mic.stop());
     mic.connectVad(vad.framePort());
     const components: SessionComponents = {
-      player: playerPort(player, context),
+      player: playerPort(player, context, ownsContext),
       vad: vadPort(vad),
       capture: capturePort(mic),
       dispose: release,
@@ -83,7 +83,22 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
   }
 };
 
-function playerPort(player: Player, context: AudioContext): PlayerPort {
+/**
+ * Reports the context leaving "running". A context the session created is
+ * resumed at once (the browser suspends one on some device changes and
+ * interruptions); one the app passed in is the app's to resume.
+ */
+function watchContext(context: AudioContext, ownsContext: boolean, fn: (e: { state: string }) => void): () => void {
+  const onChange = () => {
+    if (context.state === "running") return;
+    fn({ state: context.state });
+    if (ownsContext && context.state !== "closed") void context.resume().catch(() => {});
+  };
+  context.addEventListener("statechange", onChange);
+  return () => context.removeEventListener("statechange", onChange);
+}
+
+function playerPort(player: Player, context: AudioContext, ownsContext: boolean): PlayerPort {
   return {
     write: (pcm, o) => void player.write(pcm, o),
     setGeneration: (g) => player.fence(g),
@@ -98,14 +113,15 @@ function playerPort(player: Player, context: AudioContext): PlayerPort {
     get outputLatency() {
       return player.outputLatency;
     },
-    on: ((name: "started" | "ended", fn: (e: any) => void) =>
-      name === "started"
-        ? player.on("started", (e) => {
-            // Rendered at e.contextTime; heard one output latency later. Mapped to performance.now().
-            const renderedAgoMs = (context.currentTime - e.contextTime) * 1000;
-            fn({ generation: e.generation, at: performance.now() - renderedAgoMs + player.outputLatency * 1000 });
-          })
-        : player.on("ended", (e) => fn({ generation: e.generation }))) as PlayerPort["on"],
+    on: ((name: "started" | "ended" | "contextState", fn: (e: any) => void) => {
+      if (name === "contextState") return watchContext(context, ownsContext, fn);
+      if (name === "ended") return player.on("ended", (e) => fn({ generation: e.generation }));
+      return player.on("started", (e) => {
+        // Rendered at e.contextTime; heard one output latency later. Mapped to performance.now().
+        const renderedAgoMs = (context.currentTime - e.contextTime) * 1000;
+        fn({ generation: e.generation, at: performance.now() - renderedAgoMs + player.outputLatency * 1000 });
+      });
+    }) as PlayerPort["on"],
   };
 }
 

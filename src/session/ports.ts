@@ -24,6 +24,8 @@ export interface PlayerPort {
   readonly outputLatency: number;
   on(name: "started", fn: (e: { generation: number; at: number }) => void): () => void;
   on(name: "ended", fn: (e: { generation: number }) => void): () => void;
+  /** The AudioContext left "running" (suspended or interrupted by the browser or the app, or closed). */
+  on(name: "contextState", fn: (e: { state: string }) => void): () => void;
 }
 
 /** Voice activity, as the session hears it. `contextTime`: the AudioContext time of the frame that decided it. */

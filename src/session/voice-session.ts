@@ -11,7 +11,7 @@
  * confirms the interruption, and `interrupt()` runs its four steps in order; a
  * misfire resumes playback from where it paused.
  */
-import { ConfigError, MicrophoneError, OverloadError } from "../errors.js";
+import { AudioContextError, ConfigError, MicrophoneError, OverloadError } from "../errors.js";
 import type { LlmProvider, SttStream, TtsStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import { QuestManager } from "../quest/quest-manager.js";
@@ -323,6 +323,7 @@ export class VoiceSession {
         ),
       ),
       vad.on("error", (e) => this.#fail(e.error)),
+      player.on("contextState", (e) => this.#onContextState(e.state)),
     );
     if (this.#options.meter) {
       vad.setMeter(true);
@@ -333,6 +334,21 @@ export class VoiceSession {
       );
       this.#meterTimer = setInterval(() => this.#events.emit("metrics", this.metrics), 250);
     }
+  }
+
+  /**
+   * The AudioContext stopped running: while it is suspended nothing is
+   * captured or played, so say so; once it is closed the session cannot go on.
+   */
+  #onContextState(state: string): void {
+    if (state === "closed") {
+      this.#fail(new AudioContextError("the AudioContext was closed while the session was using it; the session has stopped: call start() again (with a new context if you passed one in)", { service: "audio" }));
+      return;
+    }
+    this.#events.emit("warning", {
+      service: "audio",
+      message: `the AudioContext is ${state}: no audio is captured or played until it runs again (a context the session created is resumed by it; one you passed in is yours to resume)`,
+    });
   }
 
   /** Opens (or replaces) the "stt" quest: the stream and the bounded uplink that feeds it. */

@@ -94,6 +94,8 @@ const MIC_CASES: Array<{ how: string; title: string; released: boolean; state: s
   { how: "start-error", title: "a start-up error (STT at capacity)", released: true, state: "idle" },
   { how: "fatal", title: "a fatal error (every STT stream malformed)", released: true, state: "idle", error: "ProtocolError" },
   { how: "track-ended", title: "its track ending in use (unplugged or revoked): a fatal MicrophoneError", released: true, state: "idle", error: "MicrophoneError" },
+  { how: "context-closed", title: "its AudioContext being closed under it: a fatal AudioContextError", released: true, state: "idle", error: "AudioContextError" },
+  { how: "context-suspended", title: "its AudioContext being suspended (a warning; kept open)", released: false, state: "running", warning: /audio: the AudioContext is suspended/ },
   { how: "visibilitychange", title: "the page going hidden", released: true, state: "idle", warning: /page was hidden/ },
   { how: "pagehide", title: "pagehide", released: true, state: "idle", warning: /page was hidden/ },
   // Still running: listening, or user_speaking if the VAD hears the fake device's beeps.

@@ -401,6 +401,25 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await t.session.stop();
   });
 
+  test("an AudioContext that is suspended is a warning and the session goes on; one that is closed is a fatal AudioContextError", async () => {
+    const t = setup();
+    await t.session.start();
+    const warnings: string[] = [];
+    const errors: Array<{ error: Error; fatal: boolean }> = [];
+    t.session.on("warning", (e) => warnings.push(`${e.service}: ${e.message}`));
+    t.session.on("error", (e) => errors.push(e));
+    t.player.events.emit("contextState" as any, { state: "suspended" } as any);
+    expect(warnings).toEqual([expect.stringMatching(/^audio: the AudioContext is suspended: no audio is captured or played/)]);
+    expect(t.session.state).toBe("listening");
+    t.player.events.emit("contextState" as any, { state: "closed" } as any);
+    await until(() => t.session.state === "idle");
+    expect(errors).toHaveLength(1);
+    expect(errors[0].fatal).toBe(true);
+    expect(errors[0].error.name).toBe("AudioContextError");
+    expect(errors[0].error.message).toMatch(/AudioContext was closed.*call start\(\) again/);
+    expect(t.stt.openStreams).toBe(0);
+  });
+
   test.each([
     ["the microphone's track ends", (t: ReturnType<typeof setup>) => t.captureEvents.emit("ended", undefined), MicrophoneError, /microphone stopped.*call start\(\) again/],
     ["the VAD worker fails", (t: ReturnType<typeof setup>) => t.vad.events.emit("error", { error: new BargeinError("the VAD worker failed while detecting speech: boom", { service: "vad" }) }), BargeinError, /VAD worker failed.*boom/],

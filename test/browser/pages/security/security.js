@@ -60,7 +60,8 @@ function hidePage(how) {
 /**
  * Opens the real microphone (getUserMedia; Chromium's fake device), runs the
  * session to `how` ("stop", "start-error", "fatal", "track-ended",
- * "visibilitychange", "pagehide", "hidden-opt-out"), and reports the mic track's readyState.
+ * "context-suspended", "context-closed", "visibilitychange", "pagehide",
+ * "hidden-opt-out"), and reports the mic track's readyState.
  */
 export async function micRelease(how) {
   window.micStreams.length = 0;
@@ -73,6 +74,11 @@ export async function micRelease(how) {
     result.whileRunning = trackStates();
     if (how === "stop") await t.session.stop();
     if (how === "fatal") await until(() => t.session.state === "idle", 15000);
+    if (how === "context-suspended" || how === "context-closed") {
+      // The app's own context (makeSession passes one in), suspended or closed under the session.
+      await (how === "context-closed" ? t.context.close() : t.context.suspend());
+      await until(() => (how === "context-closed" ? t.session.state === "idle" : t.log.warnings.length > 0), 3000);
+    }
     if (how === "track-ended") {
       // A page cannot unplug the fake device, and track.stop() fires no "ended":
       // the browser's own event is dispatched as it would be on unplug or revoke.
