@@ -70,7 +70,7 @@ export interface FakeSttControl {
   provider: SttProvider;
   /** Samples received so far. */
   readonly samplesReceived: number;
-  /** The samples each stream received, one array per stream opened, in order. */
+  /** With `keepAudio`: the frames each stream received (as float), one array per stream opened, in order. */
   readonly received: Float32Array[][];
   /** The open stream count (0 or 1). */
   readonly openStreams: number;
@@ -87,8 +87,10 @@ export interface FakeSttControl {
 /**
  * `flushDelayMs`: how long the "service" takes to return a flush marker (a
  * slow STT); words emitted meanwhile arrive before it, as they would.
+ * `keepAudio`: keep a copy of every frame received (`received`), for tests
+ * that check what the service heard; off by default, as it grows unbounded.
  */
-export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"; flushDelayMs?: number } = {}): FakeSttControl {
+export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"; flushDelayMs?: number; keepAudio?: boolean } = {}): FakeSttControl {
   let current: { queue: EventQueue<SttEvent> } | undefined;
   let markerId = 0;
   let samples = 0;
@@ -120,7 +122,7 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
         sendAudio(pcm) {
           if (closed) throw new Error("fake-stt: the stream is closed");
           samples += pcm.length;
-          mine.push(pcm instanceof Float32Array ? pcm.slice() : Float32Array.from(pcm, (v) => v / 32768));
+          if (options.keepAudio) mine.push(pcm instanceof Float32Array ? pcm.slice() : Float32Array.from(pcm, (v) => v / 32768));
           return pcm.length * 4;
         },
         // Like a real Marker round trip: resolves once every event before the

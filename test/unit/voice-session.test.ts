@@ -72,7 +72,7 @@ class VirtualVad implements VadPort {
 }
 
 function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number } = {}) {
-  const stt = fakeStt();
+  const stt = fakeStt({ keepAudio: true });
   const llm = fakeLlm({ reply: () => "one two three four five six", msPerWord: 1 });
   const tts = fakeTts({ secondsPerWord: 0.25, failAfterWords: opts.ttsFailAfterWords });
   const player = new VirtualPlayer();
@@ -346,7 +346,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
 
   test("no replay after a drop when nobody spoke recently, or with uplink.replayMs: 0", async () => {
     for (const replayMs of [3000, 0]) {
-      const stt = fakeStt();
+      const stt = fakeStt({ keepAudio: true });
       const vad = new VirtualVad();
       const captureEvents = new Emitter<any>();
       const session = new VoiceSession(
