@@ -84,6 +84,8 @@ class CaptureProcessor extends AudioWorkletProcessor {
   readonly #meterWindow: number;
   readonly #clock: ProcessClock | undefined;
   #vadPort: MessagePort | undefined;
+  /** Set by "close": process() returns false and the processor can be collected. */
+  #closed = false;
   #meterOn = false;
   #meterSum = 0;
   #meterCount = 0;
@@ -125,6 +127,12 @@ class CaptureProcessor extends AudioWorkletProcessor {
         this.#vadPort?.close();
         this.#vadPort = message.port;
         break;
+      case "close":
+        this.#closed = true;
+        this.#vadPort?.close();
+        this.#vadPort = undefined;
+        this.port.close();
+        break;
       case "meter":
         this.#meterOn = message.enabled;
         this.#meterSum = 0;
@@ -140,6 +148,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
   }
 
   process(inputs: Float32Array[][]): boolean {
+    if (this.#closed) return false;
     const started = this.#clock?.start() ?? 0;
     if (this.#startedAt < 0) {
       this.#startedAt = currentFrame;

@@ -69,6 +69,11 @@ class PlaybackProcessor extends AudioWorkletProcessor {
   /** MessagePort path: samples dropped from `pending` by a flush, reported with it. */
   #dropped = 0;
 
+  /** Control channels handed in by attach-control, closed with the node. */
+  readonly #controlPorts: MessagePort[] = [];
+  /** Set by "close": process() returns false and the processor can be collected. */
+  #closed = false;
+
   constructor(options: { processorOptions?: unknown }) {
     super();
     const opts = options.processorOptions as PlaybackProcessorOptions;
@@ -99,6 +104,12 @@ class PlaybackProcessor extends AudioWorkletProcessor {
         break;
       case "attach-control":
         message.port.onmessage = (event: MessageEvent<PlaybackCommand>) => this.#command(event.data);
+        this.#controlPorts.push(message.port);
+        break;
+      case "close":
+        this.#closed = true;
+        for (const port of this.#controlPorts.splice(0)) port.close();
+        this.port.close();
         break;
       case "fence":
         // Messages arrive in order, so everything already here is older.
@@ -140,6 +151,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
   }
 
   process(_inputs: Float32Array[][], outputs: Float32Array[][]): boolean {
+    if (this.#closed) return false;
     const started = this.#clock?.start() ?? 0;
     const out = outputs[0][0];
     const quantum = out.length;

@@ -198,6 +198,9 @@ export class Microphone {
     this.#node = undefined;
     if (node) {
       node.port.onmessage = null;
+      // Stops the processor, which would otherwise run until the context closes.
+      const close: MainToCaptureMessage = { kind: "close" };
+      node.port.postMessage(close);
       node.port.close();
       node.disconnect();
     }

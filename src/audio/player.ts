@@ -345,6 +345,8 @@ export class Player {
     this.#node = undefined;
     this.#pending = [];
     node.port.onmessage = null;
+    // Stops the processor, which would otherwise run until the context closes.
+    this.#post(node, { kind: "close" });
     node.port.close();
     node.disconnect();
   }

@@ -73,6 +73,14 @@ export interface PlaybackProcessorOptions {
   profileClock?: SharedArrayBuffer;
 }
 
+/**
+ * The node is done: its processor closes its ports and returns false from
+ * process(). Without this a processor runs (and is kept alive) until its
+ * AudioContext closes, and an app that keeps one context for many sessions
+ * would pile up silent processors, one pair per session.
+ */
+export type CloseMessage = { kind: "close" };
+
 /** Main → playback worklet, over the node's port. */
 export type MainToPlaybackMessage =
   | PlaybackCommand
@@ -84,7 +92,8 @@ export type MainToPlaybackMessage =
   | { kind: "end"; generation: number }
   /** Hand the worklet one end of a control channel (PlaybackCommand messages). */
   | { kind: "attach-control"; port: MessagePort }
-  | { kind: "profile" };
+  | { kind: "profile" }
+  | CloseMessage;
 
 /** Playback worklet → main. Posted on transitions only (and for the MessagePort path, progress). */
 export type PlaybackToMainMessage =
@@ -130,7 +139,8 @@ export interface CaptureProcessorOptions {
 export type MainToCaptureMessage =
   | { kind: "connect-vad"; port: MessagePort }
   | { kind: "meter"; enabled: boolean }
-  | { kind: "profile" };
+  | { kind: "profile" }
+  | CloseMessage;
 
 /** Capture worklet → main, over the node's port. */
 export type CaptureToMainMessage =

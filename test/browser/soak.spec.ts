@@ -39,6 +39,16 @@ test(`${BARGE_INS} barge-ins at random moments: no stale audio, no leaked socket
   const late = await heap();
   const r = await run;
   const heapDeltaBytes = late - warm;
+  // Objects still alive after both sessions stopped and a full GC, counted by prototype.
+  const alive = async (prototype: string) => {
+    await cdp.send("HeapProfiler.collectGarbage");
+    const { result } = await cdp.send("Runtime.evaluate", { expression: prototype, awaitPromise: true });
+    const { objects } = await cdp.send("Runtime.queryObjects", { prototypeObjectId: result.objectId! });
+    const { result: length } = await cdp.send("Runtime.callFunctionOn", { objectId: objects.objectId!, functionDeclaration: "function () { return this.length; }", returnByValue: true });
+    return length.value as number;
+  };
+  const workletNodes = await alive("AudioWorkletNode.prototype");
+  const sessions = await alive('import("/dist/bargein.js").then((m) => m.VoiceSession.prototype)');
   console.log(`soak: ${JSON.stringify({ ...r, heapDeltaBytes })}`);
   expect(r.bargeIns).toBeGreaterThanOrEqual(BARGE_INS);
   expect(r.fencesChecked).toBeGreaterThanOrEqual(BARGE_INS - 1);
@@ -54,6 +64,10 @@ test(`${BARGE_INS} barge-ins at random moments: no stale audio, no leaked socket
   expect(r.notIdleAfterStop).toBe(0);
   expect(r.leakedAfterStop).toEqual([]);
   expect(r.openSocketsAfterStop).toBe(0);
+  // Each session's capture and playback processors stop with it (else they run, and stay, until the
+  // context closes): only the page's own recorder node is left. The page's closures keep the last session.
+  expect(workletNodes).toBe(1);
+  expect(sessions).toBeLessThanOrEqual(1);
   expect(r.serverOpenAfterStop).toEqual({ stt: 0, tts: 0, llmOpen: 0, llmActive: 0 });
   // Flat across the session restart: ~13 barge-ins between the samples; a leak of even one reply's audio (≥ 100 kB) each would show.
   expect(heapDeltaBytes).toBeLessThan(1_000_000);
