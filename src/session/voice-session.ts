@@ -135,6 +135,8 @@ export class VoiceSession {
   #sttReconnects: number[] = [];
   /** Audio the STT has not confirmed as words yet, for a new stream after a failure (uplink.replayMs). */
   readonly #replay: SpeechReplay;
+  /** uplink.replayMs, read once: 0 means nothing is recorded for replay. */
+  readonly #replayMs: number;
   /** Set by a reconnect after a stream failure: the next stream starts with the replay. */
   #replayOnConnect = false;
   /** performance.now() of the VAD's last speech start or end, to tell whether there is speech to replay. */
@@ -151,6 +153,7 @@ export class VoiceSession {
     this.#options = options;
     this.#makeComponents = internal?.components;
     this.#admission = new LlmAdmission(options.llmAdmission);
+    this.#replayMs = Math.max(0, options.uplink?.replayMs ?? DEFAULTS.replayMs);
     this.#replay = new SpeechReplay(options.stt.audioFormat.sampleRate, this.#replayMs / 1000);
     this.#llm = this.#admission.wrap(options.llm);
   }
@@ -370,10 +373,6 @@ export class VoiceSession {
       },
     );
     return this.#quests!.add(quest).then((q) => q.get().then(() => {}));
-  }
-
-  get #replayMs(): number {
-    return Math.max(0, this.#options.uplink?.replayMs ?? DEFAULTS.replayMs);
   }
 
   /**
