@@ -13,6 +13,7 @@
 // one socket may be live. Unhandled rejections and page errors are counted.
 import { kyutaiStt, kyutaiTts, openaiChat, VoiceSession } from "/dist/bargein.js";
 import { prng } from "/test/lib/prng.mjs";
+import { recordedOutput } from "/test/browser/pages/session/recorded-output.js";
 
 const ws = `ws://${location.host}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -40,15 +41,7 @@ function until(cond, ms) {
 export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 1, maxDelayMs = 500, redemptionMs = 300, maxSpeechS = Infinity, deadlineMs = 15 * 60 * 1000, onProgress, checkServer = true } = {}) {
   const random = prng(seed);
   const context = new AudioContext();
-  await context.audioWorklet.addModule("./stale-recorder.js");
-  const output = context.createGain();
-  const recorder = new AudioWorkletNode(context, "stale-recorder", {
-    numberOfInputs: 1,
-    numberOfOutputs: 0,
-    processorOptions: { capacity: context.sampleRate * 30 },
-  });
-  output.connect(context.destination);
-  output.connect(recorder);
+  const { output, recorder } = await recordedOutput(context, { module: "/bench/pages/reliability/stale-recorder.js", processor: "stale-recorder", seconds: 30 });
   let queryId = 0;
   const pending = new Map();
   recorder.port.onmessage = (e) => {

@@ -6,6 +6,7 @@
 // provider, without touching the SDK. Shared by turn.js and bargein.js.
 import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat } from "/dist/bargein.js";
 import { envelopeOnsetSeconds, until } from "/test/browser/pages/session/session.js";
+import { recordedOutput } from "/test/browser/pages/session/recorded-output.js";
 
 export { envelopeOnsetSeconds, until };
 
@@ -20,15 +21,7 @@ export const SILENT = 1e-4;
  */
 export async function makeBenchSession({ story = false, sessionOptions = {} } = {}) {
   const context = new AudioContext({ latencyHint: "interactive" });
-  await context.audioWorklet.addModule("/bench/pages/session/window-recorder.js");
-  const output = context.createGain();
-  const recorder = new AudioWorkletNode(context, "window-recorder", {
-    numberOfInputs: 1,
-    numberOfOutputs: 0,
-    processorOptions: { capacity: context.sampleRate * 40 },
-  });
-  output.connect(context.destination);
-  output.connect(recorder);
+  const { output, recorder } = await recordedOutput(context, { module: "/bench/pages/session/window-recorder.js", processor: "window-recorder", seconds: 40 });
   const mic = context.createMediaStreamDestination();
   const clock = new ClockMap(context);
   const ttsStreams = [];

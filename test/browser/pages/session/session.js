@@ -3,20 +3,13 @@
 // `input` in the same AudioContext, and the bot's output is recorded there too,
 // so the test can look at real samples.
 import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "/dist/bargein.js";
+import { recordedOutput } from "./recorded-output.js";
 
 const ws = `ws://${location.host}`;
 
 export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {} } = {}) {
   const context = new AudioContext();
-  await context.audioWorklet.addModule("/test/browser/pages/session/timeline-recorder.js");
-  const output = context.createGain();
-  const recorder = new AudioWorkletNode(context, "timeline-recorder", {
-    numberOfInputs: 1,
-    numberOfOutputs: 0,
-    processorOptions: { capacity: context.sampleRate * 60 },
-  });
-  output.connect(context.destination);
-  output.connect(recorder);
+  const { output, recorder } = await recordedOutput(context, { module: "/test/browser/pages/session/timeline-recorder.js", processor: "timeline-recorder", seconds: 60 });
   const mic = context.createMediaStreamDestination();
   const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [] };
   const session = new VoiceSession({
