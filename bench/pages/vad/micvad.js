@@ -3,7 +3,7 @@
 // ./vendor/ is written by the benchmark for its run: micvad.js is MicVAD built
 // against onnxruntime-web 1.30 (see micvad-entry.js), plus vad-web's worklet and model.
 import { MicVAD } from "./vendor/micvad.js";
-import { buildProgram, createPlayer, onsetLatencies } from "./program.js";
+import { buildProgram, createPlayer, onsetLatencies, playPhase } from "./program.js";
 
 window.bench = {
   async prepare(config) {
@@ -31,14 +31,7 @@ window.bench = {
     window.state = { program, player, vad, starts };
     return { loadMs, onsets: program.onsets.length, durationS: program.samples.length / 16000 };
   },
-  async play() {
-    const { player } = window.state;
-    const run = await player.play();
-    window.state.run = run;
-    await run.ended;
-    await new Promise((r) => setTimeout(r, 500));
-    return { durationS: run.durationS };
-  },
+  play: playPhase,
   async finish() {
     const { program, vad, starts, run } = window.state;
     const latencies = onsetLatencies(program.onsets, run.perfOfSample, starts);

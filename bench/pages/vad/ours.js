@@ -1,7 +1,7 @@
 // bargein's VadWorker on the bench program: frames go worklet → worker over a
 // port; this page only receives speech events.
 import { VadWorker } from "/dist/bargein.js";
-import { buildProgram, createPlayer, onsetLatencies } from "./program.js";
+import { buildProgram, createPlayer, onsetLatencies, playPhase } from "./program.js";
 
 window.bench = {
   /** Phase 1: load, ready to play. */
@@ -28,14 +28,7 @@ window.bench = {
     return { loadMs, workerLoadMs: vad.loadMs, onsets: program.onsets.length, durationS: program.samples.length / 16000 };
   },
   /** Phase 2: play in real time; resolves when the audio has ended (+ 0.5 s). */
-  async play() {
-    const { player } = window.state;
-    const run = await player.play();
-    window.state.run = run;
-    await run.ended;
-    await new Promise((r) => setTimeout(r, 500));
-    return { durationS: run.durationS };
-  },
+  play: playPhase,
   /** Phase 3: latencies, then per-frame inference times from a fast replay with the meter on. */
   async finish() {
     const { program, vad, starts, decided, run, player } = window.state;

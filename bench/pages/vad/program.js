@@ -69,3 +69,17 @@ export function onsetLatencies(onsets, perfOfSample, startTimes) {
     return t === undefined ? null : t - perfOfSample(onset);
   });
 }
+
+/**
+ * Phase 2 of both VAD pages: plays `window.state.player`'s program in real
+ * time, keeps the run in `window.state.run`, and resolves 0.5 s after the
+ * audio has ended (time for the last decisions to arrive).
+ */
+export async function playPhase() {
+  const { player } = window.state;
+  const run = await player.play();
+  window.state.run = run;
+  await run.ended;
+  await new Promise((r) => setTimeout(r, 500));
+  return { durationS: run.durationS };
+}
