@@ -26,7 +26,7 @@ import type {
   UplinkFormat,
 } from "../src/protocol/audio-messages.js";
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFrameMessage } from "../src/protocol/frames.js";
-import { ProcessClock } from "./process-clock.js";
+import { ProcessClock, profileReport } from "./process-clock.js";
 
 const QUANTUM = 128;
 
@@ -139,10 +139,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
         this.#meterCount = 0;
         break;
       case "profile":
-        this.#post({ kind: "profile", micros: this.#clock?.snapshot() ?? new Float32Array(0),
-          meanMicrosByDate: this.#clock?.meanMicrosByDate ?? 0,
-          clock: this.#clock?.name ?? "off",
-        });
+        this.#post(profileReport(this.#clock));
         break;
     }
   }

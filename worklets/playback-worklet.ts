@@ -35,7 +35,7 @@ import {
   type PlaybackState,
   type PlaybackToMainMessage,
 } from "../src/protocol/audio-messages.js";
-import { ProcessClock } from "./process-clock.js";
+import { ProcessClock, profileReport } from "./process-clock.js";
 
 const STATUS_EVERY_QUANTA = 8;
 type Phase = "idle" | "prebuffering" | "playing";
@@ -126,10 +126,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
         Atomics.store(this.#control, S.END_GEN, message.generation);
         break;
       case "profile":
-        this.#post({ kind: "profile", micros: this.#clock?.snapshot() ?? new Float32Array(0),
-          meanMicrosByDate: this.#clock?.meanMicrosByDate ?? 0,
-          clock: this.#clock?.name ?? "off",
-        });
+        this.#post(profileReport(this.#clock));
         break;
     }
   }

@@ -8,6 +8,8 @@
  * Allocation: the constructor allocates the sample store; `start`/`stop`
  * allocate nothing; `snapshot` copies (only on request, off the audio path).
  */
+import type { ProfileReport } from "../src/protocol/audio-messages.js";
+
 const CAPACITY = 16384;
 
 export class ProcessClock {
@@ -57,4 +59,14 @@ export class ProcessClock {
     for (let i = 0; i < n; i++) out[i] = this.#micros[(this.#count - n + i) % CAPACITY];
     return out;
   }
+}
+
+/** The answer to a `{kind:"profile"}` request, from a worklet with or without a clock. */
+export function profileReport(clock: ProcessClock | undefined): ProfileReport {
+  return {
+    kind: "profile",
+    micros: clock?.snapshot() ?? new Float32Array(0),
+    meanMicrosByDate: clock?.meanMicrosByDate ?? 0,
+    clock: clock?.name ?? "off",
+  };
 }

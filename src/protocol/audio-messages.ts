@@ -81,6 +81,9 @@ export interface PlaybackProcessorOptions {
  */
 export type CloseMessage = { kind: "close" };
 
+/** A worklet's answer to `{kind:"profile"}`: its process() timings (benchmarks only; see worklets/process-clock.ts). */
+export type ProfileReport = { kind: "profile"; micros: Float32Array; meanMicrosByDate: number; clock: string };
+
 /** Main → playback worklet, over the node's port. */
 export type MainToPlaybackMessage =
   | PlaybackCommand
@@ -117,7 +120,7 @@ export type PlaybackToMainMessage =
     }
   /** Room in the ring again (the producer asked with WANT_SPACE). */
   | { kind: "space" }
-  | { kind: "profile"; micros: Float32Array; meanMicrosByDate: number; clock: string };
+  | ProfileReport;
 
 // ---- Capture ----
 
@@ -156,4 +159,4 @@ export type CaptureToMainMessage =
       contextTime: number;
     }
   | { kind: "level"; rms: number; contextTime: number }
-  | { kind: "profile"; micros: Float32Array; meanMicrosByDate: number; clock: string };
+  | ProfileReport;
