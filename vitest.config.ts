@@ -6,7 +6,9 @@ export default defineConfig({
     // `npm run test:unit` runs test/unit in parallel, then test/backend one file
     // at a time: each backend file starts its own reference backend (flite WASI,
     // pocketsphinx through koffi), and files run side by side on this 2-core
-    // machine intermittently lost their worker process.
+    // machine intermittently lost their worker process. It still happens, rarely,
+    // one file at a time: scripts/test-backend.mjs re-runs test/backend once on
+    // that crash alone (never on a failed assertion) and says so.
     include: ["test/unit/**/*.test.ts", "test/backend/**/*.test.ts"],
     environment: "node",
     // Node 20 has the browser WebSocket only behind a flag; providers use it as in a page.
