@@ -154,8 +154,12 @@ export class DecoderPool {
     this.idle = [];
   }
 
-  /** @returns {Promise<Decoder | null>} null when the recogniser is not installed. */
-  async acquire() {
+  /**
+   * @param {{ onThisThread?: boolean }} [options] `onThisThread`: load the model
+   *   on the calling thread instead of libuv's pool (blocks it about 0.4 s).
+   * @returns {Promise<Decoder | null>} null when the recogniser is not installed.
+   */
+  async acquire({ onThisThread = false } = {}) {
     if (!(await loadApi())) return null;
     const reused = this.idle.pop();
     if (reused) return reused;
@@ -168,7 +172,7 @@ export class DecoderPool {
       str, "-logfn", str, "/dev/null",
       "void *", null,
     );
-    const handle = await callAsync(api.ps_init, config);
+    const handle = onThisThread ? api.ps_init(config) : await callAsync(api.ps_init, config);
     if (!handle) throw new Error("ps_init failed (see pocketsphinx model files)");
     return new Decoder(handle);
   }
@@ -179,9 +183,15 @@ export class DecoderPool {
     this.idle.push(decoder);
   }
 
-  /** Warm one decoder so the first stream does not wait for the model to load. */
+  /**
+   * Warm one decoder so the first stream does not wait for the model to load.
+   * On this thread: nothing else runs yet at start-up. Both test processes
+   * seen to die natively (SIGSEGV, or silently) hosted a backend started with
+   * prewarm, one before its first test; taking this first model load off
+   * libuv's pool is a guess at the cause, not a proven fix.
+   */
   async prewarm() {
-    const d = await this.acquire();
+    const d = await this.acquire({ onThisThread: true });
     if (d) this.release(d);
   }
 
