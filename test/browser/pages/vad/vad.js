@@ -89,9 +89,11 @@ async function streamFixture(name, { meter = false, paceMs = 0, ...options } = {
 async function captureFixture(name) {
   const { samples, label } = await loadFixture(name);
   const context = new AudioContext();
-  const vad = new VadWorker({ assetsPath: "/dist/" });
+  const vad = new VadWorker({ assetsPath: "/dist/", speechEndAudio: true });
   await vad.start();
   const events = record(vad);
+  const heard = [];
+  vad.on("speechEnd", (e) => heard.push({ audio: e.audio, startIndex: e.audioStartIndex }));
   const destination = context.createMediaStreamDestination();
   const mic = new Microphone({ context, assetsPath: "/dist/", input: destination.stream });
   const startedEvent = mic.once("started");
@@ -114,16 +116,56 @@ async function captureFixture(name) {
   await mic.stop();
   await vad.stop();
   await context.close();
-  // VAD-stream index of the fixture's sample 0: playback start after capture
-  // start, plus the capture resampler's delay.
-  const offset = (when - started.frame / context.sampleRate + mic.vadDelaySeconds) * 16000;
+  // VAD-stream index of the fixture's sample 0, from the clocks: playback start
+  // after capture start, plus the capture resampler's delay. The hop through
+  // the MediaStream adds a latency of its own that no clock shows and that
+  // varies from run to run (tens of ms here), so the index is measured instead:
+  // where the utterance audio the worker returned lines up with the fixture.
+  const nominalOffset = (when - started.frame / context.sampleRate + mic.vadDelaySeconds) * 16000;
+  const match = heard[0] ? alignInFixture(heard[0].audio, samples, heard[0].startIndex, nominalOffset) : undefined;
+  const offset = match?.offset ?? nominalOffset;
   return {
     label,
     contextRate: context.sampleRate,
     offset,
+    nominalOffset,
+    correlation: match?.correlation ?? 0,
     messages,
     events: events.map((e) => ({ ...e, fixtureSampleIndex: e.sampleIndex - offset })),
   };
+}
+
+/**
+ * The offset (VAD-stream index minus fixture index) at which `audio`, which
+ * starts at VAD-stream index `startIndex`, best matches the fixture: the peak
+ * of the normalised cross-correlation of a 0.5 s stretch of its loudest part,
+ * searched within ±0.3 s of the clocks' estimate.
+ */
+function alignInFixture(audio, fixture, startIndex, nominalOffset) {
+  const WINDOW = 8000;
+  const SEARCH = 4800;
+  let from = 0;
+  let loudest = -1;
+  for (let i = 0; i + WINDOW <= audio.length; i += 800) {
+    let energy = 0;
+    for (let k = i; k < i + WINDOW; k++) energy += audio[k] * audio[k];
+    if (energy > loudest) [loudest, from] = [energy, i];
+  }
+  const piece = audio.subarray(from, from + WINDOW);
+  let best = { offset: nominalOffset, correlation: -1 };
+  const centre = Math.round(startIndex + from - nominalOffset);
+  for (let at = centre - SEARCH; at <= centre + SEARCH; at++) {
+    if (at < 0 || at + WINDOW > fixture.length) continue;
+    let dot = 0;
+    let fixtureEnergy = 0;
+    for (let k = 0; k < WINDOW; k++) {
+      dot += piece[k] * fixture[at + k];
+      fixtureEnergy += fixture[at + k] * fixture[at + k];
+    }
+    const correlation = dot / Math.sqrt(loudest * fixtureEnergy || 1);
+    if (correlation > best.correlation) best = { offset: startIndex + from - at, correlation };
+  }
+  return best;
 }
 
 /**
