@@ -17,6 +17,9 @@ export const FLITE_SAMPLE_RATE = 16000;
 export const FLITE_VOICES = ["slt", "rms"];
 const CMUDICT = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict";
 
+/** WASI numbers preopened directories from 3, after stdin, stdout and stderr. */
+const PREOPEN_FD = 3;
+
 /** @type {WebAssembly.Module | null} */
 let fliteModule = null;
 /** @type {string | null} */
@@ -90,8 +93,17 @@ export function synthesize(text, voice = "slt") {
       stdout: phonesFd,
       returnOnExit: true,
     });
-    const instance = new WebAssembly.Instance(module, /** @type {any} */ (wasi.getImportObject()));
-    const rc = wasi.start(instance);
+    const imports = /** @type {any} */ (wasi.getImportObject());
+    const instance = new WebAssembly.Instance(module, imports);
+    let rc;
+    try {
+      rc = wasi.start(instance);
+    } finally {
+      // Node's WASI never closes the host directory it opened for the preopen
+      // (WASI fd 3, the first after stdio), not even once the WASI object is
+      // collected: one leaked descriptor per call. Close it through the instance.
+      imports.wasi_snapshot_preview1.fd_close(PREOPEN_FD);
+    }
     if (rc !== 0) throw new Error(`flite exited with ${rc} for ${JSON.stringify(text)}`);
   } finally {
     closeSync(phonesFd);

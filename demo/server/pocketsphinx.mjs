@@ -6,9 +6,14 @@
 // `ps_seg_iter` lost its score argument in some builds; passing an extra pointer is
 // harmless under the x86-64/aarch64 C calling conventions, so we declare it with one.
 //
-// Threading: `ps_process_raw` runs on koffi's worker thread (`.async`), so the
-// event loop keeps serving sockets while a chunk is decoded. A decoder is used by
-// one stream at a time (the pool hands it out exclusively).
+// Threading: `ps_process_raw` and `ps_init` run on koffi's worker threads
+// (`.async`), so the event loop keeps serving sockets while a chunk is decoded or
+// a model loads. A decoder is used by one stream at a time (the pool hands it out
+// exclusively). sphinxbase's log target is one global FILE: logging is switched
+// off once, at load (`err_set_logfp(NULL)`), and decoders are configured with no
+// `-logfn`, because `ps_init` with one fcloses that global FILE and opens another
+// while other threads may be writing to it. That race corrupted the heap and
+// crashed or hung the process now and then (test/backend/decoder-threads.test.ts).
 import { existsSync } from "node:fs";
 
 export const MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
@@ -38,6 +43,7 @@ async function loadApi() {
     api = {
       cmd_ln_init: sb.func("void *cmd_ln_init(void *inout, void *defn, int strict, ...)"),
       err_set_logfp: sb.func("void err_set_logfp(void *fp)"),
+      err_get_logfp: sb.func("void *err_get_logfp()"),
       ps_args: ps.func("void *ps_args()"),
       ps_init: ps.func("void *ps_init(void *config)"),
       ps_free: ps.func("int ps_free(void *ps)"),
@@ -61,6 +67,15 @@ async function loadApi() {
   return api;
 }
 
+/**
+ * sphinxbase's global log target (a FILE *), null while logging is off. For the
+ * test that decoders never change it.
+ * @returns {Promise<unknown>}
+ */
+export async function sphinxLogTarget() {
+  return (await loadApi()) ? api.err_get_logfp() : null;
+}
+
 /** Forgets a failed load, so that libraries installed since then are picked up. */
 export function forgetRecogniserCheck() {
   if (!api) loadError = null;
@@ -80,10 +95,19 @@ export function recogniserUnavailableReason() {
  * @typedef {{ word: string, startFrame: number, endFrame: number }} Segment
  */
 
-/** Promisify a koffi `.async` call. @param {any} fn @param {any[]} args */
+/**
+ * Promisify a koffi `.async` call. Koffi passes a typed array to C as a bare
+ * pointer and holds no reference to it, so `args` stays reachable from the
+ * completion callback: the audio must not be collected while a pool thread
+ * still reads it.
+ * @param {any} fn @param {any[]} args
+ */
 function callAsync(fn, ...args) {
   return new Promise((resolve, reject) => {
-    fn.async(...args, (/** @type {any} */ err, /** @type {any} */ res) => (err ? reject(err) : resolve(res)));
+    fn.async(...args, (/** @type {any} */ err, /** @type {any} */ res) => {
+      args.length = 0;
+      return err ? reject(err) : resolve(res);
+    });
   });
 }
 
@@ -154,12 +178,8 @@ export class DecoderPool {
     this.idle = [];
   }
 
-  /**
-   * @param {{ onThisThread?: boolean }} [options] `onThisThread`: load the model
-   *   on the calling thread instead of libuv's pool (blocks it about 0.4 s).
-   * @returns {Promise<Decoder | null>} null when the recogniser is not installed.
-   */
-  async acquire({ onThisThread = false } = {}) {
+  /** @returns {Promise<Decoder | null>} null when the recogniser is not installed. */
+  async acquire() {
     if (!(await loadApi())) return null;
     const reused = this.idle.pop();
     if (reused) return reused;
@@ -169,10 +189,9 @@ export class DecoderPool {
       str, "-hmm", str, `${MODEL_DIR}/en-us`,
       str, "-lm", str, `${MODEL_DIR}/en-us.lm.bin`,
       str, "-dict", str, `${MODEL_DIR}/cmudict-en-us.dict`,
-      str, "-logfn", str, "/dev/null",
       "void *", null,
     );
-    const handle = onThisThread ? api.ps_init(config) : await callAsync(api.ps_init, config);
+    const handle = await callAsync(api.ps_init, config);
     if (!handle) throw new Error("ps_init failed (see pocketsphinx model files)");
     return new Decoder(handle);
   }
@@ -183,15 +202,9 @@ export class DecoderPool {
     this.idle.push(decoder);
   }
 
-  /**
-   * Warm one decoder so the first stream does not wait for the model to load.
-   * On this thread: nothing else runs yet at start-up. Both test processes
-   * seen to die natively (SIGSEGV, or silently) hosted a backend started with
-   * prewarm, one before its first test; taking this first model load off
-   * libuv's pool is a guess at the cause, not a proven fix.
-   */
+  /** Warm one decoder so the first stream does not wait for the model to load. */
   async prewarm() {
-    const d = await this.acquire({ onThisThread: true });
+    const d = await this.acquire();
     if (d) this.release(d);
   }
 

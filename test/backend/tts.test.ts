@@ -90,3 +90,13 @@ describe("TTS /api/tts_streaming", () => {
     expect(diff / n).toBeGreaterThan(0.005);
   });
 });
+
+test("synthesising leaves no file descriptor open behind it (Node's WASI keeps its preopen open otherwise)", async () => {
+  const { readdirSync } = await import("node:fs");
+  const { synthesize } = await import("../../demo/server/flite.mjs");
+  synthesize("warm up", "slt"); // the first call creates the work folder, which stays
+  const open = () => readdirSync("/proc/self/fd").length;
+  const before = open();
+  for (let i = 0; i < 20; i++) synthesize(`sentence number ${i}`, i % 2 ? "rms" : "slt");
+  expect(open() - before).toBe(0);
+});
