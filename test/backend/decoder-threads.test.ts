@@ -28,5 +28,7 @@ test("3 streams and 3 churners at a time for 8 s, each creating, using and freei
   expect({ signal: child.signal, status: child.status, stderr: child.stderr }).toEqual({ signal: null, status: 0, stderr: "" });
   const result = JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}");
   expect(result.wrong).toEqual([]);
-  expect(result.utterances).toBeGreaterThanOrEqual(12);
+  // Every stream and churner finished at least one round (how many more depends on the machine's load).
+  expect(result.utterances).toBeGreaterThanOrEqual(3);
+  expect(result.churned).toBeGreaterThanOrEqual(3);
 }, 70_000);
