@@ -11,7 +11,12 @@
  * `startFrame + i × contextRate / rate − resampler delay`.
  *
  * A quantum with no input channel (source not yet flowing) counts as silence,
- * so the sample indices stay locked to the context's frames.
+ * so the sample indices stay locked to the context's frames. So does a quantum
+ * the browser skipped: Chromium may not call a node's process() for a few
+ * quanta (seen while a context starts, and in CI as a 4- and a 7-quantum shift
+ * of the capture against a recorder in the same graph). currentFrame then
+ * jumps; the missed span is fed as silence and reported (`capture-gap`), so
+ * nothing downstream drifts.
  *
  * Allocation: scratch buffers are allocated up front. A frame is transferred
  * (never copied), so a fresh frame buffer is allocated each time one is posted,
@@ -90,6 +95,9 @@ class CaptureProcessor extends AudioWorkletProcessor {
   #meterSum = 0;
   #meterCount = 0;
   #startedAt = -1;
+  /** The context frame the next process() call should start at. */
+  #nextFrame = -1;
+  readonly #silence = new Float32Array(QUANTUM);
   readonly #emitVad = (frame: Float32Array | Int16Array, sampleIndex: number): boolean => {
     if (!this.#vadPort) return false;
     const message: VadFrameMessage = {
@@ -149,8 +157,11 @@ class CaptureProcessor extends AudioWorkletProcessor {
     const started = this.#clock?.start() ?? 0;
     if (this.#startedAt < 0) {
       this.#startedAt = currentFrame;
+      this.#nextFrame = currentFrame;
       this.#post({ kind: "capture-started", frame: currentFrame, contextTime: currentTime, sampleRate });
     }
+    if (currentFrame > this.#nextFrame) this.#fillGap(currentFrame - this.#nextFrame);
+    this.#nextFrame = currentFrame + QUANTUM;
     const mono = this.#mono;
     const channels = inputs[0];
     mono.fill(0);
@@ -166,6 +177,15 @@ class CaptureProcessor extends AudioWorkletProcessor {
     if (this.#meterOn) this.#meter(mono);
     if (this.#clock) this.#clock.stop(started);
     return true;
+  }
+
+  /** Feeds `frames` of silence for quanta the browser skipped, and reports them. */
+  #fillGap(frames: number): void {
+    for (let done = 0; done < frames; done += QUANTUM) {
+      this.#vad?.push(this.#silence, this.#emitVad);
+      this.#uplink?.push(this.#silence, this.#emitUplink);
+    }
+    this.#post({ kind: "capture-gap", frames, contextTime: currentTime });
   }
 
   #meter(mono: Float32Array): void {

@@ -64,6 +64,12 @@ export interface MicrophoneEvents extends Record<string, unknown> {
   started: { frame: number; contextTime: number; sampleRate: number };
   /** The input track ended (device unplugged, permission revoked). */
   ended: undefined;
+  /**
+   * The browser skipped the capture worklet for `frames` context frames (a
+   * render-thread hiccup): that audio is lost. It was counted as silence, so
+   * sample indices after it still map to the right context time.
+   */
+  gap: { frames: number; contextTime: number };
 }
 
 export class Microphone {
@@ -271,6 +277,9 @@ export class Microphone {
         break;
       case "level":
         this.#emitter.emit("level", { rms: message.rms, contextTime: message.contextTime });
+        break;
+      case "capture-gap":
+        this.#emitter.emit("gap", { frames: message.frames, contextTime: message.contextTime });
         break;
     }
   }

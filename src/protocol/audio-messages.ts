@@ -159,4 +159,10 @@ export type CaptureToMainMessage =
       contextTime: number;
     }
   | { kind: "level"; rms: number; contextTime: number }
+  /**
+   * The browser skipped this node's process() for `frames` context frames
+   * before `contextTime`: that audio never reached the worklet. It was counted
+   * as silence, so later sample indices stay locked to the context's frames.
+   */
+  | { kind: "capture-gap"; frames: number; contextTime: number }
   | ProfileReport;

@@ -137,9 +137,10 @@ function vadPort(vad: VadWorker): VadPort {
 function capturePort(mic: Microphone): CapturePort {
   return {
     setMeter: (on) => mic.setMeter(on),
-    on: ((name: "frame" | "level" | "ended", fn: (e?: any) => void) => {
+    on: ((name: "frame" | "level" | "ended" | "gap", fn: (e?: any) => void) => {
       if (name === "frame") return mic.on("frame", (e) => fn({ pcm: e.samples, capturedAt: e.contextTime }));
       if (name === "level") return mic.on("level", (e) => fn({ rms: e.rms }));
+      if (name === "gap") return mic.on("gap", (e) => fn({ ms: (e.frames / mic.context.sampleRate) * 1000 }));
       return mic.on("ended", () => fn());
     }) as CapturePort["on"],
   };

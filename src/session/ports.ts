@@ -51,5 +51,7 @@ export interface CapturePort {
   on(name: "level", fn: (e: { rms: number }) => void): () => void;
   /** The microphone's track ended while in use (unplugged, permission revoked): no more audio comes. */
   on(name: "ended", fn: () => void): () => void;
+  /** The browser skipped the capture for `ms` (a render-thread hiccup): that audio is lost, counted as silence. */
+  on(name: "gap", fn: (e: { ms: number }) => void): () => void;
   setMeter(on: boolean): void;
 }

@@ -181,6 +181,12 @@ export interface SessionMetrics {
   llm: AdmissionMetrics;
   /** Samples of speech sent again to a new STT stream after a failure (uplink.replayMs), over the session. */
   sttReplayedSamples: number;
+  /**
+   * Times the browser skipped the capture worklet (render-thread hiccups), and
+   * the audio lost in them, over the session. The capture counts a skipped span
+   * as silence, so timing after it stays right.
+   */
+  captureGaps: { count: number; ms: number };
 }
 
 export interface WarningEvent {

@@ -109,6 +109,8 @@ export class VoiceSession {
   #generation = 0;
   #turnCount = 0;
   #interruptions = 0;
+  /** Spans the browser skipped the capture for (see CapturePort "gap"), over the session. */
+  readonly #captureGaps = { count: 0, ms: 0 };
   #lastTurn: TurnMetrics | undefined;
   #turn: BotTurn | undefined;
   #userWords: string[] = [];
@@ -180,6 +182,7 @@ export class VoiceSession {
       // An uplink that ended itself stays visible (its rejects) until the new stream is up.
       uplink: this.#uplinkMetrics(),
       sttReplayedSamples: this.#replayedSamples,
+      captureGaps: { ...this.#captureGaps },
       llm: this.#admission.metrics,
     };
   }
@@ -315,6 +318,10 @@ export class VoiceSession {
       player.on("started", (e) => this.#onPlaybackStarted(e.generation, e.at)),
       player.on("ended", (e) => this.#onPlaybackEnded(e.generation)),
       capture.on("frame", (e) => this.#sendAudio(e.pcm)),
+      capture.on("gap", (e) => {
+        this.#captureGaps.count++;
+        this.#captureGaps.ms += e.ms;
+      }),
       // Without the microphone or the VAD there is no conversation: end it
       // cleanly (the transcript so far is kept) and say what to do.
       capture.on("ended", () =>

@@ -401,6 +401,17 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await t.session.stop();
   });
 
+  test("capture gaps the browser caused are counted in metrics, and the session goes on listening", async () => {
+    const t = setup();
+    await t.session.start();
+    expect(t.session.metrics.captureGaps).toEqual({ count: 0, ms: 0 });
+    t.captureEvents.emit("gap", { ms: 2.5 });
+    t.captureEvents.emit("gap", { ms: 5 });
+    expect(t.session.metrics.captureGaps).toEqual({ count: 2, ms: 7.5 });
+    expect(t.session.state).toBe("listening");
+    await t.session.stop();
+  });
+
   test("an AudioContext that is suspended is a warning and the session goes on; one that is closed is a fatal AudioContextError", async () => {
     const t = setup();
     await t.session.start();

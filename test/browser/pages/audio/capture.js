@@ -89,6 +89,8 @@ async function injectedClicks({ clicks = 4, profile = false, ms = 1600 } = {}) {
   const frames = vadSink(mic);
   const uplink = [];
   mic.on("frame", (f) => uplink.push(f));
+  const gaps = [];
+  mic.on("gap", (g) => gaps.push(g));
   const tap = new AudioWorkletNode(context, "test-recorder", {
     numberOfInputs: 1,
     numberOfOutputs: 1,
@@ -145,6 +147,8 @@ async function injectedClicks({ clicks = 4, profile = false, ms = 1600 } = {}) {
     rate,
     captureStartFrame: capture.frame,
     hopLatencyFrames: rawPeaks[0] - (scheduledFrame + clickAt[0]),
+    gaps,
+    recorderGaps: raw.gaps,
     vad: { peaks: vadPeaks, expected: expected(16000, mic.vadDelaySeconds), delaySeconds: mic.vadDelaySeconds },
     uplink: { peaks: upPeaks, expected: expected(24000, mic.uplinkDelaySeconds), delaySeconds: mic.uplinkDelaySeconds },
     uplinkLengths: [...new Set(uplink.map((f) => f.samples.length))],

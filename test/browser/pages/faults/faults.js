@@ -80,7 +80,12 @@ function userMessages(t) {
 
 /** Waits until the session is between turns: listening, only the STT stream live. */
 async function settled(t, ms) {
-  await until(() => t.session.state === "listening" && t.session.liveQuests.join() === "stt", ms);
+  await until(() => t.session.state === "listening" && t.session.liveQuests.join() === "stt", ms).catch((err) => {
+    // Say where it stuck: a bare timeout says nothing about the cause.
+    const seen = observe(t, { errors: 0, warnings: 0 });
+    const where = { state: t.session.state, liveQuests: t.session.liveQuests, turns: t.log.turns.length, history: userMessages(t), errors: seen.errors.map((e) => e.name), warnings: seen.warnings.map((w) => w.message ?? w) };
+    throw new Error(`${err.message}; instead ${JSON.stringify(where)}`);
+  });
 }
 
 /** Waits until the page's sockets and the server's streams are back to `openSockets` / zero. */
