@@ -537,15 +537,18 @@ export class VoiceSession {
     this.#lastSpeechAt = performance.now();
     this.#events.emit("vad", { kind: "speechStart", direct: pausedPlayback, contextTime });
     const botHasFloor = this.#state === "bot_speaking" || this.#state === "bot_thinking";
-    if (botHasFloor && this.#turn) {
-      if (this.#options.bargeIn?.enabled === false) return;
+    if (botHasFloor && this.#turn && this.#options.bargeIn?.enabled !== false) {
       // Pause now (unless the VAD worker already did); confirm on the VAD's
       // speechRealStart (bargeIn.minSpeechMs of speech frames) or an STT word.
       if (!pausedPlayback) this.#components!.player.pause();
       this.#bargeIn = { startedAt: performance.now(), words: this.#userWords.length };
-    } else if (this.#state === "listening") {
-      this.#setState("user_speaking");
+      return;
     }
+    // The worker paused playback on its own (auto-pause), but there is no reply
+    // to barge into: its pause raced the disarm, after the turn ended. Undo it,
+    // or the next reply would be written to a paused player and never heard.
+    if (pausedPlayback) this.#components!.player.resume();
+    if (this.#state === "listening") this.#setState("user_speaking");
   }
 
   #onMisfire(resumedPlayback: boolean, contextTime: number): void {
@@ -625,6 +628,8 @@ export class VoiceSession {
     const player = this.#components!.player;
     const generation = ++this.#generation;
     player.setGeneration(generation);
+    // A new reply starts unpaused, whatever pause from the VAD worker is still in flight.
+    player.resume();
     const index = ++this.#turnCount;
     const turn: BotTurn = {
       index,

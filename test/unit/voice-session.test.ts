@@ -23,8 +23,17 @@ class VirtualPlayer implements PlayerPort {
     if (o.generation < this.generation) return;
     const first = !this.written.has(o.generation);
     this.written.set(o.generation, (this.written.get(o.generation) ?? 0) + pcm.length);
-    if (first) queueMicrotask(() => this.events.emit("started", { generation: o.generation, at: performance.now() }));
+    if (first) this.#startWhenPlaying(o.generation);
   }
+  /** Like the worklet: a paused player plays nothing, so a generation starts once it is resumed. */
+  #startWhenPlaying(generation: number) {
+    if (this.paused) {
+      this.#waitingToStart = generation;
+      return;
+    }
+    queueMicrotask(() => this.events.emit("started", { generation, at: performance.now() }));
+  }
+  #waitingToStart: number | undefined;
   setGeneration(g: number) {
     this.log.push(`generation=${g}`);
     this.generation = g;
@@ -43,6 +52,9 @@ class VirtualPlayer implements PlayerPort {
   resume() {
     this.paused = false;
     this.log.push("resume");
+    const waiting = this.#waitingToStart;
+    this.#waitingToStart = undefined;
+    if (waiting !== undefined && waiting >= this.generation) this.#startWhenPlaying(waiting);
   }
   renderedSeconds() {
     return this.rendered;
@@ -398,6 +410,28 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     expect(t.session.history[1]).toEqual({ role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
     expect(t.session.state).toBe("listening");
     expect(t.session.liveQuests).toEqual(["stt"]);
+    await t.session.stop();
+  });
+
+  test("a pause the VAD worker made with no reply to barge into (its pause raced the disarm) is undone at once", async () => {
+    const t = setup();
+    await t.session.start();
+    t.player.pause(); // the worker's auto-pause, arriving after the turn it was armed for had ended
+    t.vad.emit("speechStart", { pausedPlayback: true });
+    expect(t.player.paused).toBe(false);
+    expect(t.session.state).toBe("user_speaking");
+    await t.session.stop();
+  });
+
+  test("a reply written while a stale pause still holds the player starts unpaused, plays and ends the turn", async () => {
+    const t = setup();
+    await t.session.start();
+    t.player.pause(); // a worker pause that landed after the session's own resume
+    await speakAndReply(t, ["what", "time", "is", "it"]);
+    expect(t.player.paused).toBe(false);
+    t.player.playOut(1);
+    expect(t.session.state).toBe("listening");
+    expect(t.session.metrics.turns).toBe(1);
     await t.session.stop();
   });
 
