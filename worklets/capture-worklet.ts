@@ -94,8 +94,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
   #meterOn = false;
   #meterSum = 0;
   #meterCount = 0;
-  #startedAt = -1;
-  /** The context frame the next process() call should start at. */
+  /** The context frame the next process() call should start at (-1: not started). */
   #nextFrame = -1;
   readonly #silence = new Float32Array(QUANTUM);
   readonly #emitVad = (frame: Float32Array | Int16Array, sampleIndex: number): boolean => {
@@ -155,8 +154,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
   process(inputs: Float32Array[][]): boolean {
     if (this.#closed) return false;
     const started = this.#clock?.start() ?? 0;
-    if (this.#startedAt < 0) {
-      this.#startedAt = currentFrame;
+    if (this.#nextFrame < 0) {
       this.#nextFrame = currentFrame;
       this.#post({ kind: "capture-started", frame: currentFrame, contextTime: currentTime, sampleRate });
     }
