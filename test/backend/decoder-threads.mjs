@@ -3,9 +3,9 @@
 // koffi's worker threads) and frees, decoding a spoken fixture chunk by chunk
 // (ps_process_raw on the worker threads) and ending the utterance on this
 // thread; beside them as many churners that create a decoder, decode one chunk,
-// end and free it, over and over. Prints one JSON line: how many utterances, and the words of any that
-// came out wrong. Run in a child so that a native crash is an exit signal the
-// test can report, not a lost test worker.
+// end and free it, over and over. Prints one JSON line: how many utterances,
+// and the words of any that came out wrong. Run in a child so that a native
+// crash is an exit signal the test can report, not a lost test worker.
 import { readFileSync } from "node:fs";
 import { DecoderPool } from "../../demo/server/pocketsphinx.mjs";
 import { readWav } from "../../demo/server/wav.mjs";
@@ -19,10 +19,16 @@ const pool = new DecoderPool();
 const until = Date.now() + seconds * 1000;
 const result = { utterances: 0, churned: 0, wrong: /** @type {string[]} */ ([]) };
 
+/** A decoder of its own (never one from the pool's idle list: each loads its model). */
+async function newDecoder() {
+  const decoder = await pool.acquire();
+  if (!decoder) throw new Error("no recogniser");
+  return decoder;
+}
+
 async function stream() {
   while (Date.now() < until) {
-    const decoder = await pool.acquire();
-    if (!decoder) throw new Error("no recogniser");
+    const decoder = await newDecoder();
     // A fresh copy per chunk that nothing else holds: only the call keeps it alive.
     for (let at = 0; at < speech.length; at += CHUNK) await decoder.process(speech.slice(at, at + CHUNK));
     decoder.endUtterance();
@@ -36,8 +42,7 @@ async function stream() {
 /** Model loads and short utterances back to back: the most calls that log. */
 async function churn() {
   while (Date.now() < until) {
-    const decoder = await pool.acquire();
-    if (!decoder) throw new Error("no recogniser");
+    const decoder = await newDecoder();
     await decoder.process(speech.slice(0, CHUNK));
     decoder.endUtterance();
     decoder.free();
