@@ -8,8 +8,7 @@ import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
 import { AudioContextError } from "../errors.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
-import type { CapturePort, PlayerPort, VadPort } from "./ports.js";
-import type { ComponentsFactory, SessionComponents } from "./voice-session.js";
+import type { CapturePort, ComponentsFactory, PlayerPort, SessionComponents, VadPort } from "./ports.js";
 
 /** Kyutai takes 80 ms frames (1920 samples at 24 kHz); a 16 kHz service takes 20 ms. */
 const UPLINK_FRAME_MS = (rate: number) => (rate === 24000 ? 80 : 20);
@@ -60,7 +59,9 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
     releases.push(() => vad.stop());
     // The model takes seconds to load: load it while the worklets load.
     await Promise.all([player.start().then(() => releases.push(() => player.close())), vad.start({ signal })]);
-    vad.connectPlaybackControl(player.createControlPort());
+    // The worker pauses playback itself on speech start: through the shared
+    // control block where the page is cross-origin isolated, else a port.
+    vad.connectPlaybackControl(player.createControlPort(), player.controlBuffer);
     const mic = new Microphone({
       context,
       assetsPath,
@@ -104,8 +105,8 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean)
     setGeneration: (g) => player.fence(g),
     endGeneration: (g) => player.end(g),
     flush: () => player.flush(),
-    pause: () => player.pause(),
-    resume: () => player.resume(),
+    pause: (token) => player.pause(token),
+    resume: (token) => player.resume(token),
     renderedSeconds: () => {
       const position = player.position();
       return position.generation === player.generation ? position.seconds : 0;
@@ -127,7 +128,7 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean)
 
 function vadPort(vad: VadWorker): VadPort {
   return {
-    setAutoPause: (armed) => vad.setAutoPause(armed),
+    setAutoPause: (token) => vad.setAutoPause(token),
     setMeter: (on) => vad.setMeter(on),
     on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "probability" | "error", fn: (e: any) => void) =>
       name === "error" ? vad.on("error", (error) => fn({ error })) : vad.on(name, fn)) as VadPort["on"],

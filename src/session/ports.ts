@@ -5,6 +5,7 @@
  * turn logic be tested in Node with scripted parts, and keeps data flowing one
  * way: the parts never import the session.
  */
+import type { VoiceSessionOptions } from "./types.js";
 
 /** Playback, as the session drives it. */
 export interface PlayerPort {
@@ -16,8 +17,14 @@ export interface PlayerPort {
   endGeneration(generation: number): void;
   /** Empties the ring: silence within one render quantum. */
   flush(): void;
-  pause(): void;
-  resume(): void;
+  /**
+   * Fades out and holds playback of `token`'s audio (a reply's generation).
+   * A pause whose token is not the generation being rendered is ignored, so a
+   * late pause cannot hold a newer reply; a new generation starts unpaused.
+   */
+  pause(token: number): void;
+  /** Lifts the pause of `token`; a resume for another token is ignored. */
+  resume(token: number): void;
   /** Seconds of the current generation's audio rendered so far. */
   renderedSeconds(): number;
   /** Seconds between rendering a sample and hearing it. */
@@ -30,8 +37,12 @@ export interface PlayerPort {
 
 /** Voice activity, as the session hears it. `contextTime`: the AudioContext time of the frame that decided it. */
 export interface VadPort {
-  /** Arms (true while the bot speaks) the worker's direct pause of playback on speech start. */
-  setAutoPause(armed: boolean): void;
+  /**
+   * Arms the worker's direct pause of playback on speech start, with the
+   * reply's generation as the pause token (null disarms). A pause the worker
+   * sends with a stale token is ignored by the playback worklet.
+   */
+  setAutoPause(token: number | null): void;
   on(name: "speechStart", fn: (e: { pausedPlayback: boolean; contextTime: number }) => void): () => void;
   on(name: "speechRealStart", fn: (e: { contextTime: number }) => void): () => void;
   on(name: "speechEnd", fn: (e: { contextTime: number }) => void): () => void;
@@ -55,3 +66,26 @@ export interface CapturePort {
   on(name: "gap", fn: (e: { ms: number }) => void): () => void;
   setMeter(on: boolean): void;
 }
+
+/** The parts a session runs on; made in the browser by session/components.ts. */
+export interface SessionComponents {
+  player: PlayerPort;
+  vad: VadPort;
+  capture: CapturePort;
+  /** Releases the microphone, the worker and the worklets. */
+  dispose(): Promise<void>;
+}
+
+/** What building the components needs from the session's options. */
+export interface ComponentsContext {
+  /** The STT's audio format: the uplink resamples and encodes to it. */
+  sttFormat: { sampleRate: number; encoding: "f32" | "s16" };
+  /** Aborted when the session stops while the components are being built. */
+  signal: AbortSignal;
+}
+
+/**
+ * Builds a session's components from its options. @internal Tests pass
+ * scripted ones; the browser default is session/components.ts.
+ */
+export type ComponentsFactory = (options: VoiceSessionOptions, context: ComponentsContext) => Promise<SessionComponents>;

@@ -1,8 +1,9 @@
 /** VoiceSession's options, events and metrics: all public. */
 import type { BargeinError } from "../errors.js";
 import type { LlmProvider, SttProvider, TtsProvider } from "../providers/types.js";
-import type { AdmissionMetrics, AdmissionOptions } from "../uplink/admission.js";
+import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admission.js";
 import type { OverloadPolicy, UplinkMetrics } from "../uplink/uplink.js";
+import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
 
 export type SessionState = "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
 
@@ -85,6 +86,15 @@ export interface VoiceSessionOptions {
      */
     replayMs?: number;
   };
+  /**
+   * When and how often to reconnect the STT after its stream failed (dropped,
+   * ended by the uplink's "end" policy, or a reconnect that failed). Default:
+   * `backoffReconnectPolicy()`: three attempts (at once, then about 0.3 s and
+   * 1 s later, with jitter) per episode; a stream that stays up 10 s ends the
+   * episode. When the policy gives up, the session reports the error as fatal
+   * and stops, keeping the transcript.
+   */
+  reconnect?: ReconnectPolicy;
   /**
    * The LLM request queue: fixed concurrency, bounded length, and a deadline
    * checked before a request is sent. Default: 1 at a time, 8 waiting, 10 s.
@@ -210,5 +220,9 @@ export type VoiceSessionEvents = {
   metrics: SessionMetrics;
   warning: WarningEvent;
   error: ErrorEvent;
+  /** A stream failed and the session reconnects it after `delayMs` (see the `reconnect` option). A `warning` says so too. */
+  reconnecting: { service: string; attempt: number; delayMs: number; reason: ReconnectContext["reason"]; cause: unknown };
+  /** The stream is back, after `attempts` attempts. */
+  reconnected: { service: string; attempts: number };
   overload: { service: string; policy: OverloadPolicy | "observe"; pendingBytes: number; budgetBytes: number; reason: "bytes" | "age" };
 };

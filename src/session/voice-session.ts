@@ -1,148 +1,75 @@
 /**
- * VoiceSession: one voice conversation. It owns the turn state machine, the
- * history, and a QuestManager holding the remote streams: "stt" for the whole
- * session, "llm" and "tts" per reply. Audio and voice activity come in through
- * the narrow ports of session/ports.ts; the session never touches a sample.
+ * VoiceSession: one voice conversation. It is the interpreter of the pure
+ * turn machine (session/turn-machine.ts): it turns what the VAD, the STT link
+ * and the player report into TurnEvents, and the machine's effects into calls
+ * and the app's events. It owns the I/O the cores must not touch: the
+ * components (session/ports.ts), the QuestManager with the remote streams
+ * ("stt" for the session, in SttLink; "llm" and "tts" per reply, in Reply),
+ * the history and the timers.
  *
- * Barge-in: while the bot speaks, the VAD's speech start pauses playback (the
- * VAD worker does it itself, with no main-thread hop, when it can). The VAD's
- * speechRealStart (`bargeIn.minSpeechMs` of speech frames, counted in audio
- * time by the worker, so a busy main thread cannot stretch it) or an STT word
- * confirms the interruption, and `interrupt()` runs its four steps in order; a
- * misfire resumes playback from where it paused.
+ * Who owns which decision:
+ * - who has the floor, when a turn ends, when a barge-in pauses, confirms or
+ *   misfires, and the order of an interruption: the turn machine (with the
+ *   barge-in core, session/barge-in.ts);
+ * - the pause of playback: the playback worklet, by token (a reply's
+ *   generation); the session and the VAD worker only ask;
+ * - reconnects of the STT: SttLink, under a ReconnectPolicy;
+ * - the reply's streams and its stall watchdog: Reply.
  */
-import { AudioContextError, ConfigError, MicrophoneError, OverloadError } from "../errors.js";
-import type { LlmProvider, SttStream, TtsStream } from "../providers/types.js";
-import { Quest } from "../quest/quest.js";
+import { AudioContextError, ConfigError, MicrophoneError } from "../errors.js";
+import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
-import { LlmAdmission } from "../uplink/admission.js";
-import { Uplink, type UplinkMetrics } from "../uplink/uplink.js";
-import { isAbort } from "../util/abort.js";
+import { LlmAdmission } from "../providers/llm-admission.js";
 import { Emitter, type Listener } from "../util/emitter.js";
-import { ConversationHistory, type AssistantMessage, type HistoryMessage, type TimedWord, type UserMessage } from "./history.js";
 import { createComponents } from "./components.js";
-import { SpeechReplay } from "./speech-replay.js";
-import type { CapturePort, PlayerPort, VadPort } from "./ports.js";
-import type {
-  SessionMetrics,
-  SessionState,
-  TurnMetrics,
-  VoiceSessionEvents,
-  VoiceSessionOptions,
-} from "./types.js";
-import { WordChunker } from "./word-chunker.js";
+import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
+import type { ComponentsFactory, SessionComponents } from "./ports.js";
+import { backoffReconnectPolicy } from "./reconnect-policy.js";
+import { Reply } from "./reply.js";
+import { SessionCounters } from "./session-metrics.js";
+import { SttLink, type SttLinkEvent } from "./stt-link.js";
+import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
+import type { SessionMetrics, SessionState, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
+import { watchPageHidden } from "./page-lifecycle.js";
 
-/** The parts a session runs on; made in the browser by session/components.ts. */
-export interface SessionComponents {
-  player: PlayerPort;
-  vad: VadPort;
-  capture: CapturePort;
-  /** Releases the microphone, the worker and the worklets. */
-  dispose(): Promise<void>;
-}
-
-/** Builds the session's components. @internal Tests pass scripted ones. */
-export type ComponentsFactory = (
-  options: VoiceSessionOptions,
-  context: { sttFormat: VoiceSessionOptions["stt"]["audioFormat"]; signal: AbortSignal },
-) => Promise<SessionComponents>;
-
-/** The "stt" quest's resource: the stream and its one sender. */
-interface SttLink {
-  stream: SttStream;
-  uplink: Uplink;
-}
-
-/** One reply of the bot, from the LLM request to the last audible sample. */
-interface BotTurn {
-  index: number;
-  generation: number;
-  message: AssistantMessage;
-  words: TimedWord[];
-  speechEndAt: number;
-  metrics: TurnMetrics;
-  firstAudioByteAt?: number;
-  audioWritten: boolean;
-  llmDone: boolean;
-  ttsDone: boolean;
-  started: boolean;
-  /** Set by interrupt() before its streams are removed: nothing more may be sent for it. */
-  cancelled: boolean;
-  /** The TTS stream failed: only the words it voiced were heard. */
-  ttsFailed?: boolean;
-  /** The reply-stall watchdog (turn.replyStallMs), re-armed by every LLM delta and TTS event. */
-  stallTimer?: ReturnType<typeof setTimeout>;
-}
-
-/** Uplink metrics that count events over the whole session, across STT reconnects. */
-const UPLINK_COUNTS = ["admissionRejects", "wouldReject", "gapSamples", "overloads"] as const;
+export type { ComponentsFactory, SessionComponents } from "./ports.js";
 
 const DEFAULTS = {
-  replayMs: 3000,
   pauseThreshold: 0.8,
   flushTimeoutMs: 1500,
   replyStallMs: 8000,
 };
-
-/**
- * STT reconnects allowed within STT_RECONNECT_WINDOW_MS. A service that fails
- * every stream at once (malformed messages, a broken deployment) would
- * otherwise be reconnected to in a tight loop for ever; past this the session
- * reports the error as fatal and stops cleanly.
- */
-const STT_MAX_RECONNECTS = 3;
-const STT_RECONNECT_WINDOW_MS = 10_000;
 
 export class VoiceSession {
   readonly #options: VoiceSessionOptions;
   readonly #makeComponents: ComponentsFactory | undefined;
   readonly #admission: LlmAdmission;
   readonly #llm: LlmProvider;
+  readonly #config: TurnConfig;
   readonly #events = new Emitter<VoiceSessionEvents>();
   readonly #history = new ConversationHistory();
-  #state: SessionState = "idle";
+  readonly #counters = new SessionCounters();
+  #turn: TurnState = INITIAL_TURN_STATE;
+  /** The state last announced with a `state` event. */
+  #announced: SessionState = "idle";
   #controller: AbortController | undefined;
   #quests: QuestManager | undefined;
   #components: SessionComponents | undefined;
+  #stt: SttLink | undefined;
   #unsubscribe: Array<() => void> = [];
-
-  #generation = 0;
-  #turnCount = 0;
-  #interruptions = 0;
-  /** Spans the browser skipped the capture for (see CapturePort "gap"), over the session. */
-  readonly #captureGaps = { count: 0, ms: 0 };
-  #lastTurn: TurnMetrics | undefined;
-  #turn: BotTurn | undefined;
-  #userWords: string[] = [];
-  #vadSpeaking = false;
-  #endingUserTurn = false;
-  /**
-   * A barge-in that paused playback and waits for confirmation or a misfire.
-   * `words`: how many user words there were before it, so that words the STT
-   * found in a misfire (a cough, a bump) do not become a turn.
-   */
-  #bargeIn: { startedAt: number; words: number } | undefined;
   #stopping: Promise<void> | undefined;
   #meterTimer: ReturnType<typeof setInterval> | undefined;
-  /** Resolved when #runStt has handled a marker, i.e. every word before it. */
-  #markerSeen: Array<() => void> = [];
-  /**
-   * Set when a turn ended without the STT confirming its last words in time:
-   * words that still arrive before that flush's marker belong to this message,
-   * not to a new turn.
-   */
-  #lateWordsTo: UserMessage | undefined;
   #level = 0;
-  /** When each recent STT reconnect happened (performance.now()), for the reconnect limit. */
-  #sttReconnects: number[] = [];
-  /** Audio the STT has not confirmed as words yet, for a new stream after a failure (uplink.replayMs). */
-  readonly #replay: SpeechReplay;
-  /** uplink.replayMs, read once: 0 means nothing is recorded for replay. */
-  readonly #replayMs: number;
-  /** Set by a reconnect after a stream failure: the next stream starts with the replay. */
-  #replayOnConnect = false;
-  /** performance.now() of the VAD's last speech start or end, to tell whether there is speech to replay. */
-  #lastSpeechAt = -Infinity;
+  /** The reply that holds the floor, until it finishes or its streams are cancelled. */
+  #reply: Reply | undefined;
+  /** What interrupt step 1 kept, for the `interruption` event that follows it. */
+  #heard: { heardS: number; heard: string; unheard: string } | undefined;
+  /** The last user message: late words of a missed flush go there. */
+  #lastUser: UserMessage | undefined;
+  /** When the user's turn was decided over, and how long the STT took to confirm it. */
+  #turnTiming = { speechEndAt: 0, sttFinalMs: 0 };
+  /** Interrupt step 4 of the latest interruption, for interrupt()'s promise. */
+  #cancelling: Promise<void> = Promise.resolve();
 
   constructor(options: VoiceSessionOptions, internal?: { components?: ComponentsFactory }) {
     for (const key of ["stt", "llm", "tts"] as const) {
@@ -155,9 +82,12 @@ export class VoiceSession {
     this.#options = options;
     this.#makeComponents = internal?.components;
     this.#admission = new LlmAdmission(options.llmAdmission);
-    this.#replayMs = Math.max(0, options.uplink?.replayMs ?? DEFAULTS.replayMs);
-    this.#replay = new SpeechReplay(options.stt.audioFormat.sampleRate, this.#replayMs / 1000);
     this.#llm = this.#admission.wrap(options.llm);
+    this.#config = {
+      bargeInEnabled: options.bargeIn?.enabled !== false,
+      confirmByWords: options.bargeIn?.confirmByWords ?? true,
+      pauseThreshold: options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold,
+    };
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -166,7 +96,7 @@ export class VoiceSession {
   }
 
   get state(): SessionState {
-    return this.#state;
+    return this.#turn.phase;
   }
 
   /** The conversation as the user experienced it. */
@@ -175,16 +105,12 @@ export class VoiceSession {
   }
 
   get metrics(): SessionMetrics {
-    return {
-      turns: this.#turnCount,
-      interruptions: this.#interruptions,
-      lastTurn: this.#lastTurn,
+    return this.#counters.snapshot({
       // An uplink that ended itself stays visible (its rejects) until the new stream is up.
-      uplink: this.#uplinkMetrics(),
-      sttReplayedSamples: this.#replayedSamples,
-      captureGaps: { ...this.#captureGaps },
+      uplink: this.#stt?.uplinkMetrics,
+      sttReplayedSamples: this.#stt?.replayedSamples ?? 0,
       llm: this.#admission.metrics,
-    };
+    });
   }
 
   /** Names of the remote streams open now ("stt", "llm", "tts"). */
@@ -198,50 +124,34 @@ export class VoiceSession {
    * far is released and the error is thrown.
    */
   async start(): Promise<void> {
-    if (this.#state !== "idle" || this.#controller) throw new Error("VoiceSession.start(): the session is already started");
+    if (this.#turn.phase !== "idle" || this.#controller) throw new ConfigError("VoiceSession.start(): the session is already started; call stop() first");
     this.#controller = new AbortController();
     const signal = this.#controller.signal;
-    this.#quests = new QuestManager(signal);
+    const quests = (this.#quests = new QuestManager(signal));
     try {
       const make = this.#makeComponents ?? createComponents;
       const components = await make(this.#options, { sttFormat: this.#options.stt.audioFormat, signal });
       this.#components = components;
+      this.#stt = new SttLink({
+        provider: this.#options.stt,
+        quests,
+        signal,
+        uplink: this.#options.uplink ?? {},
+        policy: this.#options.reconnect ?? backoffReconnectPolicy(),
+        emit: (e) => this.#onStt(e),
+      });
       this.#wire(components);
       for (const provider of [this.#options.stt, this.#options.llm, this.#options.tts]) {
         const off = provider.on?.("warning", (w) => this.#events.emit("warning", { service: w.service, message: w.message, cause: w.cause }));
         if (off) this.#unsubscribe.push(off);
       }
-      await this.#connectStt();
-      this.#releaseOnHide();
+      await this.#stt.connect();
+      if (this.#options.releaseMicOnHide !== false) this.#unsubscribe.push(watchPageHidden(() => this.#onPageHidden()));
     } catch (err) {
       await this.stop();
       throw err;
     }
-    this.#setState("listening");
-  }
-
-  /**
-   * With `releaseMicOnHide` (default on), a page that is hidden (tab switched,
-   * phone locked) or unloaded stops the session: the microphone is released at
-   * once instead of staying open in the background, and the sockets close.
-   */
-  #releaseOnHide(): void {
-    if (this.#options.releaseMicOnHide === false || typeof document === "undefined") return;
-    const onHide = (event: Event) => {
-      if (event.type === "visibilitychange" && document.visibilityState !== "hidden") return;
-      if (this.#controller?.signal.aborted) return;
-      this.#events.emit("warning", {
-        service: "session",
-        message: "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume",
-      });
-      void this.stop();
-    };
-    document.addEventListener("visibilitychange", onHide);
-    globalThis.addEventListener("pagehide", onHide);
-    this.#unsubscribe.push(() => {
-      document.removeEventListener("visibilitychange", onHide);
-      globalThis.removeEventListener("pagehide", onHide);
-    });
+    this.#dispatch({ kind: "listen" });
   }
 
   /** Ends the conversation and releases everything. Safe to call more than once. */
@@ -250,11 +160,20 @@ export class VoiceSession {
     return this.#stopping;
   }
 
+  /**
+   * Stops the bot's reply now (a stop button): keeps what was heard, silences
+   * playback, fences its audio off and cancels the LLM and TTS streams.
+   */
+  interrupt(): Promise<void> {
+    if (!this.#turn.reply) return Promise.resolve();
+    this.#dispatch({ kind: "interrupt", reason: "api" });
+    return this.#cancelling;
+  }
+
   async #stopOnce(): Promise<void> {
-    this.#cancelBargeIn();
-    this.#keepUnfinishedUserTurn();
-    this.#keepHeardPartOfReply();
-    clearTimeout(this.#turn?.stallTimer);
+    // The words said so far and the heard part of a reply stay in the history.
+    this.#dispatch({ kind: "stop" });
+    this.#reply?.cancel();
     clearInterval(this.#meterTimer);
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
@@ -265,63 +184,51 @@ export class VoiceSession {
     }
     await this.#components?.dispose();
     this.#components = undefined;
-    this.#turn = undefined;
-    this.#setState("idle");
+    this.#reply = undefined;
+    this.#dispatch({ kind: "stopped" });
   }
 
-  /**
-   * Words the user said in a turn that never ended (stop() or a fatal error
-   * came first) are part of the conversation: they go into the history as a
-   * final user message instead of being dropped.
-   */
-  #keepUnfinishedUserTurn(): void {
-    const text = this.#userWords.join(" ").trim();
-    this.#userWords = [];
-    if (!text) return;
-    this.#history.addUser(text);
-    this.#events.emit("transcript", { role: "user", text, final: true });
+  #onPageHidden(): void {
+    if (this.#controller?.signal.aborted) return;
+    this.#events.emit("warning", {
+      service: "session",
+      message: "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume",
+    });
+    void this.stop();
   }
 
-  /**
-   * A reply cut off by stop() or a fatal error: the history keeps only what
-   * was heard (`interrupted: true`, the rest in `unheardText`), as after a
-   * barge-in. No `interruption` event: the session is ending, not turning.
-   */
-  #keepHeardPartOfReply(): void {
-    const turn = this.#turn;
-    if (!turn || turn.cancelled || !this.#components) return;
-    turn.cancelled = true;
-    this.#cutToHeard(turn);
-    turn.metrics.interrupted = true;
-    this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
-  }
-
-  /**
-   * Stops the bot's reply now (a stop button): keeps what was heard, silences
-   * playback, fences its audio off and cancels the LLM and TTS streams.
-   */
-  interrupt(): Promise<void> {
-    return this.#interrupt("api");
-  }
-
-  // ─── wiring ───────────────────────────────────────────────────────────────
+  // ─── events in ────────────────────────────────────────────────────────────
 
   #wire({ player, vad, capture }: SessionComponents): void {
+    const now = () => performance.now();
     this.#unsubscribe.push(
-      vad.on("speechStart", (e) => this.#onSpeechStart(e.pausedPlayback, e.contextTime)),
+      vad.on("speechStart", (e) => {
+        this.#events.emit("vad", { kind: "speechStart", direct: e.pausedPlayback, contextTime: e.contextTime });
+        this.#stt?.noteSpeech(true);
+        this.#dispatch({ kind: "speechStart", pausedByWorker: e.pausedPlayback, at: now() });
+      }),
       vad.on("speechRealStart", (e) => {
         this.#events.emit("vad", { kind: "speechRealStart", direct: false, contextTime: e.contextTime });
-        if (this.#bargeIn) this.#confirmBargeIn("speech");
+        this.#dispatch({ kind: "speechRealStart", at: now() });
       }),
-      vad.on("misfire", (e) => this.#onMisfire(e.resumedPlayback, e.contextTime)),
-      vad.on("speechEnd", (e) => this.#onSpeechEnd(e.contextTime)),
-      player.on("started", (e) => this.#onPlaybackStarted(e.generation, e.at)),
-      player.on("ended", (e) => this.#onPlaybackEnded(e.generation)),
-      capture.on("frame", (e) => this.#sendAudio(e.pcm)),
-      capture.on("gap", (e) => {
-        this.#captureGaps.count++;
-        this.#captureGaps.ms += e.ms;
+      vad.on("misfire", (e) => {
+        this.#events.emit("vad", { kind: "misfire", direct: e.resumedPlayback, contextTime: e.contextTime });
+        this.#dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback });
       }),
+      vad.on("speechEnd", (e) => {
+        this.#stt?.noteSpeech(false);
+        this.#events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });
+        this.#dispatch({ kind: "speechEnd", at: now() });
+      }),
+      player.on("started", (e) => {
+        const reply = this.#turn.reply;
+        if (reply?.generation !== e.generation || reply.audible) return;
+        this.#reply?.audible(e.at);
+        this.#dispatch({ kind: "replyAudible", generation: e.generation });
+      }),
+      player.on("ended", (e) => this.#dispatch({ kind: "replyDone", generation: e.generation })),
+      capture.on("frame", (e) => this.#stt?.send(e.pcm)),
+      capture.on("gap", (e) => this.#counters.captureGap(e.ms)),
       // Without the microphone or the VAD there is no conversation: end it
       // cleanly (the transcript so far is kept) and say what to do.
       capture.on("ended", () =>
@@ -346,6 +253,33 @@ export class VoiceSession {
     }
   }
 
+  #onStt(e: SttLinkEvent): void {
+    switch (e.kind) {
+      case "word":
+        return this.#dispatch({ kind: "word", text: e.text, at: performance.now() });
+      case "marker":
+        return this.#dispatch({ kind: "sttMarker" });
+      case "pause":
+        return this.#dispatch({ kind: "sttPause", probability: e.probability });
+      case "wordRetracted":
+        return this.#dispatch({ kind: "wordRetracted" });
+      case "connected":
+        this.#dispatch({ kind: "sttConnected" });
+        if (e.attempts > 0) this.#events.emit("reconnected", { service: "stt", attempts: e.attempts });
+        return;
+      case "reconnecting":
+        this.#events.emit("warning", { service: "stt", message: e.message, cause: e.cause });
+        this.#events.emit("reconnecting", { service: "stt", attempt: e.attempt, delayMs: e.delayMs, reason: e.reason, cause: e.cause });
+        return;
+      case "overload": {
+        const { kind: _, ...overload } = e;
+        return this.#events.emit("overload", { service: "stt", ...overload });
+      }
+      case "error":
+        return e.fatal ? this.#fail(e.error) : this.#emitError(e.error, false);
+    }
+  }
+
   /**
    * The AudioContext stopped running: while it is suspended nothing is
    * captured or played, so say so; once it is closed the session cannot go on.
@@ -361,509 +295,171 @@ export class VoiceSession {
     });
   }
 
-  /** Opens (or replaces) the "stt" quest: the stream and the bounded uplink that feeds it. */
-  #connectStt(): Promise<void> {
-    const { stt } = this.#options;
-    const quest = new Quest<SttLink>(
-      "stt",
-      async (signal) => {
-        const stream = await stt.connect(signal);
-        this.#lateWordsTo = undefined; // a new stream's words are new speech
-        // Synchronous up to the link being in place: every frame is either replayed or pushed.
-        this.#replayInto(stream);
-        return { stream, uplink: this.#makeUplink(stream) };
-      },
-      (link, signal) => this.#runStt(link.stream, signal),
-      (link) => {
-        link.uplink.close();
-        return link.stream.close();
-      },
-    );
-    return this.#quests!.add(quest).then((q) => q.get().then(() => {}));
+  // ─── the machine and its effects ──────────────────────────────────────────
+
+  #dispatch(event: TurnEvent): void {
+    // Once stopping, only the stop itself moves the machine.
+    if (this.#stopping && event.kind !== "stop" && event.kind !== "stopped") return;
+    const next = step(this.#turn, event, this.#config);
+    this.#turn = next.state;
+    for (const effect of next.effects) this.#apply(effect);
   }
 
-  /**
-   * A new stream after a failure starts with the speech the old one had not
-   * turned into words, and what the microphone caught while reconnecting
-   * (uplink.replayMs). It is one bounded burst, sent before the uplink takes
-   * over; the uplink's budget then counts what is still in the socket.
-   */
-  #replayInto(stream: SttStream): void {
-    const wanted = this.#replayOnConnect;
-    this.#replayOnConnect = false;
-    const recentSpeech = this.#vadSpeaking || performance.now() - this.#lastSpeechAt < this.#replayMs;
-    if (!wanted || !recentSpeech) {
-      this.#replay.clear();
-      return;
-    }
-    const { frames, reopened } = this.#replay.rebase();
-    // The new stream hears that word again: do not count it twice.
-    if (reopened && this.#userWords.length > 0) {
-      this.#userWords.pop();
-      this.#events.emit("transcript", { role: "user", text: this.#userWords.join(" "), final: false });
-    }
-    let samples = 0;
-    for (const pcm of frames) {
-      stream.sendAudio(pcm);
-      samples += pcm.length;
-    }
-    this.#replayedSamples += samples;
-  }
-
-  /** Samples sent again to new STT streams (uplink.replayMs), over the session. */
-  #replayedSamples = 0;
-
-  #makeUplink(stream: SttStream): Uplink {
-    const { stt, uplink: options = {} } = this.#options;
-    const uplink = new Uplink(stream, {
-      sampleRate: stt.audioFormat.sampleRate,
-      bytesPerSample: stream.bytesPerSample,
-      budgetMs: options.budgetMs,
-      policy: options.policy ?? (stt.supportsGap ? "gap" : "end"),
-      observe: options.observe,
-    });
-    uplink.on("overload", (e) => this.#events.emit("overload", { service: "stt", ...e }));
-    uplink.on("ended", () => {
-      this.#reconnectStt(
-        "the speech-to-text uplink fell behind its latency budget; the stream was ended and is reconnecting",
-        new OverloadError("stt: the uplink fell behind its latency budget too often; check the network or raise uplink.budgetMs", { service: "stt" }),
-      );
-    });
-    return uplink;
-  }
-
-  /** Counts of the session's earlier uplinks (one per STT stream), so reconnects do not reset them. */
-  #earlierUplinks: Record<(typeof UPLINK_COUNTS)[number], number> = { admissionRejects: 0, wouldReject: 0, gapSamples: 0, overloads: 0 };
-  #lastUplink: Uplink | undefined;
-
-  /**
-   * The STT uplink's metrics: queue figures of the live (or, while it
-   * reconnects, the last) stream; reject, gap and overload counts for the
-   * whole session.
-   */
-  #uplinkMetrics(): UplinkMetrics | undefined {
-    const live = this.#sttLink()?.uplink;
-    if (live && live !== this.#lastUplink) {
-      if (this.#lastUplink) {
-        const done = this.#lastUplink.metrics;
-        for (const key of UPLINK_COUNTS) this.#earlierUplinks[key] += done[key];
+  #apply(effect: TurnEffect): void {
+    const components = this.#components;
+    switch (effect.kind) {
+      case "setState":
+        return this.#announce(effect.state);
+      case "pausePlayback":
+        return components?.player.pause(effect.token);
+      case "resumePlayback":
+        return components?.player.resume(effect.token);
+      case "armAutoPause":
+        return components?.vad.setAutoPause(effect.token);
+      case "userTranscript":
+        return this.#events.emit("transcript", { role: "user", text: effect.text, final: false });
+      case "lateUserWord": {
+        // The end of the last turn's speech, after its flush timed out: keep it there.
+        const message = this.#lastUser;
+        if (!message) return;
+        message.text = `${message.text} ${effect.text}`;
+        return this.#events.emit("transcript", { role: "user", text: message.text, final: true });
       }
-      this.#lastUplink = live;
-    }
-    const current = this.#lastUplink?.metrics;
-    if (!current) return undefined;
-    const totals = { ...current };
-    for (const key of UPLINK_COUNTS) totals[key] += this.#earlierUplinks[key];
-    return totals;
-  }
-
-  #sttLink(): SttLink | undefined {
-    return this.#quests?.get<SttLink>("stt")?.getNowait();
-  }
-
-  #sendAudio(pcm: Float32Array | Int16Array): void {
-    if (this.#replayMs > 0) this.#replay.record(pcm);
-    try {
-      this.#sttLink()?.uplink.push(pcm);
-    } catch {
-      // The socket closed under us; #runStt reports it and reconnects.
-    }
-  }
-
-  // ─── user side ────────────────────────────────────────────────────────────
-
-  async #runStt(stream: SttStream, signal: AbortSignal): Promise<void> {
-    const threshold = this.#options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold;
-    try {
-      for await (const event of stream.events(signal)) {
-        if (event.kind === "word") {
-          this.#replay.word(event.startS);
-          this.#onUserWord(event.text);
-        } else if (event.kind === "word-end") this.#replay.wordEnd(event.stopS);
-        else if (event.kind === "marker") {
-          this.#lateWordsTo = undefined;
-          for (const seen of this.#markerSeen.splice(0)) seen();
-        }
-        else if (event.kind === "pause" && event.probability >= threshold) {
-          if (this.#userWords.length > 0 && !this.#vadSpeaking && this.#isUserSide()) void this.#endUserTurn();
-        }
-      }
-    } catch (err) {
-      if (isAbort(err) || signal.aborted) return;
-      this.#emitError(err, false);
-      // Replace ourselves with a fresh connection; the user's words so far are
-      // kept, and the speech not yet turned into words is replayed to it.
-      this.#replayOnConnect = true;
-      this.#reconnectStt("speech-to-text stream ended; reconnecting", err);
-    }
-  }
-
-  /**
-   * Replaces the "stt" quest with a fresh connection, unless it has been
-   * replaced STT_MAX_RECONNECTS times in the last STT_RECONNECT_WINDOW_MS:
-   * then `fatal` is reported and the session stops.
-   */
-  #reconnectStt(message: string, fatal: unknown): void {
-    const now = performance.now();
-    this.#sttReconnects = this.#sttReconnects.filter((t) => now - t < STT_RECONNECT_WINDOW_MS);
-    if (this.#sttReconnects.length >= STT_MAX_RECONNECTS) {
-      this.#fail(fatal);
-      return;
-    }
-    this.#sttReconnects.push(now);
-    this.#events.emit("warning", { service: "stt", message, cause: fatal });
-    this.#connectStt().catch((e) => this.#fail(e));
-  }
-
-  #isUserSide(): boolean {
-    return this.#state === "listening" || this.#state === "user_speaking";
-  }
-
-  #onUserWord(text: string): void {
-    const late = this.#lateWordsTo;
-    if (late) {
-      // The end of the last turn's speech, after its flush timed out: keep it there.
-      late.text = `${late.text} ${text}`;
-      this.#events.emit("transcript", { role: "user", text: late.text, final: true });
-      return;
-    }
-    this.#userWords.push(text);
-    this.#events.emit("transcript", { role: "user", text: this.#userWords.join(" "), final: false });
-    if (this.#bargeIn && (this.#options.bargeIn?.confirmByWords ?? true)) this.#confirmBargeIn("words");
-  }
-
-  #onSpeechStart(pausedPlayback: boolean, contextTime: number): void {
-    this.#vadSpeaking = true;
-    this.#lastSpeechAt = performance.now();
-    this.#events.emit("vad", { kind: "speechStart", direct: pausedPlayback, contextTime });
-    const botHasFloor = this.#state === "bot_speaking" || this.#state === "bot_thinking";
-    if (botHasFloor && this.#turn && this.#options.bargeIn?.enabled !== false) {
-      // Pause now (unless the VAD worker already did); confirm on the VAD's
-      // speechRealStart (bargeIn.minSpeechMs of speech frames) or an STT word.
-      if (!pausedPlayback) this.#components!.player.pause();
-      this.#bargeIn = { startedAt: performance.now(), words: this.#userWords.length };
-      return;
-    }
-    // The worker paused playback on its own (auto-pause), but there is no reply
-    // to barge into: its pause raced the disarm, after the turn ended. Undo it,
-    // or the next reply would be written to a paused player and never heard.
-    if (pausedPlayback) this.#components!.player.resume();
-    if (this.#state === "listening") this.#setState("user_speaking");
-  }
-
-  #onMisfire(resumedPlayback: boolean, contextTime: number): void {
-    this.#vadSpeaking = false;
-    this.#events.emit("vad", { kind: "misfire", direct: resumedPlayback, contextTime });
-    if (this.#bargeIn) {
-      this.#userWords.length = this.#bargeIn.words;
-      this.#cancelBargeIn();
-      if (!resumedPlayback) this.#components!.player.resume();
-    } else if (this.#state === "user_speaking" && this.#userWords.length === 0) {
-      this.#setState("listening");
-    }
-  }
-
-  #onSpeechEnd(contextTime: number): void {
-    this.#vadSpeaking = false;
-    this.#lastSpeechAt = performance.now();
-    this.#events.emit("vad", { kind: "speechEnd", direct: false, contextTime });
-    if (this.#bargeIn) this.#confirmBargeIn("speech");
-    if (this.#state === "user_speaking") void this.#endUserTurn();
-  }
-
-  #cancelBargeIn(): void {
-    this.#bargeIn = undefined;
-  }
-
-  #confirmBargeIn(reason: "speech" | "words"): void {
-    const pending = this.#bargeIn;
-    if (!pending) return;
-    this.#cancelBargeIn();
-    void this.#interrupt(reason, performance.now() - pending.startedAt);
-  }
-
-  /** The user's turn is over: get the STT's last words, then reply. */
-  async #endUserTurn(): Promise<void> {
-    if (this.#endingUserTurn) return;
-    this.#endingUserTurn = true;
-    const speechEndAt = performance.now();
-    let flushMissed = false;
-    try {
-      const stream = this.#sttLink()?.stream;
-      if (stream) {
-        const timeout = AbortSignal.timeout(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
-        const signal = AbortSignal.any([timeout, this.#controller!.signal]);
-        // The provider's flush resolves when the marker arrives; the words before
-        // it are handled once our own loop reaches the marker event too.
-        const handled = new Promise<void>((resolve, reject) => {
-          this.#markerSeen.push(resolve);
-          signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-        });
-        await Promise.all([stream.flush(signal), handled]).catch((err) => {
-          flushMissed = true;
-          if (!this.#controller?.signal.aborted) {
-            this.#events.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: err });
-          }
-        });
-      }
-      if (this.#controller?.signal.aborted) return;
-      const text = this.#userWords.join(" ").trim();
-      this.#userWords = [];
-      if (!text) {
-        if (this.#isUserSide()) this.#setState(this.#vadSpeaking ? "user_speaking" : "listening");
+      case "endUserTurn":
+        return void this.#endUserTurn();
+      case "addUserMessage":
+      case "keepUserWords":
+        this.#lastUser = this.#history.addUser(effect.text);
+        return this.#events.emit("transcript", { role: "user", text: effect.text, final: true });
+      case "fence":
+        return components?.player.setGeneration(effect.generation);
+      case "startReply":
+        return this.#startReply(effect.generation);
+      case "cutReplyToHeard":
+        this.#heard = this.#cutToHeard(effect.generation);
         return;
+      case "flushPlayback":
+        return components?.player.flush();
+      case "announceInterruption":
+        return this.#announceInterruption(effect);
+      case "cancelReply":
+        this.#cancelling = this.#cancelReply(effect.generation);
+        return;
+      case "finishReply":
+        return this.#finishReply(effect.generation);
+      case "keepHeardReply": {
+        const reply = this.#replyOf(effect.generation);
+        if (!reply || !this.#cutToHeard(effect.generation)) return;
+        return this.#events.emit("transcript", { role: "assistant", text: reply.message.text, final: true });
       }
-      const message = this.#history.addUser(text);
-      if (flushMissed) this.#lateWordsTo = message;
-      this.#events.emit("transcript", { role: "user", text, final: true });
-      await this.#startReply(speechEndAt, performance.now() - speechEndAt);
-    } finally {
-      this.#endingUserTurn = false;
     }
   }
 
-  // ─── bot side ─────────────────────────────────────────────────────────────
+  /** The user's turn is over: get the STT's last words, then let the machine decide. */
+  async #endUserTurn(): Promise<void> {
+    const speechEndAt = performance.now();
+    const flushed = await this.#stt!.flush(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
+    if (this.#controller?.signal.aborted) return;
+    if (flushed.missed) {
+      this.#events.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: flushed.cause });
+    }
+    this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt };
+    this.#dispatch({ kind: "turnFlushed", missed: flushed.missed });
+  }
 
-  async #startReply(speechEndAt: number, sttFinalMs: number): Promise<void> {
-    const player = this.#components!.player;
-    const generation = ++this.#generation;
-    player.setGeneration(generation);
-    // A new reply starts unpaused, whatever pause from the VAD worker is still in flight.
-    player.resume();
-    const index = ++this.#turnCount;
-    const turn: BotTurn = {
-      index,
+  #startReply(generation: number): void {
+    const { player } = this.#components!;
+    const message = this.#history.addAssistant();
+    const reply = new Reply({
       generation,
-      message: this.#history.addAssistant(),
-      words: [],
-      speechEndAt,
-      metrics: { turn: index, speechEndToSttFinalMs: sttFinalMs, interrupted: false },
-      audioWritten: false,
-      llmDone: false,
-      ttsDone: false,
-      started: false,
-      cancelled: false,
-    };
-    this.#turn = turn;
-    this.#setState("bot_thinking");
-    this.#watchStall(turn);
-    const { tts } = this.#options;
-    // TTS first, so its connection is opening while the LLM thinks.
-    const ttsQuest = new Quest<TtsStream>(
-      "tts",
-      (signal) => tts.connect(signal),
-      (stream, signal) => this.#runTts(turn, stream, signal),
-      (stream) => stream.close(),
-    );
-    const llmQuest = Quest.fromRunStep("llm", (signal) => this.#runLlm(turn, ttsQuest, signal));
-    try {
-      await this.#quests!.add(ttsQuest);
-      await this.#quests!.add(llmQuest);
-    } catch (err) {
-      this.#emitError(err, false);
-    }
-  }
-
-  async #runLlm(turn: BotTurn, ttsQuest: Quest<TtsStream>, signal: AbortSignal): Promise<void> {
-    const chunker = new WordChunker();
-    let tts: TtsStream | undefined;
-    const ttsReady = ttsQuest.get().then(
-      (stream) => (tts = stream),
-      (err) => {
-        if (!isAbort(err)) this.#emitError(err, false);
-        turn.ttsFailed = true;
-        turn.ttsDone = true;
+      index: this.#counters.nextTurn(),
+      message,
+      chat: this.#history.toChat(this.#options.instructions),
+      ...this.#turnTiming,
+      llm: this.#llm,
+      tts: this.#options.tts,
+      player,
+      quests: this.#quests!,
+      stallMs: this.#options.turn?.replyStallMs ?? DEFAULTS.replyStallMs,
+      hooks: {
+        transcript: (text) => this.#events.emit("transcript", { role: "assistant", text, final: false }),
+        error: (err) => this.#emitError(err, false),
+        stalled: (service, ms) => {
+          this.#events.emit("warning", {
+            service,
+            message: `the ${service.toUpperCase()} sent nothing for ${ms} ms while the reply was not complete; the reply was cut off (turn.replyStallMs)`,
+          });
+          this.#dispatch({ kind: "interrupt", reason: "stall" });
+        },
+        silentEnd: () => this.#dispatch({ kind: "replyDone", generation }),
       },
-    );
-    const pendingWords: string[] = [];
-    // Once a send fails the TTS stream has ended: #runTts reports why, once.
-    // The reply's text still goes into history, as unheard text: there is no voice for it.
-    let ttsGone = false;
-    const toTts = (send: (stream: TtsStream) => void) => {
-      if (!tts || turn.cancelled || ttsGone) return;
-      try {
-        send(tts);
-      } catch {
-        ttsGone = true;
-      }
-    };
-    const speak = (words: string[]) => {
-      pendingWords.push(...words);
-      toTts((stream) => {
-        for (const word of pendingWords.splice(0)) stream.sendText(word);
-      });
-    };
-    try {
-      const messages = this.#history.toChat(this.#options.instructions);
-      for await (const delta of this.#llm.stream(messages, signal)) {
-        // Interrupted: history already holds only the heard words; later deltas are not the user's to see.
-        if (turn.cancelled) return;
-        if (turn.metrics.speechEndToFirstTokenMs === undefined) {
-          turn.metrics.speechEndToFirstTokenMs = performance.now() - turn.speechEndAt;
-        }
-        this.#watchStall(turn);
-        turn.message.text += delta;
-        this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: false });
-        speak(chunker.push(delta));
-      }
-      speak(chunker.flush());
-      await ttsReady;
-      speak([]);
-      toTts((stream) => stream.end());
-    } catch (err) {
-      if (isAbort(err) || signal.aborted || turn.cancelled) return;
-      this.#emitError(err, false);
-      // Speak what did arrive; the reply ends there.
-      await ttsReady;
-      speak(chunker.flush());
-      toTts((stream) => stream.end());
-    } finally {
-      if (!turn.cancelled) turn.message.text = turn.message.text.trim();
-      turn.llmDone = true;
-      this.#maybeFinish(turn);
-    }
-  }
-
-  async #runTts(turn: BotTurn, stream: TtsStream, signal: AbortSignal): Promise<void> {
-    const player = this.#components!.player;
-    try {
-      for await (const event of stream.events(signal)) {
-        this.#watchStall(turn);
-        if (event.kind === "audio") {
-          if (turn.firstAudioByteAt === undefined) {
-            turn.firstAudioByteAt = performance.now();
-            turn.metrics.speechEndToFirstAudioByteMs = turn.firstAudioByteAt - turn.speechEndAt;
-          }
-          turn.audioWritten = true;
-          player.write(event.pcm, { sampleRate: event.sampleRate, generation: turn.generation });
-        } else {
-          turn.words.push({ text: event.text, startS: event.startS, stopS: event.stopS });
-        }
-      }
-    } catch (err) {
-      if (isAbort(err) || signal.aborted || turn.cancelled) return;
-      turn.ttsFailed = true;
-      this.#emitError(err, false);
-    }
-    turn.ttsDone = true;
-    player.endGeneration(turn.generation);
-    this.#maybeFinish(turn);
-  }
-
-  #onPlaybackStarted(generation: number, at: number): void {
-    const turn = this.#turn;
-    if (!turn || turn.generation !== generation || turn.started) return;
-    turn.started = true;
-    turn.metrics.speechEndToFirstAudibleMs = at - turn.speechEndAt;
-    if (turn.firstAudioByteAt !== undefined) turn.metrics.firstAudioByteToAudibleMs = at - turn.firstAudioByteAt;
-    if (this.#state === "bot_thinking") this.#setState("bot_speaking");
-    this.#components!.vad.setAutoPause(this.#options.bargeIn?.enabled !== false);
-  }
-
-  #onPlaybackEnded(generation: number): void {
-    const turn = this.#turn;
-    if (!turn || turn.generation !== generation) return;
-    this.#finish(turn);
-  }
-
-  /**
-   * (Re)arms the reply's stall watchdog while its LLM or TTS is still
-   * producing; once both are done, only playback is left and it is disarmed.
-   */
-  #watchStall(turn: BotTurn): void {
-    clearTimeout(turn.stallTimer);
-    if (turn.cancelled || (turn.llmDone && turn.ttsDone)) return;
-    const ms = this.#options.turn?.replyStallMs ?? DEFAULTS.replyStallMs;
-    turn.stallTimer = setTimeout(() => {
-      if (this.#turn !== turn) return;
-      const service = turn.llmDone ? "tts" : "llm";
-      this.#events.emit("warning", {
-        service,
-        message: `the ${service.toUpperCase()} sent nothing for ${ms} ms while the reply was not complete; the reply was cut off (turn.replyStallMs)`,
-      });
-      void this.#interrupt("stall");
-    }, ms);
-  }
-
-  /** A reply with no audio (the TTS failed) ends once both streams are done. */
-  #maybeFinish(turn: BotTurn): void {
-    this.#watchStall(turn);
-    if (turn.llmDone && turn.ttsDone && !turn.audioWritten && this.#turn === turn) this.#finish(turn);
-  }
-
-  #finish(turn: BotTurn): void {
-    if (this.#turn !== turn) return;
-    clearTimeout(turn.stallTimer);
-    this.#turn = undefined;
-    this.#cancelBargeIn();
-    this.#components?.vad.setAutoPause(false);
-    // Everything voiced has played out; text the failed TTS never voiced was not heard.
-    if (turn.ttsFailed) {
-      this.#history.interrupt(turn.message, turn.words, Infinity);
-      turn.metrics.interrupted = true;
-    }
-    this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
-    this.#reportTurn(turn);
-    if (this.#state !== "idle") this.#setState(this.#vadSpeaking ? "user_speaking" : "listening");
-  }
-
-  async #interrupt(reason: "speech" | "words" | "api" | "stall", speechStartToConfirmMs?: number): Promise<void> {
-    const turn = this.#turn;
-    if (!turn || !this.#components) return;
-    this.#turn = undefined;
-    turn.cancelled = true;
-    clearTimeout(turn.stallTimer);
-    this.#cancelBargeIn();
-    const { player, vad } = this.#components;
-    // 1. History keeps what was heard.
-    const { heardS, split } = this.#cutToHeard(turn);
-    // 2. Silence now. 3. Fence off anything of this turn still on its way.
-    player.flush();
-    this.#generation++;
-    player.setGeneration(this.#generation);
-    player.resume();
-    vad.setAutoPause(false);
-    turn.metrics.interrupted = true;
-    this.#interruptions++;
-    this.#events.emit("interruption", {
-      reason,
-      heardText: split.heard,
-      unheardText: split.unheard,
-      heardMs: heardS * 1000,
-      speechStartToConfirmMs,
     });
-    this.#events.emit("transcript", { role: "assistant", text: turn.message.text, final: true });
-    const byUser = reason === "speech" || reason === "words";
-    this.#setState(byUser ? "user_speaking" : this.#vadSpeaking ? "user_speaking" : "listening");
-    // 4. Close the TTS socket, then abort the LLM request.
+    this.#reply = reply;
+    void reply.start();
+  }
+
+  #replyOf(generation: number): Reply | undefined {
+    return this.#reply?.generation === generation ? this.#reply : undefined;
+  }
+
+  /** Interrupt step 1: the history keeps the rendered audio less what is still in the output path. */
+  #cutToHeard(generation: number): { heardS: number; heard: string; unheard: string } | undefined {
+    const reply = this.#replyOf(generation);
+    const player = this.#components?.player;
+    if (!reply || !player) return undefined;
+    const heardS = Math.max(0, player.renderedSeconds() - player.outputLatency);
+    return { heardS, ...reply.cutToHeard(this.#history, heardS) };
+  }
+
+  #announceInterruption(effect: Extract<TurnEffect, { kind: "announceInterruption" }>): void {
+    const reply = this.#replyOf(effect.generation);
+    const heard = this.#heard;
+    this.#heard = undefined;
+    if (!reply || !heard) return;
+    this.#counters.interruption();
+    this.#events.emit("interruption", {
+      reason: effect.reason,
+      heardText: heard.heard,
+      unheardText: heard.unheard,
+      heardMs: heard.heardS * 1000,
+      speechStartToConfirmMs: effect.speechStartToConfirmMs,
+    });
+    this.#events.emit("transcript", { role: "assistant", text: reply.message.text, final: true });
+  }
+
+  /** Interrupt step 4: close the TTS socket, then abort the LLM request; then report the turn. */
+  async #cancelReply(generation: number): Promise<void> {
+    const reply = this.#replyOf(generation);
+    if (!reply) return;
+    this.#reply = undefined;
     try {
-      await this.#quests!.remove("tts");
-      await this.#quests!.remove("llm");
+      await reply.removeStreams();
     } catch (err) {
       this.#emitError(err, false);
     }
-    this.#reportTurn(turn);
+    this.#reportTurn(reply);
   }
 
-  /** Cuts the turn's history message to what was heard: rendered audio less what is still in the output path. */
-  #cutToHeard(turn: BotTurn): { heardS: number; split: { heard: string; unheard: string } } {
-    const player = this.#components!.player;
-    const heardS = Math.max(0, player.renderedSeconds() - player.outputLatency);
-    return { heardS, split: this.#history.interrupt(turn.message, turn.words, heardS) };
+  #finishReply(generation: number): void {
+    const reply = this.#replyOf(generation);
+    if (!reply) return;
+    this.#reply = undefined;
+    reply.finish(this.#history);
+    this.#events.emit("transcript", { role: "assistant", text: reply.message.text, final: true });
+    this.#reportTurn(reply);
   }
 
-  #reportTurn(turn: BotTurn): void {
-    this.#lastTurn = { ...turn.metrics };
-    this.#events.emit("turn", this.#lastTurn);
+  #reportTurn(reply: Reply): void {
+    this.#events.emit("turn", this.#counters.report(reply.metrics));
     this.#events.emit("metrics", this.metrics);
   }
 
   // ─── plumbing ─────────────────────────────────────────────────────────────
 
-  #setState(state: SessionState): void {
-    if (state === this.#state) return;
-    const previous = this.#state;
-    this.#state = state;
+  #announce(state: SessionState): void {
+    if (state === this.#announced) return;
+    const previous = this.#announced;
+    this.#announced = state;
     this.#events.emit("state", { state, previous });
   }
 

@@ -6,11 +6,17 @@
  */
 import { describe, expect, test } from "vitest";
 import type { PlayerPort, VadPort, CapturePort } from "../../src/session/ports.js";
-import { VoiceSession, type SessionComponents } from "../../src/session/voice-session.js";
+import { VoiceSession } from "../../src/session/voice-session.js";
+import type { SessionComponents } from "../../src/session/ports.js";
 import { BargeinError, MicrophoneError } from "../../src/errors.js";
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 
+/**
+ * A player that follows the playback worklet's rules for the pause token: a
+ * pause holds only the generation it names, a resume lifts only the pause of
+ * its token, and a new generation starts unpaused.
+ */
 class VirtualPlayer implements PlayerPort {
   readonly log: string[] = [];
   readonly events = new Emitter<{ started: { generation: number; at: number }; ended: { generation: number } }>();
@@ -18,7 +24,10 @@ class VirtualPlayer implements PlayerPort {
   written = new Map<number, number>();
   rendered = 0;
   outputLatency = 0.1;
-  paused = false;
+  #pausedToken: number | undefined;
+  get paused(): boolean {
+    return this.#pausedToken === this.generation;
+  }
   write(pcm: Float32Array | Int16Array, o: { generation: number }) {
     if (o.generation < this.generation) return;
     const first = !this.written.has(o.generation);
@@ -44,14 +53,16 @@ class VirtualPlayer implements PlayerPort {
   }
   flush() {
     this.log.push("flush");
+    this.#pausedToken = undefined;
   }
-  pause() {
-    this.paused = true;
-    this.log.push("pause");
+  pause(token: number) {
+    this.log.push(`pause(${token})`);
+    if (token === this.generation) this.#pausedToken = token;
   }
-  resume() {
-    this.paused = false;
-    this.log.push("resume");
+  resume(token: number) {
+    this.log.push(`resume(${token})`);
+    if (this.#pausedToken !== token) return;
+    this.#pausedToken = undefined;
     const waiting = this.#waitingToStart;
     this.#waitingToStart = undefined;
     if (waiting !== undefined && waiting >= this.generation) this.#startWhenPlaying(waiting);
@@ -70,9 +81,10 @@ class VirtualPlayer implements PlayerPort {
 
 class VirtualVad implements VadPort {
   readonly events = new Emitter<any>();
-  autoPause = false;
-  setAutoPause(armed: boolean) {
-    this.autoPause = armed;
+  /** The armed pause token, or null. */
+  autoPause: number | null = null;
+  setAutoPause(token: number | null) {
+    this.autoPause = token;
   }
   setMeter() {}
   on(name: any, fn: any) {
@@ -150,7 +162,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     const interruptions: any[] = [];
     t.session.on("interruption", (e) => interruptions.push(e));
     await speakAndReply(t, ["tell", "me", "a", "story"]);
-    expect(t.vad.autoPause).toBe(true);
+    expect(t.vad.autoPause).toBe(1); // armed with the reply's generation as its token
     // 0.6 s rendered, 0.1 s still in the output path: 0.5 s heard; word midpoints are 0.125, 0.375, 0.625…
     t.player.rendered = 0.6;
     const historyAtFlush: string[] = [];
@@ -167,10 +179,11 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await until(() => t.session.liveQuests.join() === "stt");
     expect(interruptions[0]).toMatchObject({ reason: "speech", heardText: "one two", unheardText: "three four five six", heardMs: 500 });
     expect(historyAtFlush).toEqual(["one two"]);
-    expect(t.player.log.slice(t.player.log.indexOf("flush"))).toEqual(["flush", "generation=2", "resume"]);
-    expect(t.player.log).not.toContain("pause"); // the VAD worker paused directly
+    // No resume: the fence to generation 2 leaves the paused generation 1 behind.
+    expect(t.player.log.slice(t.player.log.indexOf("flush"))).toEqual(["flush", "generation=2"]);
+    expect(t.player.log.filter((l) => l.startsWith("pause"))).toEqual([]); // the VAD worker paused directly
     expect(t.session.history[1]).toEqual({ role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
-    expect(t.vad.autoPause).toBe(false);
+    expect(t.vad.autoPause).toBe(null);
     expect(t.session.state).toBe("user_speaking");
     await t.session.stop();
   });
@@ -194,7 +207,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     expect(slow.requests[0].aborted).toBe(true);
     expect(slow.requests[0].completed).toBe(false);
     expect(t.tts.streams[0].closedByClient).toBe(true);
-    expect(t.player.log).toContain("pause"); // no direct pause: the session paused first
+    expect(t.player.log).toContain("pause(1)"); // no direct pause: the session paused first
     await session.stop();
   });
 
@@ -268,7 +281,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await new Promise((r) => setTimeout(r, 50));
     t.vad.emit("misfire");
     await new Promise((r) => setTimeout(r, 50));
-    expect(t.player.log.slice(-2)).toEqual(["pause", "resume"]);
+    expect(t.player.log.slice(-2)).toEqual(["pause(1)", "resume(1)"]);
     expect(interruptions).toEqual([]);
     expect(t.session.state).toBe("bot_speaking");
     expect(t.tts.streams[0].closedByClient).toBe(false);
@@ -413,20 +426,33 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await t.session.stop();
   });
 
-  test("a pause the VAD worker made with no reply to barge into (its pause raced the disarm) is undone at once", async () => {
+  test("a late pause from the VAD worker (it raced the disarm) cannot hold the next reply: its token is stale", async () => {
     const t = setup();
     await t.session.start();
-    t.player.pause(); // the worker's auto-pause, arriving after the turn it was armed for had ended
+    await speakAndReply(t, ["hello"]);
+    t.player.playOut(1);
+    expect(t.vad.autoPause).toBe(null);
+    // The worker's auto-pause for reply 1, landing after that turn ended.
+    t.player.pause(1);
     t.vad.emit("speechStart", { pausedPlayback: true });
-    expect(t.player.paused).toBe(false);
     expect(t.session.state).toBe("user_speaking");
+    t.stt.word("again");
+    t.vad.emit("speechEnd");
+    // Reply 2 starts (its first sample is heard) with nothing resuming the player.
+    await until(() => t.session.state === "bot_speaking");
+    expect(t.player.paused).toBe(false);
+    expect(t.player.log.filter((l) => l.startsWith("resume"))).toEqual([]);
+    t.player.playOut(2);
+    expect(t.session.state).toBe("listening");
+    expect(t.session.metrics.turns).toBe(2);
     await t.session.stop();
   });
 
   test("a reply written while a stale pause still holds the player starts unpaused, plays and ends the turn", async () => {
     const t = setup();
     await t.session.start();
-    t.player.pause(); // a worker pause that landed after the session's own resume
+    t.player.pause(0); // a worker pause that landed after the session's own resume
+    expect(t.player.paused).toBe(true);
     await speakAndReply(t, ["what", "time", "is", "it"]);
     expect(t.player.paused).toBe(false);
     t.player.playOut(1);

@@ -1,0 +1,229 @@
+/**
+ * One reply of the bot: the "llm" quest (token stream) → WordChunker → the
+ * "tts" quest (text in, PCM out) → the player, tagged with the reply's
+ * generation, plus the stall watchdog and the reply's timings. It decides
+ * nothing about turns: it reports through its hooks, and the turn machine
+ * decides (the session feeds `silentEnd` and `stalled` to it).
+ *
+ * Thread: main. Owner: VoiceSession, one Reply per `startReply` effect.
+ */
+import type { ChatMessage, LlmProvider, TtsProvider, TtsStream } from "../providers/types.js";
+import { Quest } from "../quest/quest.js";
+import type { QuestManager } from "../quest/quest-manager.js";
+import { isAbort } from "../util/abort.js";
+import type { AssistantMessage, ConversationHistory, TimedWord } from "./history.js";
+import type { PlayerPort } from "./ports.js";
+import type { TurnMetrics } from "./types.js";
+import { WordChunker } from "./word-chunker.js";
+
+export interface ReplyHooks {
+  /** The reply's text so far (not final). */
+  transcript(text: string): void;
+  /** A failure of the LLM or the TTS; the reply goes on with what it has. */
+  error(err: unknown): void;
+  /** Neither stream sent anything for `ms` while the reply was incomplete. */
+  stalled(service: "llm" | "tts", ms: number): void;
+  /** Both streams are done and no audio was written (the TTS failed): the reply is over. */
+  silentEnd(): void;
+}
+
+export interface ReplyOptions {
+  generation: number;
+  /** The turn's number, counted from 1 over the session. */
+  index: number;
+  message: AssistantMessage;
+  /** What the LLM is sent. */
+  chat: readonly ChatMessage[];
+  /** When the user's turn was decided over (ms, the session's clock), and how long the STT took to confirm it. */
+  speechEndAt: number;
+  sttFinalMs: number;
+  llm: LlmProvider;
+  tts: TtsProvider;
+  player: PlayerPort;
+  quests: QuestManager;
+  /** turn.replyStallMs */
+  stallMs: number;
+  hooks: ReplyHooks;
+  now?: () => number;
+}
+
+export class Reply {
+  readonly generation: number;
+  readonly message: AssistantMessage;
+  readonly metrics: TurnMetrics;
+  /** The TTS's word timings, for the heard-text cut. */
+  readonly words: TimedWord[] = [];
+  readonly #o: ReplyOptions;
+  readonly #now: () => number;
+  /** Set once the reply is interrupted or the session stops: nothing more may be sent for it. */
+  #cancelled = false;
+  #llmDone = false;
+  #ttsDone = false;
+  #audioWritten = false;
+  /** The TTS stream failed: only the words it voiced were heard. */
+  #ttsFailed = false;
+  #firstAudioByteAt: number | undefined;
+  #stallTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(options: ReplyOptions) {
+    this.#o = options;
+    this.#now = options.now ?? (() => performance.now());
+    this.generation = options.generation;
+    this.message = options.message;
+    this.metrics = { turn: options.index, speechEndToSttFinalMs: options.sttFinalMs, interrupted: false };
+  }
+
+  /** Opens the TTS first, so its connection is opening while the LLM thinks. */
+  async start(): Promise<void> {
+    this.#watchStall();
+    const { tts, quests } = this.#o;
+    const ttsQuest = new Quest<TtsStream>(
+      "tts",
+      (signal) => tts.connect(signal),
+      (stream, signal) => this.#runTts(stream, signal),
+      (stream) => stream.close(),
+    );
+    const llmQuest = Quest.fromRunStep("llm", (signal) => this.#runLlm(ttsQuest, signal));
+    try {
+      await quests.add(ttsQuest);
+      await quests.add(llmQuest);
+    } catch (err) {
+      this.#o.hooks.error(err);
+    }
+  }
+
+  /** The first sample is audible at `at` (the session's clock). */
+  audible(at: number): void {
+    this.metrics.speechEndToFirstAudibleMs = at - this.#o.speechEndAt;
+    if (this.#firstAudioByteAt !== undefined) this.metrics.firstAudioByteToAudibleMs = at - this.#firstAudioByteAt;
+  }
+
+  /** Keeps in history only what was heard: `heardS` seconds of the reply's audio. */
+  cutToHeard(history: ConversationHistory, heardS: number): { heard: string; unheard: string } {
+    this.cancel();
+    this.metrics.interrupted = true;
+    return history.interrupt(this.message, this.words, heardS);
+  }
+
+  /** Nothing more is sent or written for this reply; the watchdog stops. */
+  cancel(): void {
+    this.#cancelled = true;
+    clearTimeout(this.#stallTimer);
+  }
+
+  /** Interrupt step 4: closes the TTS socket, then aborts the LLM request. */
+  async removeStreams(): Promise<void> {
+    await this.#o.quests.remove("tts");
+    await this.#o.quests.remove("llm");
+  }
+
+  /** The reply played out. Text that a failed TTS never voiced was not heard. */
+  finish(history: ConversationHistory): void {
+    clearTimeout(this.#stallTimer);
+    if (!this.#ttsFailed) return;
+    history.interrupt(this.message, this.words, Infinity);
+    this.metrics.interrupted = true;
+  }
+
+  async #runLlm(ttsQuest: Quest<TtsStream>, signal: AbortSignal): Promise<void> {
+    const { hooks, llm } = this.#o;
+    const chunker = new WordChunker();
+    let tts: TtsStream | undefined;
+    const ttsReady = ttsQuest.get().then(
+      (stream) => (tts = stream),
+      (err) => {
+        if (!isAbort(err)) hooks.error(err);
+        this.#ttsFailed = true;
+        this.#ttsDone = true;
+      },
+    );
+    const pendingWords: string[] = [];
+    // Once a send fails the TTS stream has ended: #runTts reports why, once.
+    // The reply's text still goes into history, as unheard text: there is no voice for it.
+    let ttsGone = false;
+    const toTts = (send: (stream: TtsStream) => void) => {
+      if (!tts || this.#cancelled || ttsGone) return;
+      try {
+        send(tts);
+      } catch {
+        ttsGone = true;
+      }
+    };
+    const speak = (words: string[]) => {
+      pendingWords.push(...words);
+      toTts((stream) => {
+        for (const word of pendingWords.splice(0)) stream.sendText(word);
+      });
+    };
+    try {
+      for await (const delta of llm.stream(this.#o.chat, signal)) {
+        // Interrupted: history already holds only the heard words; later deltas are not the user's to see.
+        if (this.#cancelled) return;
+        this.metrics.speechEndToFirstTokenMs ??= this.#now() - this.#o.speechEndAt;
+        this.#watchStall();
+        this.message.text += delta;
+        hooks.transcript(this.message.text);
+        speak(chunker.push(delta));
+      }
+      speak(chunker.flush());
+      await ttsReady;
+      speak([]);
+      toTts((stream) => stream.end());
+    } catch (err) {
+      if (isAbort(err) || signal.aborted || this.#cancelled) return;
+      hooks.error(err);
+      // Speak what did arrive; the reply ends there.
+      await ttsReady;
+      speak(chunker.flush());
+      toTts((stream) => stream.end());
+    } finally {
+      if (!this.#cancelled) this.message.text = this.message.text.trim();
+      this.#llmDone = true;
+      this.#maybeSilentEnd();
+    }
+  }
+
+  async #runTts(stream: TtsStream, signal: AbortSignal): Promise<void> {
+    const { player, generation } = { player: this.#o.player, generation: this.generation };
+    try {
+      for await (const event of stream.events(signal)) {
+        this.#watchStall();
+        if (event.kind === "audio") {
+          if (this.#firstAudioByteAt === undefined) {
+            this.#firstAudioByteAt = this.#now();
+            this.metrics.speechEndToFirstAudioByteMs = this.#firstAudioByteAt - this.#o.speechEndAt;
+          }
+          this.#audioWritten = true;
+          player.write(event.pcm, { sampleRate: event.sampleRate, generation });
+        } else {
+          this.words.push({ text: event.text, startS: event.startS, stopS: event.stopS });
+        }
+      }
+    } catch (err) {
+      if (isAbort(err) || signal.aborted || this.#cancelled) return;
+      this.#ttsFailed = true;
+      this.#o.hooks.error(err);
+    }
+    this.#ttsDone = true;
+    player.endGeneration(generation);
+    this.#maybeSilentEnd();
+  }
+
+  /**
+   * (Re)arms the stall watchdog while the LLM or the TTS is still producing;
+   * once both are done, only playback is left and it is disarmed.
+   */
+  #watchStall(): void {
+    clearTimeout(this.#stallTimer);
+    if (this.#cancelled || (this.#llmDone && this.#ttsDone)) return;
+    const ms = this.#o.stallMs;
+    this.#stallTimer = setTimeout(() => {
+      if (!this.#cancelled) this.#o.hooks.stalled(this.#llmDone ? "tts" : "llm", ms);
+    }, ms);
+  }
+
+  #maybeSilentEnd(): void {
+    this.#watchStall();
+    if (this.#llmDone && this.#ttsDone && !this.#audioWritten && !this.#cancelled) this.#o.hooks.silentEnd();
+  }
+}

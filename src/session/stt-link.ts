@@ -1,0 +1,278 @@
+/**
+ * The session's link to its speech-to-text service: the "stt" quest (one
+ * stream at a time), the bounded uplink that feeds it, the replay of speech a
+ * failed stream had not turned into words, and reconnects under a
+ * ReconnectPolicy. It reports what the STT heard as SttLinkEvents and decides
+ * nothing about turns: that is the turn machine's.
+ *
+ * Thread: main. Owner: VoiceSession, which calls `connect()` once in start(),
+ * `send()` for every uplink frame, `flush()` at each turn's end and
+ * `noteSpeech()` on the VAD's speech start and end.
+ */
+import { OverloadError } from "../errors.js";
+import type { SttProvider, SttStream } from "../providers/types.js";
+import { Quest } from "../quest/quest.js";
+import type { QuestManager } from "../quest/quest-manager.js";
+import { Uplink, type OverloadPolicy, type UplinkMetrics } from "../uplink/uplink.js";
+import { abortable, isAbort } from "../util/abort.js";
+import { delay, timeout } from "../util/timeout.js";
+import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
+import { SpeechReplay } from "./speech-replay.js";
+import type { VoiceSessionOptions } from "./types.js";
+
+export type SttLinkEvent =
+  | { kind: "word"; text: string }
+  | { kind: "marker" }
+  | { kind: "pause"; probability: number }
+  /** The new stream hears the last word again (it was still open): take it back. */
+  | { kind: "wordRetracted" }
+  /** A stream is up; `attempts`: the reconnect attempts it took (0 for the first connection). */
+  | { kind: "connected"; attempts: number }
+  | { kind: "reconnecting"; attempt: number; delayMs: number; reason: ReconnectContext["reason"]; message: string; cause: unknown }
+  | { kind: "overload"; policy: OverloadPolicy | "observe"; pendingBytes: number; budgetBytes: number; reason: "bytes" | "age" }
+  /** `fatal`: the policy gave up; the session must stop. */
+  | { kind: "error"; error: unknown; fatal: boolean };
+
+export interface SttLinkOptions {
+  provider: SttProvider;
+  quests: QuestManager;
+  /** The session's signal: once aborted, nothing reconnects. */
+  signal: AbortSignal;
+  uplink: NonNullable<VoiceSessionOptions["uplink"]>;
+  policy: ReconnectPolicy;
+  emit(event: SttLinkEvent): void;
+  /** The clock, in ms. Default performance.now. */
+  now?: () => number;
+}
+
+/** The "stt" quest's resource: the stream and its one sender. */
+interface OpenStream {
+  stream: SttStream;
+  uplink: Uplink;
+}
+
+/** Uplink metrics that count over the whole session, across reconnects. */
+const UPLINK_COUNTS = ["admissionRejects", "wouldReject", "gapSamples", "overloads"] as const;
+type UplinkCounts = Record<(typeof UPLINK_COUNTS)[number], number>;
+
+const DEFAULT_REPLAY_MS = 3000;
+
+export class SttLink {
+  readonly #o: SttLinkOptions;
+  readonly #now: () => number;
+  /** Audio the STT has not confirmed as words yet, for a new stream after a failure. */
+  readonly #replay: SpeechReplay;
+  readonly #replayMs: number;
+  /** Set when a stream failed: the next one starts with the replay. Not after an overload "end": that audio was given up on purpose. */
+  #replayOnConnect = false;
+  #vadSpeaking = false;
+  #lastSpeechAt = -Infinity;
+  /** Resolved when the events loop has handled a marker, i.e. every word before it. */
+  #markerSeen = new Set<() => void>();
+  #replayedSamples = 0;
+  /** The reconnect episode in progress (see ReconnectContext). */
+  #episode: { startedAt: number; retries: number } | undefined;
+  #connectedAt = -Infinity;
+  #earlierUplinks: UplinkCounts = { admissionRejects: 0, wouldReject: 0, gapSamples: 0, overloads: 0 };
+  #lastUplink: Uplink | undefined;
+
+  constructor(options: SttLinkOptions) {
+    this.#o = options;
+    this.#now = options.now ?? (() => performance.now());
+    this.#replayMs = Math.max(0, options.uplink.replayMs ?? DEFAULT_REPLAY_MS);
+    this.#replay = new SpeechReplay(options.provider.audioFormat.sampleRate, this.#replayMs / 1000);
+  }
+
+  /** Opens the first stream; rejects as the provider does (start() then fails). */
+  connect(): Promise<void> {
+    return this.#open(0);
+  }
+
+  /** One uplink frame from the microphone. Never throws. */
+  send(pcm: Float32Array | Int16Array): void {
+    if (this.#replayMs > 0) this.#replay.record(pcm);
+    try {
+      this.#current()?.uplink.push(pcm);
+    } catch {
+      // The socket closed under us; the events loop reports it and reconnects.
+    }
+  }
+
+  /** The VAD's view, for the replay: only recent speech is worth sending again. */
+  noteSpeech(speaking: boolean): void {
+    this.#vadSpeaking = speaking;
+    this.#lastSpeechAt = this.#now();
+  }
+
+  /**
+   * Asks the stream for every word of the audio sent so far, and waits until
+   * the events loop has handled them. `missed` when it did not come back in
+   * `timeoutMs` (or there was an error); with no stream open there is nothing
+   * to wait for.
+   */
+  async flush(timeoutMs: number): Promise<{ missed: boolean; cause?: unknown }> {
+    const stream = this.#current()?.stream;
+    if (!stream) return { missed: false };
+    const limit = timeout(timeoutMs, this.#o.signal);
+    // The provider's flush resolves when the marker arrives; the words before
+    // it are handled once the events loop reaches the marker too.
+    let seen: (() => void) | undefined;
+    const handled = abortable<void>((resolve) => {
+      seen = resolve;
+      this.#markerSeen.add(resolve);
+      return () => this.#markerSeen.delete(resolve);
+    }, limit.signal);
+    try {
+      await Promise.all([stream.flush(limit.signal), handled]);
+      return { missed: false };
+    } catch (cause) {
+      return { missed: true, cause };
+    } finally {
+      limit.clear();
+      if (seen) this.#markerSeen.delete(seen);
+    }
+  }
+
+  /**
+   * The uplink's metrics: queue figures of the live (or, while reconnecting,
+   * the last) stream; reject, gap and overload counts for the whole session.
+   */
+  get uplinkMetrics(): UplinkMetrics | undefined {
+    const live = this.#current()?.uplink;
+    if (live && live !== this.#lastUplink) {
+      if (this.#lastUplink) {
+        const done = this.#lastUplink.metrics;
+        for (const key of UPLINK_COUNTS) this.#earlierUplinks[key] += done[key];
+      }
+      this.#lastUplink = live;
+    }
+    const current = this.#lastUplink?.metrics;
+    if (!current) return undefined;
+    const totals = { ...current };
+    for (const key of UPLINK_COUNTS) totals[key] += this.#earlierUplinks[key];
+    return totals;
+  }
+
+  /** Samples sent again to new streams (uplink.replayMs), over the session. */
+  get replayedSamples(): number {
+    return this.#replayedSamples;
+  }
+
+  #current(): OpenStream | undefined {
+    return this.#o.quests.get<OpenStream>("stt")?.getNowait();
+  }
+
+  /** Opens (or replaces) the "stt" quest. */
+  #open(attempts: number): Promise<void> {
+    const { provider } = this.#o;
+    const quest = new Quest<OpenStream>(
+      "stt",
+      async (signal) => {
+        const stream = await provider.connect(signal);
+        this.#connectedAt = this.#now();
+        this.#o.emit({ kind: "connected", attempts });
+        // Synchronous up to the uplink being in place: every frame is either replayed or pushed.
+        this.#replayInto(stream);
+        return { stream, uplink: this.#makeUplink(stream) };
+      },
+      (open, signal) => this.#run(open.stream, signal),
+      (open) => {
+        open.uplink.close();
+        return open.stream.close();
+      },
+    );
+    return this.#o.quests.add(quest).then((q) => q.get().then(() => {}));
+  }
+
+  async #run(stream: SttStream, signal: AbortSignal): Promise<void> {
+    try {
+      for await (const event of stream.events(signal)) {
+        if (event.kind === "word") {
+          this.#replay.word(event.startS);
+          this.#o.emit({ kind: "word", text: event.text });
+        } else if (event.kind === "word-end") {
+          this.#replay.wordEnd(event.stopS);
+        } else if (event.kind === "marker") {
+          this.#o.emit({ kind: "marker" });
+          for (const seen of this.#markerSeen) seen();
+        } else if (event.kind === "pause") {
+          this.#o.emit({ kind: "pause", probability: event.probability });
+        }
+      }
+    } catch (err) {
+      if (isAbort(err) || signal.aborted) return;
+      this.#o.emit({ kind: "error", error: err, fatal: false });
+      // A fresh stream gets the speech not yet turned into words; the words so far are kept.
+      this.#replayOnConnect = true;
+      void this.#reconnect("dropped", "speech-to-text stream ended; reconnecting", err);
+    }
+  }
+
+  /**
+   * Replaces the stream after a failure, when and while the policy says so.
+   * A reconnect that fails is itself a failure of the episode, retried under
+   * the same policy; once the policy gives up, `fatal` ends the session.
+   */
+  async #reconnect(reason: ReconnectContext["reason"], message: string, fatal: unknown): Promise<void> {
+    if (this.#o.signal.aborted) return;
+    const now = this.#now();
+    if (this.#episode && reason !== "connect-failed" && now - this.#connectedAt >= this.#o.policy.stableMs) this.#episode = undefined;
+    const episode = (this.#episode ??= { startedAt: now, retries: 0 });
+    const delayMs = this.#o.policy.nextRetryDelayMs({ retryCount: episode.retries, elapsedMs: now - episode.startedAt, reason, error: fatal });
+    if (delayMs === null) {
+      this.#o.emit({ kind: "error", error: fatal, fatal: true });
+      return;
+    }
+    episode.retries++;
+    this.#o.emit({ kind: "reconnecting", attempt: episode.retries, delayMs, reason, message, cause: fatal });
+    try {
+      if (delayMs > 0) await delay(delayMs, this.#o.signal);
+      await this.#open(episode.retries);
+    } catch (err) {
+      if (isAbort(err) || this.#o.signal.aborted) return;
+      this.#o.emit({ kind: "error", error: err, fatal: false });
+      void this.#reconnect("connect-failed", "speech-to-text reconnect failed; trying again", err);
+    }
+  }
+
+  /**
+   * A new stream after a failure starts with the speech the old one had not
+   * turned into words, and what the microphone caught while reconnecting
+   * (uplink.replayMs): one bounded burst, sent before the uplink takes over.
+   */
+  #replayInto(stream: SttStream): void {
+    const wanted = this.#replayOnConnect;
+    this.#replayOnConnect = false;
+    const recentSpeech = this.#vadSpeaking || this.#now() - this.#lastSpeechAt < this.#replayMs;
+    if (!wanted || !recentSpeech) {
+      this.#replay.clear();
+      return;
+    }
+    const { frames, reopened } = this.#replay.rebase();
+    if (reopened) this.#o.emit({ kind: "wordRetracted" });
+    for (const pcm of frames) {
+      stream.sendAudio(pcm);
+      this.#replayedSamples += pcm.length;
+    }
+  }
+
+  #makeUplink(stream: SttStream): Uplink {
+    const { provider, uplink: options } = this.#o;
+    const uplink = new Uplink(stream, {
+      sampleRate: provider.audioFormat.sampleRate,
+      bytesPerSample: stream.bytesPerSample,
+      budgetMs: options.budgetMs,
+      policy: options.policy ?? (provider.supportsGap ? "gap" : "end"),
+      observe: options.observe,
+    });
+    uplink.on("overload", (e) => this.#o.emit({ kind: "overload", ...e }));
+    uplink.on("ended", () => {
+      void this.#reconnect(
+        "overload",
+        "the speech-to-text uplink fell behind its latency budget; the stream was ended and is reconnecting",
+        new OverloadError("stt: the uplink fell behind its latency budget too often; check the network or raise uplink.budgetMs", { service: "stt" }),
+      );
+    });
+    return uplink;
+  }
+}

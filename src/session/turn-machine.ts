@@ -1,0 +1,292 @@
+/**
+ * The turn machine: who holds the floor, and what happens when that changes.
+ * Pure: `step(state, event)` returns the next state and the effects to carry
+ * out, in order. No timers, no I/O, no clock: time comes in with the events
+ * (`at`, in ms of the session's one clock). VoiceSession is the interpreter:
+ * it turns the VAD, the STT and the player into events, and the effects into
+ * calls (playback, history, the reply pipeline, the session's events).
+ *
+ * The whole table is `HANDLERS` below, one entry per event, read top to
+ * bottom. The order of effects is the contract: for an interruption it is the
+ * four ordered steps of DESIGN.md (history keeps what was heard → flush →
+ * fence → cancel the streams), with the events the app sees in between.
+ */
+import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BargeIn, type BargeInReason, type PlaybackEffect } from "./barge-in.js";
+import type { InterruptionEvent, SessionState } from "./types.js";
+
+export interface TurnConfig {
+  /** `bargeIn.enabled`: when false, speech while the bot has the floor is ignored. */
+  bargeInEnabled: boolean;
+  /** `bargeIn.confirmByWords`: an STT word while a barge-in is pending confirms it. */
+  confirmByWords: boolean;
+  /** `turn.pauseThreshold`: an STT pause probability at or above it ends the user's turn (once they said a word). */
+  pauseThreshold: number;
+}
+
+export interface TurnState {
+  readonly phase: SessionState;
+  /** Between the VAD's speech start and its end or misfire. */
+  readonly vadSpeaking: boolean;
+  /** The words of the user's turn so far. */
+  readonly userWords: readonly string[];
+  /** The STT is being flushed for the turn's last words (an `endUserTurn` effect is in flight). */
+  readonly endingTurn: boolean;
+  /**
+   * The last turn ended without the STT confirming its last words in time:
+   * words that still come before its marker belong to that turn's message.
+   */
+  readonly lateWords: boolean;
+  /** The newest playback generation; each reply gets a new one, and so does each interruption (the fence). */
+  readonly generation: number;
+  /** The reply that holds the floor, from its start to its end or interruption. */
+  readonly reply: { readonly generation: number; readonly audible: boolean } | undefined;
+  readonly bargeIn: BargeIn;
+}
+
+export type InterruptReason = InterruptionEvent["reason"];
+
+export type TurnEvent =
+  /** start() is done: the session listens. */
+  | { kind: "listen" }
+  | { kind: "speechStart"; pausedByWorker: boolean; at: number }
+  /** `bargeIn.minSpeechMs` of speech frames since the speech start. */
+  | { kind: "speechRealStart"; at: number }
+  | { kind: "speechEnd"; at: number }
+  | { kind: "misfire"; resumedByWorker: boolean }
+  | { kind: "word"; text: string; at: number }
+  /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
+  | { kind: "wordRetracted" }
+  | { kind: "sttPause"; probability: number }
+  | { kind: "sttMarker" }
+  /** A new STT stream is up: its words are new speech. */
+  | { kind: "sttConnected" }
+  /** The `endUserTurn` effect is done; `missed`: the STT did not confirm its last words in time. */
+  | { kind: "turnFlushed"; missed: boolean }
+  /** The first sample of reply `generation` is audible. */
+  | { kind: "replyAudible"; generation: number }
+  /** Reply `generation` has played out (or ended with no audio). */
+  | { kind: "replyDone"; generation: number }
+  | { kind: "interrupt"; reason: "api" | "stall" }
+  /** stop(): the session is ending. */
+  | { kind: "stop" }
+  /** stop() has released everything. */
+  | { kind: "stopped" };
+
+export type TurnEffect =
+  | { kind: "setState"; state: SessionState }
+  | PlaybackEffect
+  /** Arms the VAD worker's own pause of playback with this token, or disarms it (null). */
+  | { kind: "armAutoPause"; token: number | null }
+  /** The user's words so far (not final). */
+  | { kind: "userTranscript"; text: string }
+  /** A word that belongs to the last user message (its flush timed out). */
+  | { kind: "lateUserWord"; text: string }
+  /** Flush the STT for the turn's last words; answer with `turnFlushed`. */
+  | { kind: "endUserTurn" }
+  /** The user's turn goes into the history, final. */
+  | { kind: "addUserMessage"; text: string }
+  /** Make `generation` the player's current one: older audio is fenced off. */
+  | { kind: "fence"; generation: number }
+  /** Start reply `generation` (LLM → TTS → player) for the history as it is. */
+  | { kind: "startReply"; generation: number }
+  /** Interrupt step 1: the reply's history message keeps what was heard. */
+  | { kind: "cutReplyToHeard"; generation: number }
+  /** Interrupt step 2: silence within one render quantum. */
+  | { kind: "flushPlayback" }
+  /** Tell the app: the `interruption` event and the reply's final transcript. */
+  | { kind: "announceInterruption"; generation: number; reason: InterruptReason; speechStartToConfirmMs?: number }
+  /** Interrupt step 4: close the TTS stream, then abort the LLM request; then report the turn. */
+  | { kind: "cancelReply"; generation: number }
+  /** Reply `generation` ended: its final transcript and turn report. */
+  | { kind: "finishReply"; generation: number }
+  /** stop() mid-turn: the words said so far go into the history. */
+  | { kind: "keepUserWords"; text: string }
+  /** stop() mid-reply: the history keeps what was heard of it. */
+  | { kind: "keepHeardReply"; generation: number };
+
+export interface TurnStep {
+  state: TurnState;
+  effects: TurnEffect[];
+}
+
+export const INITIAL_TURN_STATE: TurnState = {
+  phase: "idle",
+  vadSpeaking: false,
+  userWords: [],
+  endingTurn: false,
+  lateWords: false,
+  generation: 0,
+  reply: undefined,
+  bargeIn: NO_BARGE_IN,
+};
+
+type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnConfig) => TurnStep;
+type Handlers = { [K in TurnEvent["kind"]]: Handler<Extract<TurnEvent, { kind: K }>> };
+
+const HANDLERS: Handlers = {
+  listen: (s) => (s.phase === "idle" ? to(s, "listening") : same(s)),
+
+  speechStart: (s, e, config) => {
+    const speaking = { ...s, vadSpeaking: true };
+    if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
+      // Pause now; confirm on the VAD's real start, its end, or an STT word.
+      const { bargeIn, effects } = beginBargeIn(s.reply.generation, { pausedByWorker: e.pausedByWorker, at: e.at, wordsBefore: s.userWords.length });
+      return { state: { ...speaking, bargeIn }, effects };
+    }
+    // A pause the worker made with no reply to barge into (it raced the
+    // disarm) needs no undo: its token is stale for the next reply.
+    return s.phase === "listening" ? to(speaking, "user_speaking") : same(speaking);
+  },
+
+  speechRealStart: (s, e) => confirm(s, "speech", e.at),
+
+  speechEnd: (s, e) => {
+    const confirmed = confirm({ ...s, vadSpeaking: false }, "speech", e.at);
+    return then(confirmed, (next) => (next.phase === "user_speaking" ? endUserTurn(next) : same(next)));
+  },
+
+  misfire: (s, e) => {
+    const quiet = { ...s, vadSpeaking: false };
+    const misfired = misfireBargeIn(s.bargeIn, e.resumedByWorker);
+    if (misfired) {
+      return { state: { ...quiet, bargeIn: misfired.bargeIn, userWords: s.userWords.slice(0, misfired.wordsBefore) }, effects: misfired.effects };
+    }
+    return s.phase === "user_speaking" && s.userWords.length === 0 ? to(quiet, "listening") : same(quiet);
+  },
+
+  word: (s, e, config) => {
+    if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
+    const userWords = [...s.userWords, e.text];
+    const heard: TurnStep = { state: { ...s, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
+    return config.confirmByWords ? then(heard, (next) => confirm(next, "words", e.at)) : heard;
+  },
+
+  wordRetracted: (s) => {
+    if (s.userWords.length === 0) return same(s);
+    const userWords = s.userWords.slice(0, -1);
+    return { state: { ...s, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
+  },
+
+  sttPause: (s, e, config) =>
+    e.probability >= config.pauseThreshold && s.userWords.length > 0 && !s.vadSpeaking && userHasFloor(s) ? endUserTurn(s) : same(s),
+
+  sttMarker: (s) => same({ ...s, lateWords: false }),
+
+  sttConnected: (s) => same({ ...s, lateWords: false }),
+
+  turnFlushed: (s, e) => {
+    const text = s.userWords.join(" ").trim();
+    const flushed = { ...s, endingTurn: false, userWords: [] };
+    if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
+    const generation = s.generation + 1;
+    return {
+      state: { ...flushed, phase: "bot_thinking", generation, reply: { generation, audible: false }, lateWords: e.missed },
+      effects: [
+        { kind: "addUserMessage", text },
+        { kind: "fence", generation },
+        ...changeState(s, "bot_thinking"),
+        { kind: "startReply", generation },
+      ],
+    };
+  },
+
+  replyAudible: (s, e, config) => {
+    if (s.reply?.generation !== e.generation || s.reply.audible) return same(s);
+    const audible = { ...s, reply: { generation: e.generation, audible: true } };
+    const effects: TurnEffect[] = [{ kind: "armAutoPause", token: config.bargeInEnabled ? e.generation : null }];
+    if (s.phase !== "bot_thinking") return { state: audible, effects };
+    return { state: { ...audible, phase: "bot_speaking" }, effects: [...changeState(s, "bot_speaking"), ...effects] };
+  },
+
+  replyDone: (s, e) => {
+    if (s.reply?.generation !== e.generation) return same(s);
+    const phase = s.vadSpeaking ? "user_speaking" : "listening";
+    return {
+      state: { ...s, reply: undefined, bargeIn: NO_BARGE_IN, phase },
+      effects: [{ kind: "armAutoPause", token: null }, { kind: "finishReply", generation: e.generation }, ...changeState(s, phase)],
+    };
+  },
+
+  interrupt: (s, e) => interrupt(s, e.reason, undefined),
+
+  stop: (s) => {
+    const text = s.userWords.join(" ").trim();
+    const effects: TurnEffect[] = [];
+    if (text) effects.push({ kind: "keepUserWords", text });
+    if (s.reply) effects.push({ kind: "keepHeardReply", generation: s.reply.generation });
+    return { state: { ...s, userWords: [], reply: undefined, bargeIn: NO_BARGE_IN }, effects };
+  },
+
+  stopped: (s) => ({ state: { ...INITIAL_TURN_STATE, generation: s.generation }, effects: changeState(s, "idle") }),
+};
+
+/** One step of the machine. Pure. */
+export function step(state: TurnState, event: TurnEvent, config: TurnConfig): TurnStep {
+  const handler = HANDLERS[event.kind] as Handler<TurnEvent>;
+  return handler(state, event, config);
+}
+
+// ─── transitions shared by several events ─────────────────────────────────
+
+/** A confirming cue for a pending barge-in: the reply is interrupted. */
+function confirm(s: TurnState, reason: BargeInReason, at: number): TurnStep {
+  const confirmed = confirmBargeIn(s.bargeIn, at);
+  if (!confirmed) return same(s);
+  return interrupt({ ...s, bargeIn: confirmed.bargeIn }, reason, confirmed.confirmMs);
+}
+
+/**
+ * The ordered interrupt. A user's barge-in hands the floor to the user; a
+ * stop button or a stall hands it to whoever is speaking.
+ */
+function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs: number | undefined): TurnStep {
+  const reply = s.reply;
+  if (!reply) return same(s);
+  const generation = s.generation + 1;
+  const byUser = reason === "speech" || reason === "words";
+  const phase = byUser || s.vadSpeaking ? "user_speaking" : "listening";
+  return {
+    state: { ...s, phase, generation, reply: undefined, bargeIn: NO_BARGE_IN },
+    effects: [
+      { kind: "cutReplyToHeard", generation: reply.generation },
+      { kind: "flushPlayback" },
+      { kind: "fence", generation },
+      { kind: "armAutoPause", token: null },
+      { kind: "announceInterruption", generation: reply.generation, reason, speechStartToConfirmMs },
+      ...changeState(s, phase),
+      { kind: "cancelReply", generation: reply.generation },
+    ],
+  };
+}
+
+/** The user's turn is over: flush the STT for its last words (once). */
+function endUserTurn(s: TurnState): TurnStep {
+  if (s.endingTurn) return same(s);
+  return { state: { ...s, endingTurn: true }, effects: [{ kind: "endUserTurn" }] };
+}
+
+function botHasFloor(s: TurnState): boolean {
+  return s.phase === "bot_speaking" || s.phase === "bot_thinking";
+}
+
+function userHasFloor(s: TurnState): boolean {
+  return s.phase === "listening" || s.phase === "user_speaking";
+}
+
+function same(state: TurnState): TurnStep {
+  return { state, effects: [] };
+}
+
+function to(s: TurnState, phase: SessionState): TurnStep {
+  return { state: { ...s, phase }, effects: changeState(s, phase) };
+}
+
+function changeState(s: TurnState, phase: SessionState): TurnEffect[] {
+  return s.phase === phase ? [] : [{ kind: "setState", state: phase }];
+}
+
+/** Runs `next` on the state `first` left, keeping both steps' effects in order. */
+function then(first: TurnStep, next: (state: TurnState) => TurnStep): TurnStep {
+  const second = next(first.state);
+  return { state: second.state, effects: [...first.effects, ...second.effects] };
+}

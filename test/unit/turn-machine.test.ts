@@ -1,0 +1,201 @@
+/**
+ * The turn machine and the barge-in core, driven synchronously: no timers, no
+ * fakes, no sleeps. Each test feeds events and reads the state and the
+ * effects, in order.
+ */
+import { describe, expect, test } from "vitest";
+import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN } from "../../src/session/barge-in.js";
+import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
+
+const CONFIG: TurnConfig = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
+
+/** Runs `events` from `state`; returns the last state and every effect, in order. */
+function run(events: TurnEvent[], state: TurnState = INITIAL_TURN_STATE, config = CONFIG): { state: TurnState; effects: TurnEffect[] } {
+  const effects: TurnEffect[] = [];
+  for (const event of events) {
+    const next = step(state, event, config);
+    state = next.state;
+    effects.push(...next.effects);
+  }
+  return { state, effects };
+}
+
+const kinds = (effects: TurnEffect[]) => effects.map((e) => (e.kind === "setState" ? `state:${e.state}` : e.kind));
+
+/** A session listening, then a user turn "hello there" whose reply (generation 1) is audible. */
+function botSpeaking(config = CONFIG): TurnState {
+  return run(
+    [
+      { kind: "listen" },
+      { kind: "speechStart", pausedByWorker: false, at: 0 },
+      { kind: "word", text: "hello", at: 100 },
+      { kind: "word", text: "there", at: 200 },
+      { kind: "speechEnd", at: 900 },
+      { kind: "turnFlushed", missed: false },
+      { kind: "replyAudible", generation: 1 },
+    ],
+    INITIAL_TURN_STATE,
+    config,
+  ).state;
+}
+
+describe("turn machine", () => {
+  test("a whole turn: listen → user speaks → the turn ends once the STT is flushed → the reply → listening", () => {
+    const { state, effects } = run([
+      { kind: "listen" },
+      { kind: "speechStart", pausedByWorker: false, at: 0 },
+      { kind: "word", text: "hello", at: 100 },
+      { kind: "speechEnd", at: 900 },
+    ]);
+    expect(state.phase).toBe("user_speaking");
+    expect(kinds(effects)).toEqual(["state:listening", "state:user_speaking", "userTranscript", "endUserTurn"]);
+    const flushed = run([{ kind: "turnFlushed", missed: false }], state);
+    expect(flushed.effects).toEqual([
+      { kind: "addUserMessage", text: "hello" },
+      { kind: "fence", generation: 1 },
+      { kind: "setState", state: "bot_thinking" },
+      { kind: "startReply", generation: 1 },
+    ]);
+    const audible = run([{ kind: "replyAudible", generation: 1 }], flushed.state);
+    expect(audible.effects).toEqual([{ kind: "setState", state: "bot_speaking" }, { kind: "armAutoPause", token: 1 }]);
+    const done = run([{ kind: "replyDone", generation: 1 }], audible.state);
+    expect(done.effects).toEqual([
+      { kind: "armAutoPause", token: null },
+      { kind: "finishReply", generation: 1 },
+      { kind: "setState", state: "listening" },
+    ]);
+    expect(done.state.reply).toBeUndefined();
+  });
+
+  test("the STT's pause probability ends the turn only after a word, past the threshold, and while the VAD hears no speech", () => {
+    const listening = run([{ kind: "listen" }]).state;
+    expect(run([{ kind: "sttPause", probability: 0.99 }], listening).effects).toEqual([]); // no word yet
+    const worded = run([{ kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "word", text: "hi", at: 10 }], listening).state;
+    expect(run([{ kind: "sttPause", probability: 0.99 }], worded).effects).toEqual([]); // VAD still hears speech
+    const quiet = { ...worded, vadSpeaking: false };
+    expect(run([{ kind: "sttPause", probability: 0.5 }], quiet).effects).toEqual([]);
+    expect(kinds(run([{ kind: "sttPause", probability: 0.8 }, { kind: "sttPause", probability: 0.9 }], quiet).effects)).toEqual(["endUserTurn"]);
+  });
+
+  test("a turn with no words goes back to listening, or to user_speaking when the user started again", () => {
+    const ending = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "speechEnd", at: 500 }]).state;
+    expect(run([{ kind: "turnFlushed", missed: false }], ending).effects).toEqual([{ kind: "setState", state: "listening" }]);
+    const again = run([{ kind: "speechStart", pausedByWorker: false, at: 600 }], ending).state;
+    const flushed = run([{ kind: "turnFlushed", missed: false }], again);
+    expect(flushed.effects).toEqual([]);
+    expect(flushed.state.phase).toBe("user_speaking");
+  });
+
+  test("a missed flush sends the STT's late words to the last user message, until its marker or a new stream", () => {
+    const ending = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "word", text: "turn", at: 1 }, { kind: "speechEnd", at: 2 }]).state;
+    const missed = run([{ kind: "turnFlushed", missed: true }, { kind: "word", text: "lights", at: 3 }], ending);
+    expect(missed.effects.at(-1)).toEqual({ kind: "lateUserWord", text: "lights" });
+    expect(missed.state.userWords).toEqual([]);
+    for (const end of [{ kind: "sttMarker" }, { kind: "sttConnected" }] as const) {
+      const after = run([end, { kind: "word", text: "on", at: 4 }], missed.state);
+      expect(after.effects).toEqual([{ kind: "userTranscript", text: "on" }]);
+    }
+  });
+
+  test("barge-in by speech: pause with the reply's token, then the ordered interrupt on the VAD's real start", () => {
+    const speaking = botSpeaking();
+    const paused = run([{ kind: "speechStart", pausedByWorker: false, at: 5000 }], speaking);
+    expect(paused.effects).toEqual([{ kind: "pausePlayback", token: 1 }]);
+    expect(paused.state.phase).toBe("bot_speaking");
+    const confirmed = run([{ kind: "speechRealStart", at: 5200 }], paused.state);
+    expect(confirmed.effects).toEqual([
+      { kind: "cutReplyToHeard", generation: 1 },
+      { kind: "flushPlayback" },
+      { kind: "fence", generation: 2 },
+      { kind: "armAutoPause", token: null },
+      { kind: "announceInterruption", generation: 1, reason: "speech", speechStartToConfirmMs: 200 },
+      { kind: "setState", state: "user_speaking" },
+      { kind: "cancelReply", generation: 1 },
+    ]);
+    expect(confirmed.state).toMatchObject({ phase: "user_speaking", generation: 2, reply: undefined, bargeIn: NO_BARGE_IN });
+  });
+
+  test("the VAD worker's own pause is not repeated, and a speech end confirms and then ends the user's turn", () => {
+    const paused = run([{ kind: "speechStart", pausedByWorker: true, at: 5000 }], botSpeaking());
+    expect(paused.effects).toEqual([]);
+    expect(paused.state.bargeIn).toMatchObject({ kind: "pending", token: 1 });
+    const ended = run([{ kind: "speechEnd", at: 5300 }], paused.state);
+    expect(kinds(ended.effects)).toEqual(["cutReplyToHeard", "flushPlayback", "fence", "armAutoPause", "announceInterruption", "state:user_speaking", "cancelReply", "endUserTurn"]);
+  });
+
+  test("barge-in by words: an STT word while paused confirms; with confirmByWords off it waits for speech", () => {
+    const paused = run([{ kind: "speechStart", pausedByWorker: true, at: 5000 }], botSpeaking()).state;
+    const byWord = run([{ kind: "word", text: "wait", at: 5080 }], paused);
+    expect(byWord.effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "words", speechStartToConfirmMs: 80 });
+    const config = { ...CONFIG, confirmByWords: false };
+    const held = run([{ kind: "word", text: "wait", at: 5080 }], run([{ kind: "speechStart", pausedByWorker: true, at: 5000 }], botSpeaking(config), config).state, config);
+    expect(kinds(held.effects)).toEqual(["userTranscript"]);
+  });
+
+  test("a misfire resumes the paused reply with its token and drops the words heard in the burst", () => {
+    const paused = run([{ kind: "speechStart", pausedByWorker: false, at: 5000 }], { ...botSpeaking(), userWords: ["earlier"] });
+    const withCough = { ...paused.state, userWords: ["earlier", "uh"] };
+    const misfired = run([{ kind: "misfire", resumedByWorker: false }], withCough);
+    expect(misfired.effects).toEqual([{ kind: "resumePlayback", token: 1 }]);
+    expect(misfired.state).toMatchObject({ phase: "bot_speaking", userWords: ["earlier"], bargeIn: NO_BARGE_IN });
+    expect(run([{ kind: "misfire", resumedByWorker: true }], withCough).effects).toEqual([]);
+  });
+
+  test("with barge-in off, speech over the bot neither pauses nor interrupts", () => {
+    const config = { ...CONFIG, bargeInEnabled: false };
+    const speaking = botSpeaking(config);
+    const { effects, state } = run([{ kind: "speechStart", pausedByWorker: false, at: 1 }, { kind: "speechRealStart", at: 300 }, { kind: "speechEnd", at: 900 }], speaking, config);
+    expect(effects).toEqual([]);
+    expect(state.phase).toBe("bot_speaking");
+    expect(run([{ kind: "replyAudible", generation: 1 }], { ...speaking, reply: { generation: 1, audible: false } }, config).effects).toContainEqual({ kind: "armAutoPause", token: null });
+  });
+
+  test("speech with no reply to barge into starts the user's turn and pauses nothing, even if the worker's stale pause landed", () => {
+    const { effects, state } = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: true, at: 0 }]);
+    expect(effects).toEqual([{ kind: "setState", state: "listening" }, { kind: "setState", state: "user_speaking" }]);
+    expect(state.bargeIn).toBe(NO_BARGE_IN);
+  });
+
+  test("interrupt() and a stall hand the floor to whoever speaks; events of an old reply are ignored", () => {
+    const api = run([{ kind: "interrupt", reason: "api" }], botSpeaking());
+    expect(api.effects.find((e) => e.kind === "announceInterruption")).toEqual({ kind: "announceInterruption", generation: 1, reason: "api", speechStartToConfirmMs: undefined });
+    expect(api.state.phase).toBe("listening");
+    const stall = run([{ kind: "interrupt", reason: "stall" }], { ...botSpeaking(), vadSpeaking: true });
+    expect(stall.state.phase).toBe("user_speaking");
+    expect(run([{ kind: "replyDone", generation: 1 }, { kind: "replyAudible", generation: 1 }, { kind: "interrupt", reason: "api" }], api.state).effects).toEqual([]);
+  });
+
+  test("stop keeps the user's words and the heard part of the reply; stopped goes idle", () => {
+    const stopping = run([{ kind: "stop" }], { ...botSpeaking(), userWords: ["and", "then"] });
+    expect(stopping.effects).toEqual([
+      { kind: "keepUserWords", text: "and then" },
+      { kind: "keepHeardReply", generation: 1 },
+    ]);
+    const stopped = run([{ kind: "stopped" }], stopping.state);
+    expect(stopped.effects).toEqual([{ kind: "setState", state: "idle" }]);
+    expect(stopped.state).toMatchObject({ phase: "idle", generation: 1, reply: undefined });
+  });
+
+  test("a word the new STT stream will hear again is taken back from the turn", () => {
+    const worded = run([{ kind: "listen" }, { kind: "word", text: "help", at: 0 }, { kind: "word", text: "m", at: 1 }]).state;
+    const back = run([{ kind: "wordRetracted" }], worded);
+    expect(back.state.userWords).toEqual(["help"]);
+    expect(back.effects).toEqual([{ kind: "userTranscript", text: "help" }]);
+    expect(run([{ kind: "wordRetracted" }], INITIAL_TURN_STATE).effects).toEqual([]);
+  });
+});
+
+describe("barge-in core", () => {
+  test("begin pauses with the token unless the worker did; confirm measures from the speech start; misfire resumes", () => {
+    expect(beginBargeIn(7, { pausedByWorker: false, at: 100, wordsBefore: 2 })).toEqual({
+      bargeIn: { kind: "pending", token: 7, startedAt: 100, wordsBefore: 2 },
+      effects: [{ kind: "pausePlayback", token: 7 }],
+    });
+    const pending = beginBargeIn(7, { pausedByWorker: true, at: 100, wordsBefore: 2 });
+    expect(pending.effects).toEqual([]);
+    expect(confirmBargeIn(pending.bargeIn, 350)).toEqual({ bargeIn: NO_BARGE_IN, confirmMs: 250 });
+    expect(misfireBargeIn(pending.bargeIn, false)).toEqual({ bargeIn: NO_BARGE_IN, effects: [{ kind: "resumePlayback", token: 7 }], wordsBefore: 2 });
+    expect(confirmBargeIn(NO_BARGE_IN, 1)).toBeUndefined();
+    expect(misfireBargeIn(NO_BARGE_IN, false)).toBeUndefined();
+  });
+});
