@@ -16,7 +16,7 @@
  * - reconnects of the STT: SttLink, under a ReconnectPolicy;
  * - the reply's streams and its stall watchdog: Reply.
  */
-import { AudioContextError, ConfigError, MicrophoneError } from "../errors.js";
+import { AudioContextError, ConfigError } from "../errors.js";
 import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
@@ -27,7 +27,8 @@ import type { ComponentsFactory, SessionComponents } from "./ports.js";
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { Reply } from "./reply.js";
 import { SessionCounters } from "./session-metrics.js";
-import { SttLink, type SttLinkEvent } from "./stt-link.js";
+import { onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
+import { SttLink } from "./stt-link.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import type { SessionMetrics, SessionState, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
@@ -58,8 +59,6 @@ export class VoiceSession {
   #stt: SttLink | undefined;
   #unsubscribe: Array<() => void> = [];
   #stopping: Promise<void> | undefined;
-  #meterTimer: ReturnType<typeof setInterval> | undefined;
-  #level = 0;
   /** The reply that holds the floor, until it finishes or its streams are cancelled. */
   #reply: Reply | undefined;
   /** What interrupt step 1 kept, for the `interruption` event that follows it. */
@@ -138,9 +137,10 @@ export class VoiceSession {
         signal,
         uplink: this.#options.uplink ?? {},
         policy: this.#options.reconnect ?? backoffReconnectPolicy(),
-        emit: (e) => this.#onStt(e),
+        emit: (e) => onSttEvent(e, this.#inputs, (err) => this.#emitError(err, false)),
       });
-      this.#wire(components);
+      this.#unsubscribe.push(...wireComponents(components, this.#inputs));
+      if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
       for (const provider of [this.#options.stt, this.#options.llm, this.#options.tts]) {
         const off = provider.on?.("warning", (w) => this.#events.emit("warning", { service: w.service, message: w.message, cause: w.cause }));
         if (off) this.#unsubscribe.push(off);
@@ -174,7 +174,6 @@ export class VoiceSession {
     // The words said so far and the heard part of a reply stay in the history.
     this.#dispatch({ kind: "stop" });
     this.#reply?.cancel();
-    clearInterval(this.#meterTimer);
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
     try {
@@ -188,6 +187,23 @@ export class VoiceSession {
     this.#dispatch({ kind: "stopped" });
   }
 
+  /** What the components and the STT link report goes through here (session-inputs.ts). */
+  readonly #inputs: InputSink = {
+    dispatch: (event) => this.#dispatch(event),
+    events: this.#events,
+    counters: this.#counters,
+    noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
+    sendAudio: (pcm) => this.#stt?.send(pcm),
+    playbackStarted: (generation, at) => {
+      const reply = this.#turn.reply;
+      if (reply?.generation !== generation || reply.audible) return;
+      this.#reply?.audible(at);
+      this.#dispatch({ kind: "replyAudible", generation });
+    },
+    fail: (err) => this.#fail(err),
+    contextState: (state) => this.#onContextState(state),
+  };
+
   #onPageHidden(): void {
     if (this.#controller?.signal.aborted) return;
     this.#events.emit("warning", {
@@ -195,89 +211,6 @@ export class VoiceSession {
       message: "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume",
     });
     void this.stop();
-  }
-
-  // ─── events in ────────────────────────────────────────────────────────────
-
-  #wire({ player, vad, capture }: SessionComponents): void {
-    const now = () => performance.now();
-    this.#unsubscribe.push(
-      vad.on("speechStart", (e) => {
-        this.#events.emit("vad", { kind: "speechStart", direct: e.pausedPlayback, contextTime: e.contextTime });
-        this.#stt?.noteSpeech(true);
-        this.#dispatch({ kind: "speechStart", pausedByWorker: e.pausedPlayback, at: now() });
-      }),
-      vad.on("speechRealStart", (e) => {
-        this.#events.emit("vad", { kind: "speechRealStart", direct: false, contextTime: e.contextTime });
-        this.#dispatch({ kind: "speechRealStart", at: now() });
-      }),
-      vad.on("misfire", (e) => {
-        this.#events.emit("vad", { kind: "misfire", direct: e.resumedPlayback, contextTime: e.contextTime });
-        this.#dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback });
-      }),
-      vad.on("speechEnd", (e) => {
-        this.#stt?.noteSpeech(false);
-        this.#events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });
-        this.#dispatch({ kind: "speechEnd", at: now() });
-      }),
-      player.on("started", (e) => {
-        const reply = this.#turn.reply;
-        if (reply?.generation !== e.generation || reply.audible) return;
-        this.#reply?.audible(e.at);
-        this.#dispatch({ kind: "replyAudible", generation: e.generation });
-      }),
-      player.on("ended", (e) => this.#dispatch({ kind: "replyDone", generation: e.generation })),
-      capture.on("frame", (e) => this.#stt?.send(e.pcm)),
-      capture.on("gap", (e) => this.#counters.captureGap(e.ms)),
-      // Without the microphone or the VAD there is no conversation: end it
-      // cleanly (the transcript so far is kept) and say what to do.
-      capture.on("ended", () =>
-        this.#fail(
-          new MicrophoneError(
-            "the microphone stopped while the session was using it (device unplugged, permission revoked, or the input stream ended); the session has stopped: call start() again",
-            { reason: "ended" },
-          ),
-        ),
-      ),
-      vad.on("error", (e) => this.#fail(e.error)),
-      player.on("contextState", (e) => this.#onContextState(e.state)),
-    );
-    if (this.#options.meter) {
-      vad.setMeter(true);
-      capture.setMeter(true);
-      this.#unsubscribe.push(
-        capture.on("level", (e) => (this.#level = e.rms)),
-        vad.on("probability", (e) => this.#events.emit("vad", { kind: "meter", probability: e.probability, level: this.#level })),
-      );
-      this.#meterTimer = setInterval(() => this.#events.emit("metrics", this.metrics), 250);
-    }
-  }
-
-  #onStt(e: SttLinkEvent): void {
-    switch (e.kind) {
-      case "word":
-        return this.#dispatch({ kind: "word", text: e.text, at: performance.now() });
-      case "marker":
-        return this.#dispatch({ kind: "sttMarker" });
-      case "pause":
-        return this.#dispatch({ kind: "sttPause", probability: e.probability });
-      case "wordRetracted":
-        return this.#dispatch({ kind: "wordRetracted" });
-      case "connected":
-        this.#dispatch({ kind: "sttConnected" });
-        if (e.attempts > 0) this.#events.emit("reconnected", { service: "stt", attempts: e.attempts });
-        return;
-      case "reconnecting":
-        this.#events.emit("warning", { service: "stt", message: e.message, cause: e.cause });
-        this.#events.emit("reconnecting", { service: "stt", attempt: e.attempt, delayMs: e.delayMs, reason: e.reason, cause: e.cause });
-        return;
-      case "overload": {
-        const { kind: _, ...overload } = e;
-        return this.#events.emit("overload", { service: "stt", ...overload });
-      }
-      case "error":
-        return e.fatal ? this.#fail(e.error) : this.#emitError(e.error, false);
-    }
   }
 
   /**

@@ -8,7 +8,9 @@ import { describe, expect, test } from "vitest";
 import type { PlayerPort, VadPort, CapturePort } from "../../src/session/ports.js";
 import { VoiceSession } from "../../src/session/voice-session.js";
 import type { SessionComponents } from "../../src/session/ports.js";
-import { BargeinError, MicrophoneError } from "../../src/errors.js";
+import { AtCapacityError, BargeinError, MicrophoneError } from "../../src/errors.js";
+import type { SttProvider } from "../../src/providers/types.js";
+import { backoffReconnectPolicy, type ReconnectContext, type ReconnectPolicy } from "../../src/session/reconnect-policy.js";
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 
@@ -95,8 +97,18 @@ class VirtualVad implements VadPort {
   }
 }
 
-function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number } = {}) {
+function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; refuseConnections?: number[]; reconnect?: ReconnectPolicy } = {}) {
   const stt = fakeStt({ keepAudio: true });
+  // Connections counted from 1; the ones listed are refused as a full service refuses them.
+  let connections = 0;
+  const sttProvider: SttProvider = {
+    ...stt.provider,
+    connect: async (signal) => {
+      connections++;
+      if (opts.refuseConnections?.includes(connections)) throw new AtCapacityError(`fake-stt: no free channels (connection ${connections})`, { service: "stt" });
+      return stt.provider.connect(signal);
+    },
+  };
   const llm = fakeLlm({ reply: () => "one two three four five six", msPerWord: 1 });
   const tts = fakeTts({ secondsPerWord: 0.25, failAfterWords: opts.ttsFailAfterWords });
   const player = new VirtualPlayer();
@@ -106,7 +118,7 @@ function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number } = {}) 
   let disposed = 0;
   const components: SessionComponents = { player, vad, capture, dispose: async () => void disposed++ };
   const session = new VoiceSession(
-    { stt: stt.provider, llm: llm.provider, tts: tts.provider, instructions: "Be brief.", bargeIn: { minSpeechMs: opts.minSpeechMs ?? 30 } },
+    { stt: sttProvider, llm: llm.provider, tts: tts.provider, instructions: "Be brief.", bargeIn: { minSpeechMs: opts.minSpeechMs ?? 30 }, reconnect: opts.reconnect },
     { components: async () => components },
   );
   const states: string[] = [];
@@ -333,6 +345,57 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "keep these" });
     expect(errors).toEqual(["socket dropped"]);
     await t.session.stop();
+  });
+
+  test("a dropped STT whose first two reconnects are refused is survived under the default policy: reconnecting is reported, the words kept", async () => {
+    const t = setup({ refuseConnections: [2, 3], reconnect: backoffReconnectPolicy({ delaysMs: [0, 20, 40], random: () => 0.5 }) });
+    await t.session.start();
+    const reconnecting: Array<{ attempt: number; delayMs: number; reason: string }> = [];
+    const reconnected: number[] = [];
+    const errors: Array<{ name: string; fatal: boolean }> = [];
+    t.session.on("reconnecting", (e) => reconnecting.push({ attempt: e.attempt, delayMs: e.delayMs, reason: e.reason }));
+    t.session.on("reconnected", (e) => reconnected.push(e.attempts));
+    t.session.on("error", (e) => errors.push({ name: e.error.name, fatal: e.fatal }));
+    t.vad.emit("speechStart");
+    t.stt.word("keep");
+    t.stt.drop(new Error("socket dropped"));
+    await until(() => reconnected.length === 1);
+    expect(reconnecting).toEqual([
+      { attempt: 1, delayMs: 0, reason: "dropped" },
+      { attempt: 2, delayMs: 20, reason: "connect-failed" },
+      { attempt: 3, delayMs: 40, reason: "connect-failed" },
+    ]);
+    expect(reconnected).toEqual([3]);
+    expect(errors).toEqual([
+      { name: "Error", fatal: false },
+      { name: "AtCapacityError", fatal: false },
+      { name: "AtCapacityError", fatal: false },
+    ]);
+    t.stt.word("these");
+    t.vad.emit("speechEnd");
+    await until(() => t.llm.requests.length === 1);
+    expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "keep these" });
+    expect(t.session.state).not.toBe("idle");
+    await t.session.stop();
+  });
+
+  test("the reconnect policy decides: one that gives up makes the failure fatal, the session stops and keeps the words", async () => {
+    const asked: ReconnectContext[] = [];
+    const t = setup({ reconnect: { stableMs: 10_000, nextRetryDelayMs: (c) => (asked.push(c), null) } });
+    await t.session.start();
+    const errors: Array<{ message: string; fatal: boolean }> = [];
+    t.session.on("error", (e) => errors.push({ message: e.error.message, fatal: e.fatal }));
+    t.vad.emit("speechStart");
+    t.stt.word("keep");
+    t.stt.drop(new Error("socket dropped"));
+    await until(() => t.session.state === "idle");
+    expect(asked).toMatchObject([{ retryCount: 0, reason: "dropped" }]);
+    expect(errors).toEqual([
+      { message: "socket dropped", fatal: false },
+      { message: "socket dropped", fatal: true },
+    ]);
+    expect(t.session.history).toEqual([{ role: "user", text: "keep" }]);
+    expect(t.stt.openStreams).toBe(0);
   });
 
   test("a dropped STT gets the speech it had not turned into words: the new stream hears it first, and an open word is not counted twice", async () => {

@@ -1,0 +1,115 @@
+/**
+ * Events in: what the VAD, the capture, the player and the STT link report,
+ * turned into TurnEvents for the turn machine and into the app's `vad`,
+ * `warning`, `reconnecting` and `overload` events. Nothing here decides; the
+ * machine does. Thread: main.
+ */
+import { MicrophoneError } from "../errors.js";
+import type { Emitter } from "../util/emitter.js";
+import type { SessionComponents } from "./ports.js";
+import type { SessionCounters } from "./session-metrics.js";
+import type { SttLinkEvent } from "./stt-link.js";
+import type { TurnEvent } from "./turn-machine.js";
+import type { VoiceSessionEvents } from "./types.js";
+
+/** The session's side of the wiring. */
+export interface InputSink {
+  dispatch(event: TurnEvent): void;
+  events: Emitter<VoiceSessionEvents>;
+  counters: SessionCounters;
+  /** The VAD's speech start (true) or end (false), for the STT replay. */
+  noteSpeech(speaking: boolean): void;
+  /** One uplink frame for the STT. */
+  sendAudio(pcm: Float32Array | Int16Array): void;
+  /** The player's first sample of `generation` is audible at `at` (performance.now()). */
+  playbackStarted(generation: number, at: number): void;
+  /** The session cannot go on: report and stop. */
+  fail(err: unknown): void;
+  /** The AudioContext left "running". */
+  contextState(state: string): void;
+}
+
+const now = () => performance.now();
+
+/** Subscribes to every component; returns the functions that unsubscribe. */
+export function wireComponents({ player, vad, capture }: SessionComponents, sink: InputSink): Array<() => void> {
+  const { dispatch, events } = sink;
+  return [
+    vad.on("speechStart", (e) => {
+      events.emit("vad", { kind: "speechStart", direct: e.pausedPlayback, contextTime: e.contextTime });
+      sink.noteSpeech(true);
+      dispatch({ kind: "speechStart", pausedByWorker: e.pausedPlayback, at: now() });
+    }),
+    vad.on("speechRealStart", (e) => {
+      events.emit("vad", { kind: "speechRealStart", direct: false, contextTime: e.contextTime });
+      dispatch({ kind: "speechRealStart", at: now() });
+    }),
+    vad.on("misfire", (e) => {
+      events.emit("vad", { kind: "misfire", direct: e.resumedPlayback, contextTime: e.contextTime });
+      dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback });
+    }),
+    vad.on("speechEnd", (e) => {
+      sink.noteSpeech(false);
+      events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });
+      dispatch({ kind: "speechEnd", at: now() });
+    }),
+    player.on("started", (e) => sink.playbackStarted(e.generation, e.at)),
+    player.on("ended", (e) => dispatch({ kind: "replyDone", generation: e.generation })),
+    capture.on("frame", (e) => sink.sendAudio(e.pcm)),
+    capture.on("gap", (e) => sink.counters.captureGap(e.ms)),
+    // Without the microphone or the VAD there is no conversation: end it
+    // cleanly (the transcript so far is kept) and say what to do.
+    capture.on("ended", () =>
+      sink.fail(
+        new MicrophoneError(
+          "the microphone stopped while the session was using it (device unplugged, permission revoked, or the input stream ended); the session has stopped: call start() again",
+          { reason: "ended" },
+        ),
+      ),
+    ),
+    vad.on("error", (e) => sink.fail(e.error)),
+    player.on("contextState", (e) => sink.contextState(e.state)),
+  ];
+}
+
+/** The `vad` meter events (probability and level) and `metrics` every 250 ms. */
+export function wireMeter({ vad, capture }: SessionComponents, sink: InputSink, metrics: () => VoiceSessionEvents["metrics"]): Array<() => void> {
+  let level = 0;
+  vad.setMeter(true);
+  capture.setMeter(true);
+  const timer = setInterval(() => sink.events.emit("metrics", metrics()), 250);
+  return [
+    capture.on("level", (e) => (level = e.rms)),
+    vad.on("probability", (e) => sink.events.emit("vad", { kind: "meter", probability: e.probability, level })),
+    () => clearInterval(timer),
+  ];
+}
+
+/** What the STT link reports, for the machine and the app. */
+export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: unknown) => void): void {
+  const { dispatch, events } = sink;
+  switch (e.kind) {
+    case "word":
+      return dispatch({ kind: "word", text: e.text, at: now() });
+    case "marker":
+      return dispatch({ kind: "sttMarker" });
+    case "pause":
+      return dispatch({ kind: "sttPause", probability: e.probability });
+    case "wordRetracted":
+      return dispatch({ kind: "wordRetracted" });
+    case "connected":
+      dispatch({ kind: "sttConnected" });
+      if (e.attempts > 0) events.emit("reconnected", { service: "stt", attempts: e.attempts });
+      return;
+    case "reconnecting":
+      events.emit("warning", { service: "stt", message: e.message, cause: e.cause });
+      events.emit("reconnecting", { service: "stt", attempt: e.attempt, delayMs: e.delayMs, reason: e.reason, cause: e.cause });
+      return;
+    case "overload": {
+      const { kind: _, ...overload } = e;
+      return events.emit("overload", { service: "stt", ...overload });
+    }
+    case "error":
+      return e.fatal ? sink.fail(e.error) : reportError(e.error);
+  }
+}
