@@ -15,9 +15,11 @@ export {
   OverloadError,
   MicrophoneError,
   AudioContextError,
+  DeadlineExceededError,
+  StateError,
   isExpectedAtShutdown,
 } from "./errors.js";
-export type { BargeinErrorOptions, MicrophoneErrorReason } from "./errors.js";
+export type { BargeinErrorOptions, BargeinErrorCode, MicrophoneErrorReason } from "./errors.js";
 export { isAbort } from "./util/abort.js";
 export { Emitter } from "./util/emitter.js";
 export type { Listener, EventMap } from "./util/emitter.js";
@@ -72,6 +74,8 @@ export { playbackControl, pausePlayback, resumePlayback, flushPlayback } from ".
 export { PlaybackSlot } from "./protocol/audio-messages.js";
 export type { PlaybackCommand, PlaybackState, UplinkFormat } from "./protocol/audio-messages.js";
 export { VoiceSession } from "./session/voice-session.js";
+export { backoffReconnectPolicy } from "./session/reconnect-policy.js";
+export type { ReconnectPolicy, ReconnectContext, BackoffPolicyOptions } from "./session/reconnect-policy.js";
 export type {
   VoiceSessionOptions,
   VoiceSessionEvents,
@@ -87,7 +91,8 @@ export type {
   TurnOptions,
 } from "./session/types.js";
 export type { HistoryMessage, UserMessage, AssistantMessage } from "./session/history.js";
+export type { PlayerPort, VadPort, CapturePort, SessionComponents, ComponentsFactory, ComponentsContext } from "./session/ports.js";
 export { Uplink } from "./uplink/uplink.js";
 export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkEvents, OverloadPolicy } from "./uplink/uplink.js";
-export { LlmAdmission, DeadlineExceededError } from "./uplink/admission.js";
-export type { AdmissionOptions, AdmissionMetrics } from "./uplink/admission.js";
+export { LlmAdmission } from "./providers/llm-admission.js";
+export type { AdmissionOptions, AdmissionMetrics } from "./providers/llm-admission.js";

@@ -1,6 +1,7 @@
-// bargein's VadWorker on the bench program: frames go worklet → worker over a
-// port; this page only receives speech events.
-import { VadWorker } from "/dist/bargein.js";
+// bargein's VadWorker on the bench program, fed by the SDK's real capture
+// worklet (through Microphone, with the program's MediaStream as its input):
+// frames go worklet → worker over a port; this page only receives speech events.
+import { Microphone, VadWorker } from "/dist/bargein.js";
 import { buildProgram, createPlayer, onsetLatencies, playPhase } from "./program.js";
 
 window.bench = {
@@ -12,11 +13,10 @@ window.bench = {
     const loadStart = performance.now();
     await vad.start();
     const loadMs = performance.now() - loadStart;
-    await player.context.audioWorklet.addModule("./frame-worklet.js");
-    const framer = new AudioWorkletNode(player.context, "bench-vad-framer");
-    new MediaStreamAudioSourceNode(player.context, { mediaStream: player.stream }).connect(framer);
-    const port = vad.framePort();
-    framer.port.postMessage({ kind: "connect-vad", port }, [port]);
+    // No uplink: the main thread gets no per-frame message at all.
+    const mic = new Microphone({ context: player.context, assetsPath: "/dist/", input: player.stream });
+    await mic.start();
+    mic.connectVad(vad.framePort());
     const starts = [];
     const decided = [];
     vad.on("speechStart", (e) => {
@@ -24,16 +24,17 @@ window.bench = {
       // The worker's decision time on this page's clock (both are epoch-based).
       decided.push(e.workerTime - performance.timeOrigin);
     });
-    window.state = { program, player, vad, starts, decided, loadMs };
+    window.state = { program, player, vad, mic, starts, decided, loadMs };
     return { loadMs, workerLoadMs: vad.loadMs, onsets: program.onsets.length, durationS: program.samples.length / 16000 };
   },
   /** Phase 2: play in real time; resolves when the audio has ended (+ 0.5 s). */
   play: playPhase,
   /** Phase 3: latencies, then per-frame inference times from a fast replay with the meter on. */
   async finish() {
-    const { program, vad, starts, decided, run, player } = window.state;
+    const { program, vad, mic, starts, decided, run, player } = window.state;
     const latencies = onsetLatencies(program.onsets, run.perfOfSample, starts);
     const workerLatencies = onsetLatencies(program.onsets, run.perfOfSample, decided);
+    await mic.stop();
     await vad.stop();
     await player.context.close();
     // Inference timing: a fresh worker, the program fed as fast as the worker takes it.
