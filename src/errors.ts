@@ -1,8 +1,12 @@
 /**
  * One error family for the whole SDK. Every error says what failed, where
  * (the service and URL when there is one) and what to do about it.
- * `name` follows the concrete class, so `err.name === "AtCapacityError"` works
- * across bundles where `instanceof` may not.
+ *
+ * Each class sets `name` as a literal and a stable machine-readable `code`:
+ * a minifier renames classes (a class's own name then reads `_` or `x` in an
+ * app's production build), and `instanceof` fails across two copies of the
+ * SDK, but `err.name === "AtCapacityError"` and `err.code === "at_capacity"`
+ * hold everywhere. test/unit/errors.test.ts checks them in a minified bundle.
  */
 export interface BargeinErrorOptions {
   cause?: unknown;
@@ -12,31 +16,62 @@ export interface BargeinErrorOptions {
   url?: string;
 }
 
+/** Every `code` a BargeinError can have; one per class. */
+export type BargeinErrorCode =
+  | "error"
+  | "asset_load"
+  | "config"
+  | "protocol"
+  | "at_capacity"
+  | "service_timeout"
+  | "deadline_exceeded"
+  | "connection_closed"
+  | "overload"
+  | "microphone"
+  | "audio_context"
+  | "state";
+
+/** The base class, used as such when a service reported its own error (the message quotes it). */
 export class BargeinError extends Error {
+  override readonly name: string = "BargeinError";
+  readonly code: BargeinErrorCode = "error";
   readonly service: string | undefined;
   readonly url: string | undefined;
   constructor(message: string, options: BargeinErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
     this.service = options.service;
     this.url = options.url;
   }
 }
 
 /** A worklet, worker, model or wasm file could not be fetched or evaluated. */
-export class AssetLoadError extends BargeinError {}
+export class AssetLoadError extends BargeinError {
+  override readonly name = "AssetLoadError";
+  override readonly code = "asset_load";
+}
 
 /** A caller passed an option that cannot work; the message names the option. */
-export class ConfigError extends BargeinError {}
+export class ConfigError extends BargeinError {
+  override readonly name = "ConfigError";
+  override readonly code = "config";
+}
 
 /** A server sent something that does not follow its protocol, or too much of it. */
-export class ProtocolError extends BargeinError {}
+export class ProtocolError extends BargeinError {
+  override readonly name = "ProtocolError";
+  override readonly code = "protocol";
+}
 
 /** The service answered, but refused: it has no free channel ("no free channels"). */
-export class AtCapacityError extends BargeinError {}
+export class AtCapacityError extends BargeinError {
+  override readonly name = "AtCapacityError";
+  override readonly code = "at_capacity";
+}
 
 /** The service did not answer within its start-up timeout. */
 export class ServiceTimeoutError extends BargeinError {
+  override readonly name = "ServiceTimeoutError";
+  override readonly code = "service_timeout";
   readonly timeoutMs: number;
   constructor(message: string, options: BargeinErrorOptions & { timeoutMs: number }) {
     super(message, options);
@@ -44,17 +79,28 @@ export class ServiceTimeoutError extends BargeinError {
   }
 }
 
-/** A socket closed before its stream was complete. */
+/** A request waited in a queue (the LLM admission) past its deadline; it was never sent. */
+export class DeadlineExceededError extends BargeinError {
+  override readonly name = "DeadlineExceededError";
+  override readonly code = "deadline_exceeded";
+}
+
+/** A socket closed before its stream was complete. `closeCode` is the WebSocket close code, when there was one. */
 export class ConnectionClosedError extends BargeinError {
-  readonly code: number | undefined;
-  constructor(message: string, options: BargeinErrorOptions & { code?: number } = {}) {
+  override readonly name = "ConnectionClosedError";
+  override readonly code = "connection_closed";
+  readonly closeCode: number | undefined;
+  constructor(message: string, options: BargeinErrorOptions & { closeCode?: number } = {}) {
     super(message, options);
-    this.code = options.code;
+    this.closeCode = options.closeCode;
   }
 }
 
-/** The uplink could not keep up inside its latency budget. */
-export class OverloadError extends BargeinError {}
+/** More work arrived than can be handled in time: the LLM admission queue is full, or the uplink fell behind its budget. */
+export class OverloadError extends BargeinError {
+  override readonly name = "OverloadError";
+  override readonly code = "overload";
+}
 
 /**
  * How the microphone failed. "ended": it was open, then its track ended
@@ -64,6 +110,8 @@ export type MicrophoneErrorReason = "denied" | "not-found" | "in-use" | "unsuppo
 
 /** The microphone could not be opened, or stopped while in use. `reason` tells which way. */
 export class MicrophoneError extends BargeinError {
+  override readonly name = "MicrophoneError";
+  override readonly code = "microphone";
   readonly reason: MicrophoneErrorReason;
   constructor(message: string, options: BargeinErrorOptions & { reason: MicrophoneErrorReason }) {
     super(message, { ...options, service: options.service ?? "microphone" });
@@ -72,7 +120,20 @@ export class MicrophoneError extends BargeinError {
 }
 
 /** The AudioContext could not be created or would not start. */
-export class AudioContextError extends BargeinError {}
+export class AudioContextError extends BargeinError {
+  override readonly name = "AudioContextError";
+  override readonly code = "audio_context";
+}
+
+/**
+ * A method was called in a state where it cannot run: `start()` on a session
+ * already started, `add()` on a disposed QuestManager, a second reader on a
+ * one-consumer stream. A bug in the calling code, not a fault of a service.
+ */
+export class StateError extends BargeinError {
+  override readonly name = "StateError";
+  override readonly code = "state";
+}
 
 /**
  * Errors that are expected while shutting down: a service that was at capacity,

@@ -15,7 +15,7 @@ import {
   ConnectionClosedError,
   ServiceTimeoutError,
 } from "../errors.js";
-import { delay, linkAbort } from "../util/abort.js";
+import { delay, timeout } from "../util/timeout.js";
 
 /** Unmute's defaults: 3 instances, 0.5 s each. */
 export const DEFAULT_MAX_TRIES = 3;
@@ -46,9 +46,6 @@ export function shuffled<T>(items: readonly T[], random: () => number = Math.ran
   return out;
 }
 
-/** Thrown inside a try when its own start-up timer fired. */
-class StartupTimeout extends Error {}
-
 /**
  * Connects to the first instance that starts up in time. `startUp(url, signal)`
  * must open the connection, wait for the service's Ready, and release
@@ -66,26 +63,24 @@ export async function findInstance<T>(
   }
   const outcomes: string[] = [];
   let last: unknown;
+  let lastTimedOut = false;
   for (const url of candidates) {
     signal?.throwIfAborted();
-    const attempt = new AbortController();
-    const unlink = linkAbort(signal, attempt);
-    const timer = setTimeout(() => attempt.abort(new StartupTimeout()), timeoutMs);
+    const attempt = timeout(timeoutMs, signal);
     try {
       return await startUp(url, attempt.signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      const timedOut = attempt.signal.reason instanceof StartupTimeout;
-      last = timedOut ? new StartupTimeout() : err;
-      outcomes.push(`${url} (${timedOut ? `no answer in ${timeoutMs} ms` : describeFailure(err)})`);
+      lastTimedOut = attempt.expired;
+      last = lastTimedOut ? attempt.signal.reason : err;
+      outcomes.push(`${url} (${lastTimedOut ? `no answer in ${timeoutMs} ms` : describeFailure(err)})`);
     } finally {
-      clearTimeout(timer);
-      unlink();
+      attempt.clear();
     }
   }
   const tried = `tried ${outcomes.join(", ")}`;
   const base = { service, url: candidates.join(" "), cause: last };
-  if (last instanceof StartupTimeout) {
+  if (lastTimedOut) {
     throw new ServiceTimeoutError(`${service}: no instance started within ${timeoutMs} ms; ${tried}`, {
       ...base,
       timeoutMs,
@@ -95,14 +90,14 @@ export async function findInstance<T>(
     throw new AtCapacityError(`${service}: every instance tried is at capacity; ${tried}. Try again later or add instances.`, base);
   }
   if (last instanceof ConnectionClosedError) {
-    throw new ConnectionClosedError(`${service}: could not connect; ${tried}`, { ...base, code: last.code });
+    throw new ConnectionClosedError(`${service}: could not connect; ${tried}`, { ...base, closeCode: last.closeCode });
   }
   throw last;
 }
 
 function describeFailure(err: unknown): string {
   if (err instanceof AtCapacityError) return "at capacity";
-  if (err instanceof ConnectionClosedError) return `connection failed${err.code ? `, code ${err.code}` : ""}`;
+  if (err instanceof ConnectionClosedError) return `connection failed${err.closeCode ? `, code ${err.closeCode}` : ""}`;
   if (err instanceof Error) return err.name;
   return "failed";
 }

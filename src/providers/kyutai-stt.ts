@@ -10,6 +10,7 @@
  */
 import { ConfigError, ConnectionClosedError } from "../errors.js";
 import { Encoder } from "@msgpack/msgpack";
+import { abortable } from "../util/abort.js";
 import { findInstance } from "./discovery.js";
 import { KYUTAI_SAMPLE_RATE, kyutaiServerError, openKyutaiSocket, type KyutaiServiceOptions } from "./kyutai-socket.js";
 import type { MessageSocket } from "./message-socket.js";
@@ -122,22 +123,18 @@ class KyutaiSttStream implements SttStream {
     // Send before registering: if the socket is closed, send throws and no waiter is left behind.
     // The echo cannot overtake the registration, which happens in the same task.
     socket.send(controlEncoder.encode({ type: "Marker", id }));
-    const answered = new Promise<void>((resolve, reject) => this.#markerWaiters.set(id, { resolve, reject }));
+    // Settled by the marker, by the socket's end, or by the signal; the waiter goes either way.
+    const answered = abortable<void>((resolve, reject) => {
+      this.#markerWaiters.set(id, { resolve, reject });
+      return () => this.#markerWaiters.delete(id);
+    }, signal);
     // If the padding below throws (the socket closed), the close still rejects `answered`: not unhandled.
     answered.catch(() => {});
     const padding = Math.round(this.#flushPaddingS * KYUTAI_SAMPLE_RATE);
     for (let sent = 0; sent < padding; sent += FRAME_SAMPLES) {
       this.sendAudio(new Float32Array(Math.min(FRAME_SAMPLES, padding - sent)));
     }
-    if (!signal) return answered;
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        this.#markerWaiters.delete(id);
-        reject(signal.reason);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      answered.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-    });
+    return answered;
   }
 
   async *events(signal?: AbortSignal): AsyncGenerator<SttEvent, void, undefined> {

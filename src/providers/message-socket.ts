@@ -5,8 +5,9 @@
  *
  * Contracts:
  * - Main thread only (uses the browser WebSocket global).
- * - Inbound messages are queued until read; one consumer reads them with
- *   `next` or `messages`. Aborting a read ends that read, not the socket.
+ * - Inbound messages are queued (an AsyncQueue) until read; one consumer
+ *   reads them with `next` or `messages` (a second waiting read throws a
+ *   StateError). Aborting a read ends that read, not the socket.
  * - The stream ends normally on a clean close with code 1000 or 1005, or when
  *   we closed it ourselves. Any other close throws ConnectionClosedError; a
  *   malformed or oversized frame throws ProtocolError and closes the socket.
@@ -14,6 +15,9 @@
  *   limit bounds what we decode and keep, not what the network carries.
  */
 import { BargeinError, ConfigError, ConnectionClosedError, ProtocolError } from "../errors.js";
+import { abortable, raceAbort } from "../util/abort.js";
+import { AsyncQueue } from "../util/async-queue.js";
+import { timeout } from "../util/timeout.js";
 import { protocolError, type WireContext } from "./wire.js";
 
 /** Default cap on one inbound frame: 1 MiB (a Kyutai audio frame is about 10 kB). */
@@ -52,17 +56,14 @@ export interface CloseInfo {
   byUs: boolean;
 }
 
-type Ending = { kind: "closed"; info: CloseInfo } | { kind: "failed"; error: Error };
-
 export class MessageSocket<T> {
   readonly ctx: WireContext;
   readonly #ws: WebSocket;
   readonly #maxBytes: number;
   #decode: (data: ArrayBuffer | string, ctx: WireContext) => T | undefined;
-  readonly #queue: T[] = [];
-  #ending: Ending | undefined;
+  /** Decoded messages for the one consumer; ended or failed when the socket ends (the first ending wins). */
+  readonly #queue = new AsyncQueue<T>();
   #closedByUs = false;
-  #wake: (() => void) | undefined;
   readonly #closed: Promise<CloseInfo>;
 
   private constructor(ws: WebSocket, options: MessageSocketOptions<T>) {
@@ -75,7 +76,7 @@ export class MessageSocket<T> {
     this.#closed = new Promise((resolve) => {
       ws.addEventListener("close", (event) => {
         const info = { code: event.code, reason: event.reason, wasClean: event.wasClean, byUs: this.#closedByUs };
-        this.#end({ kind: "closed", info });
+        this.#endWith(info);
         resolve(info);
       });
     });
@@ -99,39 +100,29 @@ export class MessageSocket<T> {
       );
     }
     const socket = new MessageSocket<T>(ws, options);
-    return new Promise((resolve, reject) => {
-      const cleanup = () => {
-        ws.removeEventListener("open", onOpen);
-        ws.removeEventListener("error", onFailure);
-        signal?.removeEventListener("abort", onAbort);
-      };
-      const onOpen = () => {
-        cleanup();
-        resolve(socket);
-      };
-      const onAbort = () => {
-        cleanup();
-        void socket.close();
-        reject(signal!.reason);
-      };
+    const opened = abortable<MessageSocket<T>>((resolve, reject) => {
+      const onOpen = () => resolve(socket);
       // Before `open`, an error is a failed handshake (refused, 401, no such
       // path). Some implementations fire `close` only much later, so fail now.
-      const onFailure = () => {
-        cleanup();
-        void socket.close();
+      const onFailure = () =>
         reject(
           new ConnectionClosedError(`${options.service}: could not connect to ${options.safeUrl} (the handshake failed)`, {
             service: options.service,
             url: options.safeUrl,
-            code: 1006,
+            closeCode: 1006,
           }),
         );
-      };
       ws.addEventListener("open", onOpen);
       ws.addEventListener("error", onFailure);
-      signal?.addEventListener("abort", onAbort, { once: true });
       void socket.#closed.then(onFailure);
-    });
+      return () => {
+        ws.removeEventListener("open", onOpen);
+        ws.removeEventListener("error", onFailure);
+      };
+    }, signal);
+    // Failed or aborted before it opened: the socket is ours to close.
+    opened.catch(() => void socket.close());
+    return opened;
   }
 
   /**
@@ -144,13 +135,15 @@ export class MessageSocket<T> {
   map<U>(map: (message: T, ctx: WireContext) => U | undefined): MessageSocket<U> {
     const self = this as unknown as MessageSocket<U>;
     const decode = this.#decode;
-    const queued = this.#queue.splice(0);
     self.#decode = (data, ctx) => {
       const message = decode(data, ctx);
       return message === undefined ? undefined : map(message, ctx);
     };
-    for (const message of queued) {
-      if (!self.#accept(() => map(message, this.ctx))) break;
+    try {
+      // The same queue, retyped: what it holds becomes U in place, in order.
+      this.#queue.remap((message) => map(message, this.ctx));
+    } catch (err) {
+      this.#failDecoding(err);
     }
     return self;
   }
@@ -190,33 +183,13 @@ export class MessageSocket<T> {
    * socket's failure (ProtocolError, ConnectionClosedError) after the queued
    * messages are read; rejects with the signal's reason on abort.
    */
-  async next(signal?: AbortSignal): Promise<IteratorResult<T, undefined>> {
-    for (;;) {
-      signal?.throwIfAborted();
-      const message = this.#queue.shift();
-      if (message !== undefined) return { done: false, value: message };
-      if (this.#ending) {
-        if (this.#ending.kind === "failed") throw this.#ending.error;
-        const info = this.#ending.info;
-        if (info.byUs || (info.wasClean && (info.code === 1000 || info.code === 1005))) {
-          return { done: true, value: undefined };
-        }
-        throw new ConnectionClosedError(
-          `${this.ctx.service}: the connection to ${this.ctx.url} closed abnormally (code ${info.code}${info.reason ? `, ${info.reason}` : ""})`,
-          { service: this.ctx.service, url: this.ctx.url, code: info.code },
-        );
-      }
-      await this.#waitForChange(signal);
-    }
+  next(signal?: AbortSignal): Promise<IteratorResult<T, undefined>> {
+    return this.#queue.next(signal);
   }
 
   /** Iterates messages until the socket ends; see `next`. */
-  async *messages(signal?: AbortSignal): AsyncGenerator<T, void, undefined> {
-    for (;;) {
-      const result = await this.next(signal);
-      if (result.done) return;
-      yield result.value;
-    }
+  messages(signal?: AbortSignal): AsyncGenerator<T, void, undefined> {
+    return this.#queue.iterate(signal);
   }
 
   /**
@@ -229,18 +202,18 @@ export class MessageSocket<T> {
       this.#ws.close(code, reason);
     }
     if (this.#ws.readyState === WebSocket.CLOSED) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      this.#closed,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, CLOSE_WAIT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    const limit = timeout(CLOSE_WAIT_MS);
+    try {
+      await raceAbort(this.#closed, limit.signal);
+    } catch {
+      // The peer never answered the close: the socket is closed on our side all the same.
+    } finally {
+      limit.clear();
+    }
   }
 
   #onMessage(data: ArrayBuffer | string): void {
-    if (this.#ending) return;
+    if (this.#queue.closed) return;
     const size = typeof data === "string" ? data.length : data.byteLength;
     if (size > this.#maxBytes) {
       this.#fail(
@@ -252,50 +225,44 @@ export class MessageSocket<T> {
     this.#accept(() => this.#decode(data, this.ctx));
   }
 
-  /** Queues what `produce` returns (unless undefined); on a throw, fails the stream. Returns false on failure. */
-  #accept(produce: () => T | undefined): boolean {
+  /** Queues what `produce` returns (unless undefined); on a throw, fails the stream. */
+  #accept(produce: () => T | undefined): void {
     let message: T | undefined;
     try {
       message = produce();
     } catch (err) {
-      this.#fail(err instanceof BargeinError ? err : protocolError(this.ctx, "a message could not be decoded", err), CLOSE_PROTOCOL_ERROR);
-      return false;
+      this.#failDecoding(err);
+      return;
     }
-    if (message !== undefined) {
-      this.#queue.push(message);
-      this.#signal();
-    }
-    return true;
+    if (message !== undefined) this.#queue.push(message);
+  }
+
+  /** A decode or map threw: a BargeinError ends the stream as it is, anything else as a ProtocolError. */
+  #failDecoding(err: unknown): void {
+    this.#fail(err instanceof BargeinError ? err : protocolError(this.ctx, "a message could not be decoded", err), CLOSE_PROTOCOL_ERROR);
   }
 
   /** Ends the stream with `error` and closes the socket: we stop trusting this peer. */
   #fail(error: Error, code: number): void {
-    this.#end({ kind: "failed", error });
+    this.#queue.fail(error);
     void this.close(code, error instanceof ProtocolError ? "protocol error" : "error");
   }
 
-  #end(ending: Ending): void {
-    this.#ending ??= ending;
-    this.#signal();
-  }
-
-  #signal(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    wake?.();
-  }
-
-  #waitForChange(signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.#wake = undefined;
-        reject(signal!.reason);
-      };
-      this.#wake = () => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+  /**
+   * Ends the stream when the socket closed: normally on a clean 1000/1005 or
+   * when we closed it, else with a ConnectionClosedError. A failure already
+   * recorded (a ProtocolError) stays the stream's ending.
+   */
+  #endWith(info: CloseInfo): void {
+    if (info.byUs || (info.wasClean && (info.code === 1000 || info.code === 1005))) {
+      this.#queue.end();
+      return;
+    }
+    this.#queue.fail(
+      new ConnectionClosedError(
+        `${this.ctx.service}: the connection to ${this.ctx.url} closed abnormally (code ${info.code}${info.reason ? `, ${info.reason}` : ""})`,
+        { service: this.ctx.service, url: this.ctx.url, closeCode: info.code },
+      ),
+    );
   }
 }

@@ -16,7 +16,8 @@ import {
   ProtocolError,
   ServiceTimeoutError,
 } from "../errors.js";
-import { linkAbort } from "../util/abort.js";
+import { linkAbort, raceAbort } from "../util/abort.js";
+import { timeout } from "../util/timeout.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import type { ChatMessage, LlmProvider } from "./types.js";
 import { protocolError, type WireContext } from "./wire.js";
@@ -45,8 +46,6 @@ const SERVICE = "llm";
 /** How much of an error response body is read for the error message. */
 const ERROR_BODY_LIMIT = 2048;
 
-class ResponseTimeout extends Error {}
-
 export function openaiChat(options: OpenaiChatOptions): LlmProvider {
   const endpoint = serviceUrl(options.url, "/chat/completions", {});
   const ctx: WireContext = { service: SERVICE, url: endpoint.safeUrl };
@@ -54,15 +53,16 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
 
   async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal): AsyncGenerator<string, void, undefined> {
     signal?.throwIfAborted();
-    // Our own controller: it aborts the fetch on the caller's abort, on the
-    // response timeout, and when the consumer stops iterating early.
+    // Our own controller: it aborts the fetch on the caller's abort, and when
+    // the consumer stops iterating early (or the response timed out), in `finally`.
     const controller = new AbortController();
     const unlink = linkAbort(signal, controller);
-    const timer = setTimeout(() => controller.abort(new ResponseTimeout()), timeoutMs);
+    // The response timeout covers the token and the response headers, not the body.
+    const limit = timeout(timeoutMs, controller.signal);
     // Cancellation wins over whatever error the cancelled fetch produced.
     const throwIfCancelled = (err: unknown): void => {
       if (signal?.aborted) throw signal.reason;
-      if (controller.signal.reason instanceof ResponseTimeout) {
+      if (limit.expired) {
         throw new ServiceTimeoutError(`${SERVICE}: ${ctx.url} did not answer within ${timeoutMs} ms`, {
           service: SERVICE,
           url: ctx.url,
@@ -77,7 +77,7 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
         Accept: "text/event-stream",
         ...options.headers,
       };
-      const token = await fetchToken(options.token, controller.signal).catch((err) => {
+      const token = await fetchToken(options.token, limit.signal).catch((err) => {
         throwIfCancelled(err);
         throw err;
       });
@@ -92,17 +92,19 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
       };
       let response: Response;
       try {
-        response = await fetch(endpoint.url, {
+        // The fetch itself takes the controller's signal, which lives as long as the body.
+        const request = fetch(endpoint.url, {
           method: "POST",
           headers,
           body: JSON.stringify(body),
           signal: controller.signal,
         });
+        response = await raceAbort(request, limit.signal);
       } catch (err) {
         throwIfCancelled(err);
         throw new ConnectionClosedError(`${SERVICE}: could not reach ${ctx.url}`, { service: SERVICE, url: ctx.url, cause: err });
       }
-      clearTimeout(timer);
+      limit.clear();
       if (!response.ok) throw await httpError(response, ctx);
       if (!response.body) throw protocolError(ctx, "the response has no body");
 
@@ -140,7 +142,7 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
         if (chunk.delta) yield chunk.delta;
       }
     } finally {
-      clearTimeout(timer);
+      limit.clear();
       unlink();
       // Ends the request if the consumer stopped early; a no-op after [DONE].
       controller.abort();

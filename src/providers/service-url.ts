@@ -1,3 +1,5 @@
+import { raceAbort } from "../util/abort.js";
+
 /**
  * Builds a service endpoint URL from an instance URL, and keeps a copy that
  * is safe to put in errors: query parameters that carry secrets are redacted.
@@ -51,15 +53,5 @@ export function urlList(urls: string | readonly string[]): string[] {
 export async function fetchToken(token: (() => Promise<string>) | undefined, signal?: AbortSignal): Promise<string | undefined> {
   signal?.throwIfAborted();
   if (!token) return undefined;
-  if (!signal) return token();
-  let onAbort!: () => void;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([token(), aborted]);
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
+  return raceAbort(token(), signal);
 }

@@ -9,7 +9,7 @@
  * `response.cancel`, then closes the socket.
  */
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
-import { linkAbort } from "../util/abort.js";
+import { timeout } from "../util/timeout.js";
 import { MessageSocket } from "./message-socket.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import type { ChatMessage, LlmProvider } from "./types.js";
@@ -60,9 +60,7 @@ export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
     );
     const protocols = tokenIn === "subprotocol" && token !== undefined ? [`${options.subprotocolPrefix ?? "bearer."}${token}`] : undefined;
 
-    const opening = new AbortController();
-    const unlink = linkAbort(signal, opening);
-    const timer = setTimeout(() => opening.abort(new Error("connect timeout")), connectTimeoutMs);
+    const opening = timeout(connectTimeoutMs, signal);
     let socket: MessageSocket<LlmEvent>;
     try {
       socket = await MessageSocket.open(
@@ -71,7 +69,7 @@ export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
       );
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      if (opening.signal.aborted) {
+      if (opening.expired) {
         throw new ServiceTimeoutError(`${SERVICE}: ${endpoint.safeUrl} did not open within ${connectTimeoutMs} ms`, {
           service: SERVICE,
           url: endpoint.safeUrl,
@@ -80,8 +78,7 @@ export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
       }
       throw err;
     } finally {
-      clearTimeout(timer);
-      unlink();
+      opening.clear();
     }
 
     let completed = false;

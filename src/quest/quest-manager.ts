@@ -10,7 +10,7 @@
  * - Disposing removes every quest, swallows the errors expected at shutdown
  *   (at capacity, timeout, socket already closed) and throws any other.
  */
-import { isExpectedAtShutdown } from "../errors.js";
+import { isExpectedAtShutdown, StateError } from "../errors.js";
 import { isAbort, linkAbort } from "../util/abort.js";
 import type { Quest } from "./quest.js";
 
@@ -54,7 +54,7 @@ export class QuestManager implements AsyncDisposable {
       }
       if (this.#disposal) {
         await quest.remove();
-        throw new Error(`QuestManager is disposed; quest "${quest.name}" was not started`);
+        throw new StateError(`QuestManager.add(): the manager is disposed; quest "${quest.name}" was not started`);
       }
       this.#live.set(quest.name, quest);
       quest.start(this.#controller.signal).then(

@@ -14,56 +14,10 @@ import type {
   TtsProvider,
   TtsStream,
 } from "../providers/types.js";
-import { delay } from "../util/abort.js";
-
-/** A push-based async queue: one producer calls push/end/fail, one consumer iterates. */
-class EventQueue<T> {
-  #items: T[] = [];
-  #waiting: ((r: IteratorResult<T>) => void) | undefined;
-  #failWaiting: ((e: unknown) => void) | undefined;
-  #ended = false;
-  #error: { e: unknown } | undefined;
-
-  push(item: T): void {
-    if (this.#ended) return;
-    if (this.#waiting) this.#resolve({ value: item, done: false });
-    else this.#items.push(item);
-  }
-  end(): void {
-    this.#ended = true;
-    if (this.#waiting && this.#items.length === 0) this.#resolve({ value: undefined, done: true });
-  }
-  fail(e: unknown): void {
-    this.#error = { e };
-    this.#ended = true;
-    const reject = this.#failWaiting;
-    this.#waiting = this.#failWaiting = undefined;
-    reject?.(e);
-  }
-  #resolve(r: IteratorResult<T>): void {
-    const resolve = this.#waiting!;
-    this.#waiting = this.#failWaiting = undefined;
-    resolve(r);
-  }
-  async *iterate(signal?: AbortSignal): AsyncGenerator<T> {
-    for (;;) {
-      if (this.#items.length) {
-        yield this.#items.shift()!;
-        continue;
-      }
-      if (this.#error) throw this.#error.e;
-      if (this.#ended) return;
-      signal?.throwIfAborted();
-      const next = await new Promise<IteratorResult<T>>((resolve, reject) => {
-        this.#waiting = resolve;
-        this.#failWaiting = reject;
-        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
-      });
-      if (next.done) return;
-      yield next.value;
-    }
-  }
-}
+import { ConnectionClosedError } from "../errors.js";
+import { abortable } from "../util/abort.js";
+import { AsyncQueue } from "../util/async-queue.js";
+import { delay } from "../util/timeout.js";
 
 /** Drives a fake STT from the test: what the "service" recognises and when. */
 export interface FakeSttControl {
@@ -91,7 +45,7 @@ export interface FakeSttControl {
  * that check what the service heard; off by default, as it grows unbounded.
  */
 export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"; flushDelayMs?: number; keepAudio?: boolean } = {}): FakeSttControl {
-  let current: { queue: EventQueue<SttEvent> } | undefined;
+  let current: { queue: AsyncQueue<SttEvent> } | undefined;
   let markerId = 0;
   let samples = 0;
   let step = 0;
@@ -103,7 +57,7 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
     supportsGap: false,
     async connect(signal) {
       signal?.throwIfAborted();
-      const queue = new EventQueue<SttEvent>();
+      const queue = new AsyncQueue<SttEvent>();
       const markers = new Map<number, () => void>();
       async function* withMarkers(events: AsyncGenerator<SttEvent>) {
         for await (const event of events) {
@@ -120,7 +74,7 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
         bytesPerSample: 4,
         bufferedAmount: 0,
         sendAudio(pcm) {
-          if (closed) throw new Error("fake-stt: the stream is closed");
+          if (closed) throw new ConnectionClosedError("fake-stt: cannot send, the stream is closed", { service: "stt" });
           samples += pcm.length;
           if (options.keepAudio) mine.push(pcm instanceof Float32Array ? pcm.slice() : Float32Array.from(pcm, (v) => v / 32768));
           return pcm.length * 4;
@@ -130,13 +84,13 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
         flush(signal) {
           signal?.throwIfAborted();
           const id = ++markerId;
-          return new Promise<void>((resolve, reject) => {
+          return abortable<void>((resolve) => {
             markers.set(id, resolve);
-            signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
             const push = () => queue.push({ kind: "marker", id });
-            if (options.flushDelayMs) setTimeout(push, options.flushDelayMs);
+            if (options.flushDelayMs) void delay(options.flushDelayMs).then(push);
             else push();
-          });
+            return () => markers.delete(id);
+          }, signal);
         },
         events: (signal) => withMarkers(queue.iterate(signal)),
         async close() {
@@ -207,18 +161,20 @@ export function fakeTts(options: { sampleRate?: number; secondsPerWord?: number;
       signal?.throwIfAborted();
       const record = { texts: [] as string[], ended: false, closedByClient: false };
       streams.push(record);
-      const queue = new EventQueue<TtsEvent>();
+      const queue = new AsyncQueue<TtsEvent>();
       let t = 0;
       let voiced = 0;
       let failed = false;
       const stream: TtsStream = {
         sendText(text) {
-          if (failed) throw new Error("fake-tts: the stream has failed");
+          if (failed) throw new ConnectionClosedError("fake-tts: cannot send, the stream has failed", { service: "tts" });
           record.texts.push(text);
           for (const word of text.split(/\s+/).filter(Boolean)) {
             if (voiced++ === options.failAfterWords) {
               failed = true;
-              queue.fail(new Error(`fake-tts: the stream failed after ${options.failAfterWords} words (failAfterWords)`));
+              queue.fail(
+                new ConnectionClosedError(`fake-tts: the stream failed after ${options.failAfterWords} words (failAfterWords)`, { service: "tts" }),
+              );
               return;
             }
             queue.push({ kind: "text", text: word, startS: t, stopS: t + perWord });

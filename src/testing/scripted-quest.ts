@@ -1,5 +1,5 @@
 import { Quest } from "../quest/quest.js";
-import { delay } from "../util/abort.js";
+import { delay } from "../util/timeout.js";
 
 /** What a scripted quest did, in order, for assertions. */
 export interface ScriptedQuestLog {

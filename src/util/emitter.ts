@@ -1,3 +1,5 @@
+import { abortable } from "./abort.js";
+
 /**
  * A typed event emitter on top of EventTarget, with no dependencies.
  * `on` returns its own unsubscribe function. A listener that throws does not
@@ -41,19 +43,8 @@ export class Emitter<Events extends EventMap> {
 
   /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
   once<K extends keyof Events & string>(name: K, signal?: AbortSignal): Promise<Events[K]> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = () => {
-        off();
-        reject(signal!.reason);
-      };
-      const off = this.on(name, (payload) => {
-        off();
-        signal?.removeEventListener("abort", onAbort);
-        resolve(payload);
-      });
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+    // The subscription is the cleanup: it goes with the first payload or the abort.
+    return abortable<Events[K]>((resolve) => this.on(name, resolve), signal);
   }
 
   emit<K extends keyof Events & string>(name: K, payload: Events[K]): void {

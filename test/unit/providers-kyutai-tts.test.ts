@@ -67,7 +67,7 @@ describe("kyutaiTts", () => {
     );
     expect(seen).toHaveLength(1);
     expect(err).toBeInstanceOf(ConnectionClosedError);
-    expect((err as ConnectionClosedError).code).toBe(1006);
+    expect((err as ConnectionClosedError).closeCode).toBe(1006);
   });
 
   test("an Audio message without pcm samples is a ProtocolError", async () => {

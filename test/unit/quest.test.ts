@@ -2,7 +2,8 @@ import { describe, expect, test } from "vitest";
 import { AtCapacityError, ConnectionClosedError } from "../../src/errors.js";
 import { Quest } from "../../src/quest/quest.js";
 import { QuestManager } from "../../src/quest/quest-manager.js";
-import { delay, isAbort } from "../../src/util/abort.js";
+import { isAbort } from "../../src/util/abort.js";
+import { delay } from "../../src/util/timeout.js";
 
 /** A quest that records every step in `log` and runs until aborted. */
 function recorded(
@@ -299,11 +300,11 @@ describe("QuestManager", () => {
     await expect(m2.dispose()).rejects.toBe(bug);
   });
 
-  test("add() after dispose refuses to start the quest and removes it", async () => {
+  test("add() after dispose refuses to start the quest with a StateError, and removes it", async () => {
     const m = new QuestManager();
     await m.dispose();
     const log: string[] = [];
-    await expect(m.add(recorded("tts", "a", log))).rejects.toThrow(/disposed/);
+    await expect(m.add(recorded("tts", "a", log))).rejects.toMatchObject({ name: "StateError", code: "state", message: expect.stringMatching(/disposed/) });
     expect(log).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
-import { describe, expect, test } from "vitest";
-import { OverloadError } from "../../src/errors.js";
-import { DeadlineExceededError, LlmAdmission } from "../../src/uplink/admission.js";
+import { describe, expect, test, vi } from "vitest";
+import { DeadlineExceededError, OverloadError } from "../../src/errors.js";
+import { LlmAdmission } from "../../src/providers/llm-admission.js";
 import { fakeLlm } from "../../src/testing/fake-providers.js";
 import { isAbort } from "../../src/util/abort.js";
 
@@ -37,6 +37,54 @@ describe("LlmAdmission", () => {
     await first;
     expect(llm.requests.map((r) => r.messages[0].content)).toEqual(["first"]);
     expect(admission.metrics.expired).toBe(1);
+  });
+
+  test("a request queued behind a long one is refused at its deadline, while the long one still holds the slot", async () => {
+    vi.useFakeTimers();
+    try {
+      // The first reply takes 3 s (three words 1 s apart); the second may wait 100 ms.
+      const llm = fakeLlm({ reply: () => "one two three", msPerWord: 1000 });
+      const admission = new LlmAdmission({ concurrency: 1, deadlineMs: 100, now: () => Date.now() });
+      const wrapped = admission.wrap(llm.provider);
+      const t0 = Date.now();
+      const first = drain(wrapped.stream([{ role: "user", content: "long" }]));
+      let refused: { at: number; error: unknown } | undefined;
+      void drain(wrapped.stream([{ role: "user", content: "queued" }])).catch((error) => (refused = { at: Date.now() - t0, error }));
+      expect(admission.metrics.queued).toBe(1);
+
+      await vi.advanceTimersByTimeAsync(99);
+      expect(refused).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      // Refused at 100 ms, not at 3000 ms when the slot frees.
+      expect(refused?.error).toBeInstanceOf(DeadlineExceededError);
+      expect(refused?.at).toBe(100);
+      expect(admission.metrics).toMatchObject({ running: 1, queued: 0, expired: 1 });
+      expect(llm.requests.map((r) => ({ content: r.messages[0].content, completed: r.completed }))).toEqual([{ content: "long", completed: false }]);
+
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(await first).toBe("one two three");
+      expect(llm.requests.map((r) => r.messages[0].content)).toEqual(["long"]);
+      // Every deadline timer was released: the expired one, and none left behind.
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  test("a request admitted before its deadline releases its deadline timer", async () => {
+    vi.useFakeTimers();
+    try {
+      const llm = fakeLlm({ reply: () => "a b", msPerWord: 10 });
+      const admission = new LlmAdmission({ concurrency: 1, deadlineMs: 10_000, now: () => Date.now() });
+      const wrapped = admission.wrap(llm.provider);
+      const both = Promise.all([drain(wrapped.stream([{ role: "user", content: "1" }])), drain(wrapped.stream([{ role: "user", content: "2" }]))]);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(await both).toEqual(["a b", "a b"]);
+      expect(admission.metrics).toMatchObject({ admitted: 2, expired: 0 });
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test("a full queue refuses at once with an OverloadError", async () => {

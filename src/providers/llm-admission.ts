@@ -1,12 +1,20 @@
 /**
  * LLM admission: a bounded request queue with fixed concurrency, in front of
- * any LlmProvider. Each request has a deadline that is checked before it is
- * sent, so an expired request never reaches the server. Queue wait is measured
- * apart from generation time: a slow reply and a long queue are different
- * problems. Cancellation is the request's AbortSignal, queued or running.
+ * any LlmProvider. Each request has a deadline: a waiting request is refused
+ * with DeadlineExceededError as soon as its deadline passes (its own timer,
+ * released when it leaves the queue), and the deadline is checked again
+ * before it is sent, so an expired request never reaches the server. Queue
+ * wait is measured apart from generation time: a slow reply and a long queue
+ * are different problems. Cancellation is the request's AbortSignal, queued
+ * or running.
+ *
+ * Main thread (or any one thread). Allocates per queued request: its waiter,
+ * one timer and the promise.
  */
-import { BargeinError, ConfigError, OverloadError } from "../errors.js";
-import type { ChatMessage, LlmProvider } from "../providers/types.js";
+import { ConfigError, DeadlineExceededError, OverloadError } from "../errors.js";
+import { abortable } from "../util/abort.js";
+import { timeout } from "../util/timeout.js";
+import type { ChatMessage, LlmProvider } from "./types.js";
 
 export interface AdmissionOptions {
   /** Requests running at once. Default 1. */
@@ -31,14 +39,13 @@ export interface AdmissionMetrics {
   generationMsP95: number;
 }
 
-/** The request was still queued when its deadline passed; it was never sent. */
-export class DeadlineExceededError extends BargeinError {}
-
 interface Waiter {
   enqueuedAt: number;
   deadline: number;
+  /** Takes a slot and resolves the request. */
   start: () => void;
-  fail: (e: unknown) => void;
+  /** Refuses the request with DeadlineExceededError. */
+  expire: () => void;
 }
 
 export class LlmAdmission {
@@ -104,27 +111,34 @@ export class LlmAdmission {
         new OverloadError(`LLM admission queue is full (${this.#maxQueue} waiting, ${this.#running} running); try again later or raise maxQueue`, { service: "llm" }),
       );
     }
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        const i = this.#queue.indexOf(waiter);
-        if (i >= 0) this.#queue.splice(i, 1);
-        reject(signal!.reason);
-      };
+    // Settled by start, expire or the caller's abort; whichever comes first
+    // takes the waiter out of the queue and stops its deadline timer.
+    return abortable<() => void>((resolve, reject) => {
       const waiter: Waiter = {
         enqueuedAt,
         deadline: enqueuedAt + this.#deadlineMs,
-        start: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(this.#admit(enqueuedAt));
-        },
-        fail: (e) => {
-          signal?.removeEventListener("abort", onAbort);
-          reject(e);
+        start: () => resolve(this.#admit(enqueuedAt)),
+        expire: () => {
+          this.#counts.expired++;
+          reject(
+            new DeadlineExceededError(
+              `LLM request waited ${Math.round(this.#now() - enqueuedAt)} ms in the admission queue, past its ${this.#deadlineMs} ms deadline; it was not sent. Raise concurrency or deadlineMs if the LLM cannot keep up.`,
+              { service: "llm" },
+            ),
+          );
         },
       };
-      signal?.addEventListener("abort", onAbort, { once: true });
       this.#queue.push(waiter);
-    });
+      // The deadline's own timer: a request stuck behind a long reply is
+      // refused when its time is up, not only once a slot frees.
+      const deadline = timeout(this.#deadlineMs);
+      deadline.signal.addEventListener("abort", waiter.expire, { once: true });
+      return () => {
+        deadline.clear();
+        const i = this.#queue.indexOf(waiter);
+        if (i >= 0) this.#queue.splice(i, 1);
+      };
+    }, signal);
   }
 
   #admit(enqueuedAt: number): () => void {
@@ -140,19 +154,16 @@ export class LlmAdmission {
     };
   }
 
-  /** Starts the next waiter whose deadline has not passed; refuses the expired ones. */
+  /**
+   * Starts the next waiter whose deadline has not passed. The clock is asked
+   * again here because a timer that is due may not have run yet when a slot
+   * frees; the expired waiters are refused, not sent.
+   */
   #next(): void {
     while (this.#running < this.#concurrency && this.#queue.length) {
       const waiter = this.#queue.shift()!;
-      const now = this.#now();
-      if (now > waiter.deadline) {
-        this.#counts.expired++;
-        waiter.fail(
-          new DeadlineExceededError(`LLM request waited ${Math.round(now - waiter.enqueuedAt)} ms, past its ${this.#deadlineMs} ms deadline; it was not sent`, { service: "llm" }),
-        );
-        continue;
-      }
-      waiter.start();
+      if (this.#now() > waiter.deadline) waiter.expire();
+      else waiter.start();
     }
   }
 }
