@@ -16,7 +16,7 @@
  * - reconnects of the STT: SttLink, under a ReconnectPolicy;
  * - the reply's streams and its stall watchdog: Reply.
  */
-import { AudioContextError, ConfigError } from "../errors.js";
+import { AudioContextError, BargeinError, ConfigError, StateError } from "../errors.js";
 import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
@@ -123,7 +123,7 @@ export class VoiceSession {
    * far is released and the error is thrown.
    */
   async start(): Promise<void> {
-    if (this.#turn.phase !== "idle" || this.#controller) throw new ConfigError("VoiceSession.start(): the session is already started; call stop() first");
+    if (this.#turn.phase !== "idle" || this.#controller) throw new StateError("VoiceSession.start(): the session is already started; call stop() first");
     this.#controller = new AbortController();
     const signal = this.#controller.signal;
     const quests = (this.#quests = new QuestManager(signal));
@@ -397,7 +397,7 @@ export class VoiceSession {
   }
 
   #emitError(err: unknown, fatal: boolean): void {
-    const error = err instanceof Error ? err : new Error(String(err));
+    const error = err instanceof Error ? err : new BargeinError(`unexpected failure: ${String(err)}`, { cause: err });
     this.#events.emit("error", { error, fatal });
   }
 

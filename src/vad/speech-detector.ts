@@ -35,7 +35,7 @@ interface HeldFrame {
 }
 
 export interface SpeechDetectorOptions extends SpeechOptions {
-  /** Length of one frame in ms (32 for Silero v5/v6 at 16 kHz, 96 for legacy's 1536). */
+  /** Length of one frame in ms: 32, since the worker feeds every model (legacy too) 512-sample 16 kHz frames. */
   msPerFrame: number;
   /** Keep frames so `speechEnd` can carry the utterance's audio. */
   keepAudio: boolean;
