@@ -3,30 +3,42 @@
  * samples at the context's rate, with flush, pause/resume and a generation
  * fence.
  *
- * Transport, decided once from processorOptions: with `shared`, the ring and
- * the control block are SharedArrayBuffers written by the Player (and by any
- * thread it handed them to); without, PCM and commands arrive as messages and
- * the worklet owns a plain-memory ring with the same control layout.
+ * Transport, decided once from processorOptions (a PlaybackFeed, see
+ * playback-feed.ts): with `shared`, the ring and the control block are
+ * SharedArrayBuffers written by the Player (and by any thread it handed them
+ * to); without, PCM and commands arrive as messages and the feed owns a
+ * plain-memory ring with the same control layout. Below the feed, nothing
+ * depends on which one it is.
  *
  * Every quantum, in this order: apply a flush request, then a generation
- * fence, then the pause flag, then render.
+ * fence, then the pause, then render.
  * - flush: the samples at the read position are rendered under a fade-out
  *   (≤ fadeSamples ≤ 128, so silence comes within this quantum) and the ring is
- *   emptied; the pause flag is cleared (nothing is left to resume).
+ *   emptied; the pause is cleared (nothing is left to resume).
  * - fence: samples written before the newest generation's start are dropped
  *   unread, so an old generation's audio is never rendered.
  * - pause: the next fadeSamples are rendered under a fade-out but NOT
  *   consumed; on resume the same samples are rendered again under a fade-in and
  *   consumed. So no sample is lost: the faded-out ones are replayed.
  *
+ * Who writes the pause: the Player (the session), any thread holding a
+ * control port or the shared block (the VAD worker), and this processor's
+ * flush. Their channels have no order between them, so every pause and resume
+ * carries a token, the generation it is for, and the PAUSED slot is written
+ * only by the rules of src/audio/pause-token.ts, the same for a port command
+ * and a shared write: the generation rendered is paused only while the slot
+ * names it. A pause older than the fence holds nothing (a new generation
+ * starts unpaused), a resume lifts only its own token, and a stale command of
+ * either kind changes nothing.
+ *
  * Allocation: `process()` allocates nothing on the steady path. It posts a
  * message only on a transition (generation started, underrun, ended, flushed,
  * space available) and, on the MessagePort path, a status every 8 quanta
  * while playing, since there is no shared memory for the position.
  */
-import { RingBuffer } from "../src/audio/ring-buffer.js";
+import { clearPauses, pauseHolds, requestPause, requestResume } from "../src/audio/pause-token.js";
+import type { RingBuffer } from "../src/audio/ring-buffer.js";
 import {
-  PLAYBACK_CONTROL_SLOTS,
   PlaybackSlot as S,
   PlaybackStateCode,
   type MainToPlaybackMessage,
@@ -35,25 +47,21 @@ import {
   type PlaybackState,
   type PlaybackToMainMessage,
 } from "../src/protocol/audio-messages.js";
+import type { PlaybackFeed } from "./playback-feed.js";
+import { PortPlaybackFeed } from "./port-playback-feed.js";
 import { ProcessClock, profileReport } from "./process-clock.js";
+import { SharedPlaybackFeed } from "./shared-playback-feed.js";
 
 const STATUS_EVERY_QUANTA = 8;
 type Phase = "idle" | "prebuffering" | "playing";
 
-interface PendingChunk {
-  samples: Float32Array;
-  offset: number;
-}
-
 class PlaybackProcessor extends AudioWorkletProcessor {
+  readonly #feed: PlaybackFeed;
   readonly #ring: RingBuffer;
   readonly #control: Int32Array;
-  readonly #shared: boolean;
   readonly #prebuffer: number;
   readonly #fade: number;
   readonly #scratch = new Float32Array(128);
-  /** MessagePort path: chunks waiting for room in the ring, oldest first. */
-  readonly #pending: PendingChunk[] = [];
   readonly #clock: ProcessClock | undefined;
 
   #phase: Phase = "idle";
@@ -66,8 +74,6 @@ class PlaybackProcessor extends AudioWorkletProcessor {
   #lastFlushSeq = 0;
   #lastCutSeq = 0;
   #quanta = 0;
-  /** MessagePort path: samples dropped from `pending` by a flush, reported with it. */
-  #dropped = 0;
 
   /** Control channels handed in by attach-control, closed with the node. */
   readonly #controlPorts: MessagePort[] = [];
@@ -77,15 +83,9 @@ class PlaybackProcessor extends AudioWorkletProcessor {
   constructor(options: { processorOptions?: unknown }) {
     super();
     const opts = options.processorOptions as PlaybackProcessorOptions;
-    this.#shared = opts.shared !== undefined;
-    if (opts.shared) {
-      this.#ring = new RingBuffer(opts.shared.ring);
-      this.#control = new Int32Array(opts.shared.control);
-    } else {
-      this.#ring = RingBuffer.create(opts.capacity, false);
-      this.#control = new Int32Array(PLAYBACK_CONTROL_SLOTS);
-      this.#control[S.END_GEN] = -1;
-    }
+    this.#feed = opts.shared ? new SharedPlaybackFeed(opts.shared) : new PortPlaybackFeed(opts.capacity);
+    this.#ring = this.#feed.ring;
+    this.#control = this.#feed.control;
     this.#prebuffer = opts.prebufferSamples;
     this.#fade = Math.max(1, Math.min(128, opts.fadeSamples));
     this.#generation = Atomics.load(this.#control, S.FENCE_GEN);
@@ -112,18 +112,9 @@ class PlaybackProcessor extends AudioWorkletProcessor {
         this.port.close();
         break;
       case "fence":
-        // Messages arrive in order, so everything already here is older.
-        this.#pending.length = 0;
-        Atomics.store(this.#control, S.FENCE_START, this.#ring.writeCounter | 0);
-        Atomics.store(this.#control, S.FENCE_GEN, message.generation);
-        break;
       case "pcm":
-        if (message.generation === Atomics.load(this.#control, S.FENCE_GEN)) {
-          this.#pending.push({ samples: message.samples, offset: 0 });
-        }
-        break;
       case "end":
-        Atomics.store(this.#control, S.END_GEN, message.generation);
+        this.#feed.receive(message);
         break;
       case "profile":
         this.#post(profileReport(this.#clock));
@@ -131,19 +122,22 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     }
   }
 
-  /** Commands from the node's port or an attached control port: same effect as the shared flags. */
+  /**
+   * Commands from the node's port or an attached control port (any thread):
+   * the same writes, by the same token rules, as a thread holding the shared
+   * block makes. A pause or resume without a valid token is dropped there.
+   */
   #command(command: PlaybackCommand): void {
-    if (command.kind === "pause") Atomics.store(this.#control, S.PAUSED, 1);
-    else if (command.kind === "resume") Atomics.store(this.#control, S.PAUSED, 0);
-    else if (command.kind === "flush") {
-      if (this.#shared) {
-        Atomics.add(this.#control, S.FLUSH_SEQ, 1);
-      } else {
-        // Messages are handled in order: drop what has arrived so far, keep what follows.
-        this.#dropped += this.#dropPending();
-        Atomics.store(this.#control, S.CUT_AT, this.#ring.writeCounter | 0);
-        Atomics.add(this.#control, S.CUT_SEQ, 1);
-      }
+    switch (command?.kind) {
+      case "pause":
+        requestPause(this.#control, command.token);
+        break;
+      case "resume":
+        requestResume(this.#control, command.token);
+        break;
+      case "flush":
+        this.#feed.requestFlush();
+        break;
     }
   }
 
@@ -153,7 +147,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     const out = outputs[0][0];
     const quantum = out.length;
     out.fill(0);
-    if (!this.#shared) this.#drainPending();
+    this.#feed.fill();
 
     let written = 0;
     const flushSeq = Atomics.load(this.#control, S.FLUSH_SEQ);
@@ -167,7 +161,8 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     }
     this.#applyFence();
 
-    const wantPaused = Atomics.load(this.#control, S.PAUSED) === 1;
+    // After the fence: a pause holds only the generation now being rendered.
+    const wantPaused = pauseHolds(this.#control, this.#generation);
     if (written === 0 && wantPaused !== this.#paused) {
       this.#paused = wantPaused;
       if (this.#phase === "playing") {
@@ -189,7 +184,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
       this.#post({ kind: "space" });
     }
     this.#quanta++;
-    if (!this.#shared && this.#phase === "playing" && this.#quanta % STATUS_EVERY_QUANTA === 0) this.#postStatus();
+    if (this.#feed.postsStatus && this.#phase === "playing" && this.#quanta % STATUS_EVERY_QUANTA === 0) this.#postStatus();
     if (this.#clock) this.#clock.stop(started);
     return true;
   }
@@ -206,9 +201,10 @@ class PlaybackProcessor extends AudioWorkletProcessor {
       n = this.#ring.peek(this.#scratch, 0, before);
       for (let i = 0; i < n; i++) out[i] = this.#scratch[i] * (1 - (i + 1) / this.#fade);
     }
-    const dropped = this.#ring.skipTo(upTo) + this.#dropped;
-    this.#dropped = 0;
-    Atomics.store(this.#control, S.PAUSED, 0);
+    const dropped = this.#ring.skipTo(upTo) + this.#feed.takeDropped();
+    // Clears the pause of every generation fenced so far (the fence may be applied
+    // later in this quantum); a pause for one not yet fenced stands.
+    clearPauses(this.#control, Atomics.load(this.#control, S.FENCE_GEN));
     this.#paused = false;
     this.#fadeInNext = false;
     this.#phase = "idle";
@@ -272,23 +268,6 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     }
   }
 
-  /** MessagePort path: moves queued chunks into the ring as room allows. */
-  #drainPending(): void {
-    while (this.#pending.length > 0) {
-      const chunk = this.#pending[0];
-      chunk.offset += this.#ring.push(chunk.samples, chunk.offset, chunk.samples.length - chunk.offset);
-      if (chunk.offset < chunk.samples.length) return;
-      this.#pending.shift();
-    }
-  }
-
-  #dropPending(): number {
-    let dropped = 0;
-    for (const chunk of this.#pending) dropped += chunk.samples.length - chunk.offset;
-    this.#pending.length = 0;
-    return dropped;
-  }
-
   #publish(): void {
     const c = this.#control;
     Atomics.store(c, S.GEN, this.#generation);
@@ -304,8 +283,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
   /** Publishes the shared counters, then posts the status (MessagePort path's position). */
   #postStatus(): void {
     this.#publish();
-    let buffered = this.#ring.availableRead();
-    for (const chunk of this.#pending) buffered += chunk.samples.length - chunk.offset;
+    const buffered = this.#ring.availableRead() + this.#feed.waiting();
     this.#post({
       kind: "status",
       generation: this.#generation,

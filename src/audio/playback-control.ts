@@ -3,22 +3,45 @@
  * block (`Player.controlBuffer`, crossOriginIsolated pages only). The worklet
  * reads the block at the start of every render quantum, so a request takes
  * effect within one quantum with no message and no main thread involved.
- * Pure: no DOM, safe in a worker. None of these allocate.
+ *
+ * Pause and resume carry a token, the playback generation they are for; the
+ * rules that make a late (stale) one harmless are in pause-token.ts, shared
+ * with the worklet, which applies the same rules to commands that reach it by
+ * port. Pure: no DOM, safe in a worker. Only `playbackControl` and
+ * `initPlaybackControl` allocate.
  */
-import { PlaybackSlot } from "../protocol/audio-messages.js";
+import { PLAYBACK_CONTROL_SLOTS, PlaybackSlot } from "../protocol/audio-messages.js";
+import { NO_PAUSE, requestPause, requestResume } from "./pause-token.js";
 
 /** Wraps `Player.controlBuffer` once; pass the result to the functions below. */
 export function playbackControl(buffer: SharedArrayBuffer): Int32Array {
   return new Int32Array(buffer);
 }
 
-/** Fades out (≤ 5 ms) and holds; the faded samples are replayed on resume. */
-export function pausePlayback(control: Int32Array): void {
-  Atomics.store(control, PlaybackSlot.PAUSED, 1);
+/**
+ * @internal A control block with its initial values (no pause standing, no
+ * generation ended): over `buffer` (the shared path) or plain memory (the
+ * worklet's own block on the MessagePort path).
+ */
+export function initPlaybackControl(buffer?: SharedArrayBuffer): Int32Array {
+  const control = buffer ? new Int32Array(buffer) : new Int32Array(PLAYBACK_CONTROL_SLOTS);
+  control[PlaybackSlot.PAUSED] = NO_PAUSE;
+  control[PlaybackSlot.END_GEN] = -1;
+  return control;
 }
 
-export function resumePlayback(control: Int32Array): void {
-  Atomics.store(control, PlaybackSlot.PAUSED, 0);
+/**
+ * Fades out (≤ 5 ms) and holds generation `token`; the faded samples are
+ * replayed on resume. Ignored if a newer pause stands; void once a newer
+ * generation is fenced. Returns whether a pause of `token` stands now.
+ */
+export function pausePlayback(control: Int32Array, token: number): boolean {
+  return requestPause(control, token);
+}
+
+/** Lifts the pause of `token`, and no other. Returns whether it did. */
+export function resumePlayback(control: Int32Array, token: number): boolean {
+  return requestResume(control, token);
 }
 
 /** Empties the ring within one quantum and clears a pause. */

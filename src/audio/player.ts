@@ -2,32 +2,36 @@
  * Player: the main-thread side of playback. It converts and resamples PCM to
  * the context's rate, tags it with a generation, and feeds the
  * `bargein-playback` worklet, through a shared ring when the page is
- * crossOriginIsolated and through the node's MessagePort otherwise (decided
- * once, in the constructor).
+ * crossOriginIsolated and through the node's MessagePort otherwise (a
+ * PlayerTransport chosen once, in the constructor; see player-transport.ts).
  *
  * Generations: `write` with a newer generation fences the older ones (their
  * audio still in the ring is dropped unread); a write with an older one is
  * dropped here and counted in `droppedStaleSamples`.
  *
- * Other threads: `createControlPort()` gives a port that accepts
- * `{kind:"pause"|"resume"|"flush"}` from any thread (the VAD worker pauses on
- * speech start without the main thread); when crossOriginIsolated,
- * `controlBuffer` is the shared control block the worklet polls every quantum
- * (see PlaybackSlot and playback-control.ts), the lowest-latency path.
+ * The pause has several writers: this Player (the session's pause/resume),
+ * any thread given `createControlPort()` or `controlBuffer` (the VAD worker
+ * pauses on speech start without the main thread), and the worklet's flush,
+ * which clears it. They reach the worklet on channels with no order between
+ * them, so none is trusted to arrive in time: every pause and resume carries a
+ * token, the playback generation it is for, and the worklet applies it by the
+ * rules of pause-token.ts. A pause holds only the generation it names (a fence
+ * to a newer one starts unpaused), a resume lifts only its own token, and a
+ * stale one of either changes nothing. `controlBuffer` is the shared control
+ * block the worklet reads every quantum (see PlaybackSlot and
+ * playback-control.ts), the lowest-latency path.
  */
 import { ConfigError } from "../errors.js";
-import {
-  PLAYBACK_CONTROL_SLOTS,
-  PlaybackSlot as S,
-  PlaybackStateCode,
-  type MainToPlaybackMessage,
-  type PlaybackProcessorOptions,
-  type PlaybackState,
-  type PlaybackToMainMessage,
+import type {
+  MainToPlaybackMessage,
+  PlaybackProcessorOptions,
+  PlaybackState,
+  PlaybackToMainMessage,
 } from "../protocol/audio-messages.js";
 import { Emitter } from "../util/emitter.js";
+import { isPauseToken } from "./pause-token.js";
+import { createPlayerTransport, type PlayerTransport } from "./player-transport.js";
 import { Resampler } from "./resampler.js";
-import { RingBuffer } from "./ring-buffer.js";
 import { assetUrl, ensureRunning, loadWorklet } from "./worklet-loader.js";
 
 export interface PlayerOptions {
@@ -89,21 +93,10 @@ export class Player {
   readonly #url: string;
   readonly #destination: AudioNode;
   readonly #options: PlaybackProcessorOptions;
-  /** Present when crossOriginIsolated: the producer end of the shared ring. */
-  readonly #ring: RingBuffer | undefined;
-  readonly #control: Int32Array | undefined;
+  readonly #transport: PlayerTransport;
   #node: AudioWorkletNode | undefined;
   #generation = 0;
   #resampler: Resampler | undefined;
-  /** Shared path: samples that did not fit in the ring yet, oldest first. */
-  #pending: Float32Array[] = [];
-  #endRequested = -1;
-  #status: { generation: number; rendered: number; underruns: number; state: PlaybackState } = {
-    generation: 0,
-    rendered: 0,
-    underruns: 0,
-    state: "idle",
-  };
   /** Samples dropped because they were written with a generation older than the current one. */
   droppedStaleSamples = 0;
 
@@ -118,33 +111,30 @@ export class Player {
     const rate = this.context.sampleRate;
     const fadeMs = Math.min(MAX_FADE_MS, options.fadeMs ?? MAX_FADE_MS);
     const capacity = Math.ceil((options.capacitySeconds ?? 10) * rate);
+    this.#transport = createPlayerTransport(capacity);
     this.#options = {
+      shared: this.#transport.shared,
       capacity,
       prebufferSamples: Math.round(((options.prebufferMs ?? DEFAULT_PREBUFFER_MS) / 1000) * rate),
       fadeSamples: Math.max(1, Math.min(128, Math.round((fadeMs / 1000) * rate))),
       profile: options.profile,
       profileClock: options.profileClock,
     };
-    if (globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function") {
-      this.#ring = RingBuffer.create(capacity, true);
-      const control = new SharedArrayBuffer(PLAYBACK_CONTROL_SLOTS * Int32Array.BYTES_PER_ELEMENT);
-      this.#control = new Int32Array(control);
-      this.#control[S.END_GEN] = -1;
-      this.#options.shared = { ring: this.#ring.buffer as SharedArrayBuffer, control };
-    }
   }
 
   /** "shared" (SharedArrayBuffer ring) or "port" (MessagePort), fixed at construction. */
   get transport(): "shared" | "port" {
-    return this.#ring ? "shared" : "port";
+    return this.#transport.kind;
   }
 
   /**
    * The shared control block (Int32 slots, see PlaybackSlot), or undefined on
-   * the MessagePort path. Another thread may set PAUSED and bump FLUSH_SEQ.
+   * the MessagePort path. Another thread may pause and resume by token and
+   * request a flush there, only through playback-control.ts (pausePlayback,
+   * resumePlayback, flushPlayback), never by storing into the slots itself.
    */
   get controlBuffer(): SharedArrayBuffer | undefined {
-    return this.#options.shared?.control;
+    return this.#transport.shared?.control;
   }
 
   /** The worklet node (for tests that record its output). */
@@ -185,6 +175,7 @@ export class Player {
     });
     node.port.onmessage = (event: MessageEvent<PlaybackToMainMessage>) => this.#onMessage(event.data);
     node.connect(this.#destination);
+    this.#transport.connect(node.port);
     this.#node = node;
   }
 
@@ -193,7 +184,7 @@ export class Player {
    * of context-rate samples accepted (0 when the generation is stale).
    */
   write(pcm: Int16Array | Float32Array, { sampleRate, generation }: PlayerWriteOptions): number {
-    const node = this.#requireNode("write");
+    this.#requireNode("write");
     if (generation < this.#generation) {
       this.droppedStaleSamples += pcm.length;
       return 0;
@@ -206,46 +197,36 @@ export class Player {
     } else if (samples === pcm) {
       samples = samples.slice(); // never detach or alias the caller's buffer
     }
-    const accepted = samples.length; // read before #send transfers (detaches) the buffer
-    this.#send(node, samples as Float32Array);
+    const accepted = samples.length; // read before the transport transfers (detaches) the buffer
+    this.#transport.send(samples as Float32Array, generation);
     return accepted;
   }
 
   /**
    * Makes `generation` the newest: audio of older generations still queued or
-   * in the ring is dropped unread, and later writes of them are refused.
+   * in the ring is dropped unread, and later writes of them are refused. A
+   * pause with an older token no longer holds anything: `generation` starts
+   * unpaused unless a pause names it.
    */
   fence(generation: number): void {
-    const node = this.#requireNode("fence");
+    this.#requireNode("fence");
     if (generation <= this.#generation) return;
     this.#generation = generation;
     this.#resampler = undefined;
-    this.#pending = [];
-    this.#endRequested = -1;
-    if (this.#ring && this.#control) {
-      Atomics.store(this.#control, S.FENCE_START, this.#ring.writeCounter | 0);
-      Atomics.store(this.#control, S.FENCE_GEN, generation);
-    } else {
-      this.#post(node, { kind: "fence", generation });
-    }
+    this.#transport.fence(generation);
   }
 
   /** Says that `generation` has no more audio: its end is `ended`, not an underrun. */
   end(generation = this.#generation): void {
-    const node = this.#requireNode("end");
+    this.#requireNode("end");
     if (generation !== this.#generation) return;
     if (this.#resampler) {
       // Push the filter's tail out: the last input samples are still in its history.
       const tail = this.#resampler.resampleAll(new Float32Array(this.#resampler.delayInputSamples + 1));
-      this.#send(node, tail);
+      this.#transport.send(tail, generation);
       this.#resampler = undefined;
     }
-    if (this.#ring && this.#control) {
-      this.#endRequested = generation;
-      this.#drain();
-    } else {
-      this.#post(node, { kind: "end", generation });
-    }
+    this.#transport.end(generation);
   }
 
   /**
@@ -253,28 +234,25 @@ export class Player {
    * ≤ 128-sample fade), and clears a pause. Audio written after this call plays.
    */
   flush(): void {
-    const node = this.#requireNode("flush");
-    this.#pending = [];
-    if (this.#ring && this.#control) {
-      // Cut at what is written now, so audio written right after the flush survives it.
-      Atomics.store(this.#control, S.CUT_AT, this.#ring.writeCounter | 0);
-      Atomics.add(this.#control, S.CUT_SEQ, 1);
-    } else {
-      this.#post(node, { kind: "flush" });
-    }
+    this.#requireNode("flush");
+    this.#transport.flush();
   }
 
-  /** Fades out within 5 ms; the faded samples are replayed on `resume()`. */
-  pause(): void {
-    const node = this.#requireNode("pause");
-    if (this.#control) Atomics.store(this.#control, S.PAUSED, 1);
-    else this.#post(node, { kind: "pause" });
+  /**
+   * Fades out within 5 ms and holds generation `token`; the faded samples are
+   * replayed on `resume(token)`. The pause holds only while `token` is the
+   * generation playing: a pause for an older one does nothing, and fencing a
+   * newer one voids it. It does not overwrite a pause with a newer token.
+   */
+  pause(token: number = this.#generation): void {
+    this.#requireNode("pause");
+    this.#transport.pause(this.#token("pause", token));
   }
 
-  resume(): void {
-    const node = this.#requireNode("resume");
-    if (this.#control) Atomics.store(this.#control, S.PAUSED, 0);
-    else this.#post(node, { kind: "resume" });
+  /** Lifts the pause of `token`, and only that one: a resume for an older generation lifts nothing. */
+  resume(token: number = this.#generation): void {
+    this.#requireNode("resume");
+    this.#transport.resume(this.#token("resume", token));
   }
 
   /**
@@ -284,39 +262,26 @@ export class Player {
    * last status (sent every 8 quanta while playing and on each transition).
    */
   position(): PlayerPosition {
-    let generation: number;
-    let samples: number;
-    if (this.#control) {
-      let before: number;
-      do {
-        before = Atomics.load(this.#control, S.GEN);
-        samples = Atomics.load(this.#control, S.RENDERED) >>> 0;
-        generation = Atomics.load(this.#control, S.GEN);
-      } while (generation !== before);
-    } else {
-      ({ generation, rendered: samples } = this.#status);
-    }
-    if (generation !== this.#generation) samples = 0; // the worklet has not reached the fence yet
+    const rendered = this.#transport.rendered();
+    // Until the worklet reaches the fence, nothing of the current generation has played.
+    const samples = rendered.generation === this.#generation ? rendered.samples : 0;
     return { generation: this.#generation, samples, seconds: samples / this.context.sampleRate };
   }
 
   /** The worklet's state and underrun count, as last known. */
   get state(): PlaybackState {
-    if (this.#control) {
-      const code = Atomics.load(this.#control, S.STATE);
-      return (Object.keys(PlaybackStateCode) as PlaybackState[]).find((k) => PlaybackStateCode[k] === code) ?? "idle";
-    }
-    return this.#status.state;
+    return this.#transport.state;
   }
 
   get underruns(): number {
-    return this.#control ? Atomics.load(this.#control, S.UNDERRUNS) : this.#status.underruns;
+    return this.#transport.underruns;
   }
 
   /**
-   * A port that accepts PlaybackCommand messages (`{kind:"pause"}`,
-   * `{kind:"resume"}`, `{kind:"flush"}`) from any thread it is transferred to.
-   * The worklet applies each at its next render quantum.
+   * A port that accepts PlaybackCommand messages (`{kind:"pause", token}`,
+   * `{kind:"resume", token}`, `{kind:"flush"}`) from any thread it is
+   * transferred to. The worklet applies each at its next render quantum, by
+   * the same token rules as the shared control block.
    */
   createControlPort(): MessagePort {
     const node = this.#requireNode("createControlPort");
@@ -343,42 +308,12 @@ export class Player {
     const node = this.#node;
     if (!node) return;
     this.#node = undefined;
-    this.#pending = [];
+    this.#transport.close();
     node.port.onmessage = null;
     // Stops the processor, which would otherwise run until the context closes.
     this.#post(node, { kind: "close" });
     node.port.close();
     node.disconnect();
-  }
-
-  #send(node: AudioWorkletNode, samples: Float32Array): void {
-    if (samples.length === 0) return;
-    if (this.#ring) {
-      this.#pending.push(samples);
-      this.#drain();
-    } else {
-      this.#post(node, { kind: "pcm", generation: this.#generation, samples }, [samples.buffer]);
-    }
-  }
-
-  /** Shared path: moves pending samples into the ring; asks for a `space` message if some remain. */
-  #drain(): void {
-    const ring = this.#ring!;
-    const control = this.#control!;
-    while (this.#pending.length > 0) {
-      const chunk = this.#pending[0];
-      const n = ring.push(chunk);
-      if (n < chunk.length) {
-        this.#pending[0] = chunk.subarray(n);
-        Atomics.store(control, S.WANT_SPACE, 1);
-        return;
-      }
-      this.#pending.shift();
-    }
-    if (this.#endRequested === this.#generation) {
-      Atomics.store(control, S.END_GEN, this.#generation);
-      this.#endRequested = -1;
-    }
   }
 
   #onMessage(message: PlaybackToMainMessage): void {
@@ -398,10 +333,8 @@ export class Player {
         this.#emitter.emit("flushed", { generation: message.generation, frame: message.frame, dropped: message.dropped });
         break;
       case "status":
-        this.#status = message;
-        break;
       case "space":
-        if (this.#ring) this.#drain();
+        this.#transport.handle(message);
         break;
       case "profile":
         this.#profileReply?.({ micros: message.micros, meanMicrosByDate: message.meanMicrosByDate, clock: message.clock });
@@ -412,6 +345,13 @@ export class Player {
 
   #post(node: AudioWorkletNode, message: MainToPlaybackMessage, transfer: Transferable[] = []): void {
     node.port.postMessage(message, transfer);
+  }
+
+  #token(method: string, token: number): number {
+    if (!isPauseToken(token)) {
+      throw new ConfigError(`Player.${method}(): the token must be a playback generation (an integer ≥ 0); got ${String(token)}`);
+    }
+    return token;
   }
 
   #requireNode(method: string): AudioWorkletNode {

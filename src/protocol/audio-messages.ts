@@ -14,7 +14,11 @@
  * a plain array inside the worklet, written by its message handlers.
  *
  * Requests (any thread may write them):
- * - PAUSED: 1 = paused, 0 = playing. `Atomics.store`.
+ * - PAUSED: the token (a playback generation) of the newest pause standing,
+ *   or -1 for none. Written only through pause-token.ts (playback-control.ts
+ *   on other threads), by compare-and-exchange: a pause holds only the
+ *   generation it names, a resume lifts only its own token, and a stale one
+ *   of either is inert. The worklet clears it on a flush.
  * - FLUSH_SEQ: bump with `Atomics.add(…, 1)` to request a flush of everything
  *   in the ring when the worklet applies it.
  * Producer (the Player on the main thread):
@@ -54,8 +58,17 @@ export const PlaybackStateCode = {
 } as const;
 export type PlaybackState = keyof typeof PlaybackStateCode;
 
-/** What the control port (`Player.createControlPort()`) accepts from any thread. */
-export type PlaybackCommand = { kind: "pause" } | { kind: "resume" } | { kind: "flush" };
+/**
+ * What the control port (`Player.createControlPort()`) and the node's port
+ * accept from any thread. `token` is the playback generation the pause or
+ * resume is for; the worklet applies it by the rules of pause-token.ts, the
+ * same as a write to the shared PAUSED slot, so a stale command is ignored.
+ * A pause or resume without a valid token is dropped.
+ */
+export type PlaybackCommand =
+  | { kind: "pause"; token: number }
+  | { kind: "resume"; token: number }
+  | { kind: "flush" };
 
 /** `processorOptions` of the `bargein-playback` node. */
 export interface PlaybackProcessorOptions {
@@ -84,15 +97,22 @@ export type CloseMessage = { kind: "close" };
 /** A worklet's answer to `{kind:"profile"}`: its process() timings (benchmarks only; see worklets/process-clock.ts). */
 export type ProfileReport = { kind: "profile"; micros: Float32Array; meanMicrosByDate: number; clock: string };
 
+/**
+ * MessagePort path only: what the Player's producer sends, in order on the
+ * node's port, where the shared path writes the ring and control block.
+ */
+export type PlaybackFeedMessage =
+  /** Samples of `generation`, transferred. */
+  | { kind: "pcm"; generation: number; samples: Float32Array }
+  /** `generation` is now the newest; older audio is dropped. */
+  | { kind: "fence"; generation: number }
+  /** `generation`'s writes are complete. */
+  | { kind: "end"; generation: number };
+
 /** Main → playback worklet, over the node's port. */
 export type MainToPlaybackMessage =
   | PlaybackCommand
-  /** MessagePort path only: samples of `generation`, transferred. */
-  | { kind: "pcm"; generation: number; samples: Float32Array }
-  /** MessagePort path only: `generation` is now the newest; older audio is dropped. */
-  | { kind: "fence"; generation: number }
-  /** MessagePort path only: `generation`'s writes are complete. */
-  | { kind: "end"; generation: number }
+  | PlaybackFeedMessage
   /** Hand the worklet one end of a control channel (PlaybackCommand messages). */
   | { kind: "attach-control"; port: MessagePort }
   | { kind: "profile" }

@@ -4,6 +4,7 @@
  * Types only: imported by the main thread and the worker alike (no DOM, no
  * WebWorker globals), so `MessagePort` is the only platform type used.
  */
+import type { PlaybackCommand } from "./audio-messages.js";
 import type { ConnectFramesMessage } from "./frames.js";
 
 export type VadModel = "v5" | "v6" | "legacy";
@@ -50,15 +51,26 @@ export interface VadSetMeterMessage {
   kind: "set-meter";
   on: boolean;
 }
-/** Arms (bot speaking) or disarms direct pause of playback on speech start. */
+/**
+ * Arms direct pause of playback on speech start, for the playback generation
+ * `token` (the reply the bot is speaking), or disarms it (`null`). The worker's
+ * pause and its resume on a misfire carry the token armed at speech start, so
+ * one that lands after that generation is over is ignored by the worklet.
+ */
 export interface VadAutoPauseMessage {
   kind: "auto-pause";
-  armed: boolean;
+  token: number | null;
 }
-/** Once: the worker posts PlaybackControlMessages to `port`. */
+/**
+ * Once: how the worker reaches the playback worklet. With `control` (the
+ * Player's shared control block, crossOriginIsolated pages) it writes the
+ * pause there directly through playback-control.ts, within one render quantum
+ * and with no message hop; otherwise it posts PlaybackControlMessages to `port`.
+ */
 export interface ConnectPlaybackControlMessage {
   kind: "connect-playback-control";
   port: MessagePort;
+  control?: SharedArrayBuffer;
 }
 /** Stop listening: ends (or drops) the current utterance, per submitUserSpeechOnPause. */
 export interface VadPauseMessage {
@@ -135,8 +147,10 @@ export interface VadLoadErrorMessage {
 export interface VadSpeechStartMessage extends VadEventTiming {
   kind: "speechStart";
   probability: number;
-  /** True when the worker posted `pause` to the playback control port for it. */
+  /** True when the worker paused playback for it (control block or port). */
   pausedPlayback: boolean;
+  /** The token of that pause (the generation auto-pause was armed with), or null. */
+  pauseToken: number | null;
 }
 export interface VadSpeechRealStartMessage extends VadEventTiming {
   kind: "speechRealStart";
@@ -150,8 +164,10 @@ export interface VadSpeechEndMessage extends VadEventTiming {
 }
 export interface VadMisfireMessage extends VadEventTiming {
   kind: "misfire";
-  /** True when the worker posted `resume` to the playback control port for it. */
+  /** True when the worker resumed its own pause for it (control block or port). */
   resumedPlayback: boolean;
+  /** The token resumed: that of the pause made at speech start, or null. */
+  pauseToken: number | null;
 }
 export interface VadProbabilityMessage extends VadEventTiming {
   kind: "probability";
@@ -191,10 +207,10 @@ export type VadToMainMessage =
 // ---- VAD worker → playback worklet ----
 
 /**
- * Posted by the VAD worker on the port from ConnectPlaybackControlMessage:
- * `pause` on speech start while auto-pause is armed, `resume` on the misfire
- * that follows it. `sampleIndex` is the VAD frame that decided it.
+ * Posted by the VAD worker on the port from ConnectPlaybackControlMessage when
+ * it has no shared control block: `pause` on speech start while auto-pause is
+ * armed, `resume` on the misfire that follows it, both with the token armed at
+ * that speech start (a PlaybackCommand, so the worklet applies it by the token
+ * rules). `sampleIndex` is the VAD frame that decided it.
  */
-export type PlaybackControlMessage =
-  | { kind: "pause"; sampleIndex: number }
-  | { kind: "resume"; sampleIndex: number };
+export type PlaybackControlMessage = Extract<PlaybackCommand, { kind: "pause" | "resume" }> & { sampleIndex: number };

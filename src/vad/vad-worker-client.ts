@@ -22,6 +22,7 @@ import type {
   VadFlushMessage,
   VadToMainMessage,
 } from "../protocol/vad-messages.js";
+import { isPauseToken } from "../audio/pause-token.js";
 import { abortError } from "../util/abort.js";
 import { Emitter } from "../util/emitter.js";
 import {
@@ -36,8 +37,10 @@ import {
 
 export interface VadSpeechStart extends VadEventTiming {
   probability: number;
-  /** The worker already told the playback worklet to pause (auto-pause was armed). */
+  /** The worker already paused playback (auto-pause was armed). */
   pausedPlayback: boolean;
+  /** The token (playback generation) of that pause, or null: resume this one to undo it. */
+  pauseToken: number | null;
 }
 export type VadSpeechRealStart = VadEventTiming;
 export interface VadSpeechEnd extends VadEventTiming {
@@ -45,7 +48,10 @@ export interface VadSpeechEnd extends VadEventTiming {
   audio?: Float32Array;
 }
 export interface VadMisfire extends VadEventTiming {
+  /** The worker resumed the pause it made at speech start. */
   resumedPlayback: boolean;
+  /** The token it resumed, or null. */
+  pauseToken: number | null;
 }
 export interface VadProbability extends VadEventTiming {
   probability: number;
@@ -198,19 +204,32 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
   }
 
   /**
-   * Gives the worker the playback worklet's control port, once: on speech start
-   * while auto-pause is armed, it posts `{kind:"pause"}` there directly, and
-   * `{kind:"resume"}` if that speech turns out to be a misfire.
+   * Tells the worker how to reach the playback worklet, once:
+   * `connectPlaybackControl(player.createControlPort(), player.controlBuffer)`.
+   * On speech start while auto-pause is armed, the worker pauses playback
+   * directly (in `control`, the shared control block, when given: no message
+   * hop; else by `{kind:"pause", token}` on `port`), and resumes the same token
+   * if that speech turns out to be a misfire. The port is transferred.
    */
-  connectPlaybackControl(port: MessagePort): void {
+  connectPlaybackControl(port: MessagePort, control?: SharedArrayBuffer): void {
     this.#requireStarted("connectPlaybackControl");
-    this.#post({ kind: "connect-playback-control", port }, [port]);
+    this.#post({ kind: "connect-playback-control", port, control }, [port]);
   }
 
-  /** Arm while the bot speaks, disarm when it stops. */
-  setAutoPause(armed: boolean): void {
+  /**
+   * Arms auto-pause for playback generation `token` (the reply the bot is
+   * speaking; the worker's pause is for it alone), or disarms it with `null`.
+   * Arm again with the next reply's generation when it starts.
+   */
+  setAutoPause(token: number | null): void {
     this.#requireStarted("setAutoPause");
-    this.#post({ kind: "auto-pause", armed });
+    if (token !== null && !isPauseToken(token)) {
+      throw new ConfigError(
+        `VadWorker.setAutoPause(): pass the playback generation to pause (an integer ≥ 0, e.g. player.generation) or null to disarm; got ${String(token)}`,
+        { service: "vad" },
+      );
+    }
+    this.#post({ kind: "auto-pause", token });
   }
 
   /** Turns the throttled `probability` events on or off (off by default: no per-frame traffic). */

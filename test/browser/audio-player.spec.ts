@@ -63,6 +63,47 @@ for (const { name, query } of TRANSPORTS) {
       expect(r.lost).toBe(0);
     });
 
+    // The race the pause tokens exist for: the VAD worker's pause (on its own
+    // channel) landing after the session's resume and the next reply's fence.
+    // On the shared transport the late command comes both ways the worker
+    // may send it: the control port and the shared control block.
+    const vias = name === "shared" ? (["port", "shared"] as const) : (["port"] as const);
+    for (const via of vias) {
+      const by = via === "shared" ? "the shared control block" : "a control port";
+      test(`a pause that arrives after a resume and a new generation is ignored by its token (late pause through ${by})`, async ({ page }) => {
+        await open(page, query);
+        const r = await run(page, "latePause", { via });
+        expect(r.transport).toBe(name);
+        expect(r.started).toBe(true);
+        expect(r.ended).toBe(true);
+        expect(r.heardNew).toBe(true);
+        // g + 1 plays in full: every sample as written, none held, none faded.
+        expect(r.mismatches).toBe(0);
+        expect(r.silenceInside).toBe(0);
+        expect(r.endedSamples).toBe(r.written);
+        expect(r.position).toBe(r.written);
+        expect(r.state).toBe("idle");
+      });
+
+      test(`a stale resume (token g) does not lift a pause of g + 1 (stale resume through ${by})`, async ({ page }) => {
+        await open(page, query);
+        const r = await run(page, "staleResume", { via, holdMs: 250 });
+        expect(r.transport).toBe(name);
+        // Held through the stale resumes: nothing rendered, still paused.
+        expect(r.stateHeld).toBe("paused");
+        expect(r.heldFrom).toBeGreaterThan(0);
+        expect(r.heldTo).toBe(r.heldFrom);
+        expect(r.silence).toBeGreaterThanOrEqual(r.holdSamples);
+        // One pause, lifted once by its own token, and no sample lost.
+        expect(r.fadeOuts).toBe(1);
+        expect(r.fadeIns).toBe(1);
+        expect(r.mismatches).toBe(0);
+        expect(r.lost).toBe(0);
+        expect(r.ended).toBe(true);
+        expect(r.endedSamples).toBe(r.written);
+      });
+    }
+
     test("s16 at 24 kHz is resampled, `started` names the first audible frame, position counts it all", async ({ page }) => {
       await open(page, query);
       const r = await run(page, "startedAndResample");

@@ -7,12 +7,22 @@
  *
  * Ordering: frames are processed strictly one at a time in arrival order
  * (the model is stateful); frames that arrive while the model runs or loads
- * wait in `pending`. Speech start can pause playback directly through the
- * playback control port, without a round trip through the main thread.
+ * wait in `pending`. Speech start can pause playback directly, without a
+ * round trip through the main thread: by writing the Player's shared control
+ * block (crossOriginIsolated pages) or else by a message on the playback
+ * control port.
+ *
+ * Auto-pause is one of several writers of the playback pause, so it never
+ * pauses unconditionally: it pauses with the token (the playback generation)
+ * armed by `auto-pause`, and a misfire resumes that same token. The worklet
+ * applies a pause only to the generation it names, so a pause of this worker's
+ * that lands after the session resumed and moved on to the next reply holds
+ * nothing (see src/audio/pause-token.ts).
  */
 /// <reference lib="webworker" />
 import type { VadFrameMessage } from "../../protocol/frames.js";
 import { VAD_FRAME_SAMPLES } from "../../protocol/frames.js";
+import { pausePlayback, playbackControl, resumePlayback } from "../../audio/playback-control.js";
 import type {
   MainToVadMessage,
   PlaybackControlMessage,
@@ -32,6 +42,8 @@ let model: SileroModel | undefined;
 let detector: SpeechDetector | undefined;
 const framePorts: MessagePort[] = [];
 let playbackPort: MessagePort | undefined;
+/** The Player's shared control block, when the page is crossOriginIsolated: written directly, no message. */
+let playbackBlock: Int32Array | undefined;
 const pending: (VadFrameMessage | VadFlushMessage)[] = [];
 let draining = false;
 /** The drain loop in progress, so dispose() can let the current inference finish before releasing the session. */
@@ -40,8 +52,10 @@ let listening = true;
 let disposed = false;
 let meterOn = false;
 let lastMeterSample = -Infinity;
-let autoPauseArmed = false;
-let pausedPlayback = false;
+/** The generation auto-pause pauses on speech start; null: disarmed. */
+let autoPauseToken: number | null = null;
+/** The token this worker paused with at the current speech start, until it ends (or is disarmed). */
+let pausedToken: number | null = null;
 /** Set by `pause`; the model's state is reset before the next frame (never during a run). */
 let resetModel = false;
 
@@ -64,10 +78,11 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
     case "connect-playback-control":
       playbackPort?.close();
       playbackPort = message.port;
+      playbackBlock = message.control ? playbackControl(message.control) : undefined;
       break;
     case "auto-pause":
-      autoPauseArmed = message.armed;
-      if (!message.armed) pausedPlayback = false;
+      autoPauseToken = message.token;
+      if (message.token === null) pausedToken = null;
       break;
     case "set-meter":
       meterOn = message.on;
@@ -180,28 +195,27 @@ function emit(events: SpeechEvent[], workerTime: number): void {
     const timing = { sampleIndex: e.at.sampleIndex, contextTime: e.at.contextTime, workerTime };
     switch (e.kind) {
       case "speechStart": {
-        // Pause first: this is the latency-critical message.
-        const pause = autoPauseArmed && playbackPort !== undefined && !pausedPlayback;
-        if (pause) {
-          playbackPort!.postMessage({ kind: "pause", sampleIndex: e.at.sampleIndex } satisfies PlaybackControlMessage);
-          pausedPlayback = true;
-        }
-        post({ kind: "speechStart", probability: e.probability, pausedPlayback: pause, ...timing });
+        // Pause first: this is the latency-critical step.
+        const token = autoPauseToken;
+        const pause = token !== null && pausedToken === null && sendPlayback("pause", token, e.at.sampleIndex);
+        if (pause) pausedToken = token;
+        post({ kind: "speechStart", probability: e.probability, pausedPlayback: pause, pauseToken: pause ? token : null, ...timing });
         break;
       }
       case "speechRealStart":
         post({ kind: "speechRealStart", ...timing });
         break;
       case "misfire": {
-        const resume = pausedPlayback && playbackPort !== undefined;
-        if (resume) playbackPort!.postMessage({ kind: "resume", sampleIndex: e.at.sampleIndex } satisfies PlaybackControlMessage);
-        pausedPlayback = false;
-        post({ kind: "misfire", resumedPlayback: resume, ...timing });
+        // Resume our own pause, by its token: if the session has moved on, this is a no-op.
+        const token = pausedToken;
+        const resume = token !== null && sendPlayback("resume", token, e.at.sampleIndex);
+        pausedToken = null;
+        post({ kind: "misfire", resumedPlayback: resume, pauseToken: resume ? token : null, ...timing });
         break;
       }
       case "speechEnd":
         // The session decides what a confirmed utterance does to playback.
-        pausedPlayback = false;
+        pausedToken = null;
         post(
           { kind: "speechEnd", audioStartIndex: e.audioStartIndex, audio: e.audio, ...timing },
           e.audio ? [e.audio.buffer] : [],
@@ -209,6 +223,24 @@ function emit(events: SpeechEvent[], workerTime: number): void {
         break;
     }
   }
+}
+
+/**
+ * Pauses or resumes playback generation `token`: in the shared control block
+ * when there is one (no message hop), else by the control port. Returns false
+ * when no playback is connected. The shared write's own result (whether the
+ * pause stands) is not reported: on the port the worker cannot know it, and
+ * both paths must mean the same thing to the session.
+ */
+function sendPlayback(kind: "pause" | "resume", token: number, sampleIndex: number): boolean {
+  if (playbackBlock) {
+    if (kind === "pause") pausePlayback(playbackBlock, token);
+    else resumePlayback(playbackBlock, token);
+    return true;
+  }
+  if (!playbackPort) return false;
+  playbackPort.postMessage({ kind, token, sampleIndex } satisfies PlaybackControlMessage);
+  return true;
 }
 
 async function dispose(): Promise<void> {
@@ -221,6 +253,7 @@ async function dispose(): Promise<void> {
   framePorts.length = 0;
   playbackPort?.close();
   playbackPort = undefined;
+  playbackBlock = undefined;
   await drainDone;
   try {
     await model?.release();

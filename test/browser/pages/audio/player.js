@@ -39,6 +39,48 @@ async function rig({ prebufferMs, profile, profileClock, seconds = 60 } = {}) {
   };
 }
 
+/**
+ * A worker that pauses and resumes playback by token, as the VAD worker does:
+ * through the shared control block (`via: "shared"`, crossOriginIsolated
+ * pages only) or through a control port (`via: "port"`). Each call resolves
+ * once the worker has sent the command.
+ */
+async function controlWorker(player, via) {
+  const worker = new Worker("/test/browser/pages/audio/playback-control-worker.js", { type: "module" });
+  const port = player.createControlPort();
+  const buffer = via === "shared" ? player.controlBuffer : undefined;
+  if (via === "shared" && !buffer) throw new Error("no controlBuffer on this page");
+  await new Promise((resolve, reject) => {
+    worker.onerror = (e) => reject(new Error(`control worker: ${e.message}`));
+    worker.onmessage = resolve;
+    worker.postMessage({ kind: "attach", port, buffer }, [port]);
+  });
+  const send = (kind, token) =>
+    new Promise((resolve) => {
+      worker.onmessage = resolve;
+      worker.postMessage({ kind, token });
+    });
+  return {
+    pause: (token) => send("pause", token),
+    resume: (token) => send("resume", token),
+    close: () => worker.terminate(),
+  };
+}
+
+/** Resolves with `promise`'s value, or undefined after `ms` (so a held player fails an assertion, not the test's timeout). */
+const within = (promise, ms) => Promise.race([promise, sleep(ms).then(() => undefined)]);
+
+/** Longest run of zeros in samples[from, to). */
+function longestSilence(samples, from, to) {
+  let longest = 0;
+  let run = 0;
+  for (let i = from; i < to; i++) {
+    run = samples[i] === 0 ? run + 1 : 0;
+    longest = Math.max(longest, run);
+  }
+  return longest;
+}
+
 /** Random flushes while audio plays: samples heard after the flush is applied, and after it is requested. */
 async function flushes({ count = 5, seed = 1 } = {}) {
   const r = await rig({ seconds: count * 0.4 + 5 });
@@ -138,21 +180,11 @@ async function pauses({ cycles = 6, seed = 3, via = "main" } = {}) {
   const seconds = Math.max(2, cycles * 0.1 + 1);
   const r = await rig({ seconds: seconds * 2 + 5 });
   const random = prng(seed);
+  // Generation 1 throughout: the main thread's default token, passed explicitly by the worker.
   let control = r.player;
   if (via !== "main") {
-    const worker = new Worker("/test/browser/pages/audio/control-worker.js");
-    const port = r.player.createControlPort();
-    const buffer = via === "shared" ? r.player.controlBuffer : undefined;
-    if (via === "shared" && !buffer) throw new Error("no controlBuffer on this page");
-    await new Promise((resolve) => {
-      worker.onmessage = resolve;
-      worker.postMessage({ kind: "attach", port, buffer }, [port]);
-    });
-    const send = (kind) => new Promise((resolve) => {
-      worker.onmessage = resolve;
-      worker.postMessage({ kind });
-    });
-    control = { pause: () => send("pause"), resume: () => send("resume") };
+    const worker = await controlWorker(r.player, via);
+    control = { pause: () => worker.pause(1), resume: () => worker.resume(1) };
   }
   const written = generationSignal(1, Math.round(r.rate * seconds));
   const started = r.player.once("started");
@@ -188,6 +220,118 @@ async function pauses({ cycles = 6, seed = 3, via = "main" } = {}) {
     endedSamples: end.samples,
     midCheck,
     fade: r.fade,
+  };
+}
+
+// Signal labels for the token scenarios (as in `fences`): g is heard as 3, g + 1 as 6.
+const G_LABEL = 3;
+const NEXT_LABEL = 6;
+
+/**
+ * The race the tokens exist for: generation g plays, is paused and resumed
+ * (token g); then g + 1 is fenced and written, and a pause with token g lands
+ * late: from a worker (`via` the control port or the shared block), before
+ * g + 1 starts and again while it plays, and from the main thread. Returns how
+ * g + 1 was rendered: it must play in full, sample for sample, with nothing held.
+ */
+async function latePause({ via = "port", g = 4 } = {}) {
+  const r = await rig({ seconds: 6 });
+  const worker = await controlWorker(r.player, via);
+  let started = r.player.once("started");
+  r.player.write(generationSignal(G_LABEL, Math.round(r.rate * 0.6)), { sampleRate: r.rate, generation: g });
+  await started;
+  await sleep(60);
+  r.player.pause(g);
+  await sleep(40);
+  r.player.resume(g);
+  await sleep(40);
+  const rec0 = r.audioFrame();
+  r.player.fence(g + 1);
+  const next = generationSignal(NEXT_LABEL, Math.round(r.rate * 0.5));
+  started = r.player.once("started");
+  const ended = r.player.once("ended");
+  r.player.write(next, { sampleRate: r.rate, generation: g + 1 });
+  r.player.end(g + 1);
+  await worker.pause(g); // late: after the resume and the fence, before g + 1 starts
+  const start = await within(started, 2000);
+  await sleep(50);
+  await worker.pause(g); // late again, while g + 1 plays
+  r.player.pause(g);
+  const end = await within(ended, 3000);
+  const state = r.player.state;
+  const position = r.player.position();
+  const rec = await r.snapshot();
+  worker.close();
+  await r.context.close();
+  let firstNew = Math.max(0, rec0 - rec.startFrame - 256);
+  while (firstNew < rec.samples.length && generationOf(rec.samples[firstNew]) !== NEXT_LABEL) firstNew++;
+  let mismatches = 0;
+  for (let i = 0; i < next.length; i++) if (rec.samples[firstNew + i] !== next[i]) mismatches++;
+  return {
+    transport: r.player.transport,
+    via,
+    started: Boolean(start),
+    ended: Boolean(end),
+    endedSamples: end?.samples,
+    written: next.length,
+    heardNew: firstNew < rec.samples.length,
+    mismatches,
+    silenceInside: longestSilence(rec.samples, firstNew, Math.min(rec.samples.length, firstNew + next.length)),
+    position: position.samples,
+    state,
+  };
+}
+
+/**
+ * A stale resume: g + 1 plays and is paused with its own token; a resume with
+ * token g then arrives (from a worker `via` the port or the shared block, and
+ * from the main thread) and must not lift it. Held for `holdMs`, then resumed
+ * with token g + 1, which must lose no sample.
+ */
+async function staleResume({ via = "port", g = 4, holdMs = 250 } = {}) {
+  const r = await rig({ seconds: 6 });
+  const worker = await controlWorker(r.player, via);
+  let started = r.player.once("started");
+  r.player.write(generationSignal(G_LABEL, Math.round(r.rate * 0.4)), { sampleRate: r.rate, generation: g });
+  await started;
+  await sleep(40);
+  const rec0 = r.audioFrame();
+  const next = generationSignal(NEXT_LABEL, Math.round(r.rate * 1.0));
+  started = r.player.once("started");
+  r.player.write(next, { sampleRate: r.rate, generation: g + 1 }); // fences g + 1
+  await within(started, 2000);
+  await sleep(60);
+  r.player.pause(g + 1);
+  await sleep(40);
+  const heldFrom = r.player.position().samples;
+  await worker.resume(g);
+  r.player.resume(g);
+  await sleep(holdMs);
+  const heldTo = r.player.position().samples;
+  const stateHeld = r.player.state;
+  const ended = r.player.once("ended");
+  r.player.resume(g + 1);
+  r.player.end(g + 1);
+  const end = await within(ended, 3000);
+  const rec = await r.snapshot();
+  worker.close();
+  await r.context.close();
+  let firstNew = Math.max(0, rec0 - rec.startFrame - 256);
+  while (firstNew < rec.samples.length && generationOf(rec.samples[firstNew]) !== NEXT_LABEL) firstNew++;
+  const account = accountPauses(rec.samples.subarray(firstNew), next, r.fade);
+  return {
+    transport: r.player.transport,
+    via,
+    heldFrom,
+    heldTo,
+    stateHeld,
+    ended: Boolean(end),
+    endedSamples: end?.samples,
+    written: next.length,
+    ...account,
+    lost: next.length - account.consumed,
+    silence: longestSilence(rec.samples, firstNew, rec.samples.length),
+    holdSamples: Math.round((holdMs / 1000) * r.rate),
   };
 }
 
@@ -267,5 +411,5 @@ async function missingWorklet() {
   }
 }
 
-window.audio = { flushes, fences, pauses, startedAndResample, realtime, missingWorklet };
+window.audio = { flushes, fences, pauses, latePause, staleResume, startedAndResample, realtime, missingWorklet };
 window.audioReady = true;

@@ -1,0 +1,74 @@
+// The VAD worker's auto-pause acting on a real Player, recorded to the sample
+// in the same AudioContext. Its pause carries the token (playback generation)
+// it was armed with, so it holds only that generation. On a crossOriginIsolated
+// page the worker writes the player's shared control block itself (no message
+// on its port); with `?isolated=0` it posts to the player's control port.
+import { expect, test, type Page } from "@playwright/test";
+
+const TRANSPORTS = [
+  { name: "shared", query: "" },
+  { name: "port", query: "?isolated=0" },
+] as const;
+
+async function open(page: Page, query: string) {
+  await page.goto(`/test/browser/pages/vad/auto-pause.html${query}`);
+  await page.waitForFunction(() => (window as any).autoPauseReady === true);
+}
+
+const run = (page: Page, options: object) => page.evaluate((o) => (window as any).autoPause.run(o), options);
+
+for (const { name, query } of TRANSPORTS) {
+  test.describe(`auto-pause over the ${name} transport`, () => {
+    test("the worker pauses the generation it was armed for on speech start and resumes it on the misfire, losing no sample", async ({ page }) => {
+      await open(page, query);
+      const r = await run(page, { g: 3, token: 3, minSpeechMs: 5000 });
+      expect(r.transport).toBe(name);
+      expect(r.events).toEqual([
+        { kind: "speechStart", pausedPlayback: true, pauseToken: 3 },
+        { kind: "misfire", resumedPlayback: true, pauseToken: 3 },
+      ]);
+      // Held while the speech lasted: paused, and not one sample rendered.
+      expect(r.duringSpeech.state).toBe("paused");
+      expect(r.duringSpeech.later).toBe(r.duringSpeech.position);
+      expect(r.afterSpeech.state).toBe("playing");
+      expect(r.fadeOuts).toBe(1);
+      expect(r.fadeIns).toBe(1);
+      expect(r.mismatches).toBe(0);
+      expect(r.lost).toBe(0);
+      expect(r.ended).toBe(true);
+      expect(r.endedSamples).toBe(r.written);
+      // The shared block was written directly: nothing went through the port.
+      expect(r.portMessages).toBe(0);
+    });
+
+    test("a worker armed with an older generation's token pauses nothing of the one playing", async ({ page }) => {
+      await open(page, query);
+      const r = await run(page, { g: 3, token: 2 });
+      expect(r.events.map((e: any) => e.kind)).toEqual(["speechStart", "speechEnd"]);
+      expect(r.events[0]).toEqual({ kind: "speechStart", pausedPlayback: true, pauseToken: 2 });
+      expect(r.duringSpeech.state).toBe("playing");
+      expect(r.duringSpeech.later).toBeGreaterThan(r.duringSpeech.position);
+      expect(r.fadeOuts).toBe(0);
+      expect(r.mismatches).toBe(0);
+      expect(r.lost).toBe(0);
+      expect(r.ended).toBe(true);
+      expect(r.endedSamples).toBe(r.written);
+    });
+
+    test("the worker's pause of a reply is void once the next reply is fenced: it plays in full with no resume", async ({ page }) => {
+      await open(page, query);
+      const r = await run(page, { g: 3, token: 3, next: true });
+      expect(r.events.map((e: any) => e.kind)).toEqual(["speechStart", "speechEnd"]);
+      expect(r.events[0].pauseToken).toBe(3);
+      expect(r.duringSpeech.state).toBe("paused");
+      expect(r.duringSpeech.later).toBe(r.duringSpeech.position);
+      expect(r.afterSpeech.state).toBe("paused"); // a confirmed utterance leaves the pause to the session
+      expect(r.heard).toBe(true);
+      expect(r.fadeOuts).toBe(0);
+      expect(r.mismatches).toBe(0);
+      expect(r.lost).toBe(0);
+      expect(r.ended).toBe(true);
+      expect(r.endedSamples).toBe(r.written);
+    });
+  });
+}
