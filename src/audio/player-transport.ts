@@ -11,8 +11,6 @@
  * resume by the token rules of pause-token.ts, so their semantics are the same.
  */
 import type { PlaybackProcessorOptions, PlaybackState, PlaybackToMainMessage } from "../protocol/audio-messages.js";
-import { PortPlayerTransport } from "./player-port-transport.js";
-import { SharedPlayerTransport } from "./player-shared-transport.js";
 
 export interface PlayerTransport {
   readonly kind: "shared" | "port";
@@ -38,11 +36,4 @@ export interface PlayerTransport {
   handle(message: PlaybackToMainMessage): void;
   /** Drops what still waits; the node is going away. */
   close(): void;
-}
-
-/** Shared memory when the page can have it, else the port: decided here, once. */
-export function createPlayerTransport(capacity: number): PlayerTransport {
-  return globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function"
-    ? new SharedPlayerTransport(capacity)
-    : new PortPlayerTransport();
 }

@@ -30,7 +30,9 @@ import type {
 } from "../protocol/audio-messages.js";
 import { Emitter } from "../util/emitter.js";
 import { isPauseToken } from "./pause-token.js";
-import { createPlayerTransport, type PlayerTransport } from "./player-transport.js";
+import { PortPlayerTransport } from "./player-port-transport.js";
+import { SharedPlayerTransport } from "./player-shared-transport.js";
+import type { PlayerTransport } from "./player-transport.js";
 import { Resampler } from "./resampler.js";
 import { assetUrl, ensureRunning, loadWorklet } from "./worklet-loader.js";
 
@@ -111,7 +113,9 @@ export class Player {
     const rate = this.context.sampleRate;
     const fadeMs = Math.min(MAX_FADE_MS, options.fadeMs ?? MAX_FADE_MS);
     const capacity = Math.ceil((options.capacitySeconds ?? 10) * rate);
-    this.#transport = createPlayerTransport(capacity);
+    // Shared memory when the page can have it, else the port: decided here, once.
+    this.#transport =
+      globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new SharedPlayerTransport(capacity) : new PortPlayerTransport();
     this.#options = {
       shared: this.#transport.shared,
       capacity,

@@ -207,13 +207,13 @@ test("armed auto-pause posts pause on speech start and resume on the misfire tha
   expect(misfire.events[0].pausedPlayback).toBe(true);
   expect(misfire.events[1].resumedPlayback).toBe(true);
   expect(misfire.commands).toEqual([
-    { kind: "pause", sampleIndex: misfire.events[0].sampleIndex },
-    { kind: "resume", sampleIndex: misfire.events[1].sampleIndex },
+    { kind: "pause", token: 1, sampleIndex: misfire.events[0].sampleIndex },
+    { kind: "resume", token: 1, sampleIndex: misfire.events[1].sampleIndex },
   ]);
   // A real utterance: pause, and no resume (the session confirms the interruption).
   const confirmed = await run({});
   expect(confirmed.events.map((e: any) => e.kind)).toEqual(["speechStart", "speechEnd"]);
-  expect(confirmed.commands).toEqual([{ kind: "pause", sampleIndex: confirmed.events[0].sampleIndex }]);
+  expect(confirmed.commands).toEqual([{ kind: "pause", token: 1, sampleIndex: confirmed.events[0].sampleIndex }]);
   // Disarmed (the bot is not speaking): nothing is posted.
   const disarmed = await run({ armed: false, minSpeechMs: 5000 });
   expect(disarmed.events[0].pausedPlayback).toBe(false);

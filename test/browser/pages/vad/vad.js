@@ -184,7 +184,7 @@ async function autoPause(name, { armed = true, ...options } = {}) {
   const commands = [];
   control.port1.onmessage = (e) => commands.push(e.data);
   vad.connectPlaybackControl(control.port2);
-  vad.setAutoPause(armed);
+  vad.setAutoPause(armed ? 1 : null);
   for (let i = 0; i + 512 <= samples.length; i += 512) vad.feed(samples.slice(i, i + 512), i);
   await vad.flush();
   await new Promise((r) => setTimeout(r, 50));
