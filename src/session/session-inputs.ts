@@ -23,6 +23,8 @@ export interface InputSink {
   sendAudio(pcm: Float32Array | Int16Array): void;
   /** The player's first sample of `generation` is audible at `at` (performance.now()). */
   playbackStarted(generation: number, at: number): void;
+  /** Is this STT word the bot's own voice heard back? (echo-words.ts) */
+  isEcho(text: string): boolean;
   /** The session cannot go on: report and stop. */
   fail(err: unknown): void;
   /** The AudioContext left "running". */
@@ -45,6 +47,7 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
       dispatch({ kind: "speechRealStart", at: now() });
     }),
     vad.on("misfire", (e) => {
+      sink.noteSpeech(false);
       events.emit("vad", { kind: "misfire", direct: e.resumedPlayback, contextTime: e.contextTime });
       dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback });
     }),
@@ -57,6 +60,7 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     player.on("ended", (e) => dispatch({ kind: "replyDone", generation: e.generation })),
     capture.on("frame", (e) => sink.sendAudio(e.pcm)),
     capture.on("gap", (e) => sink.counters.captureGap(e.ms)),
+    capture.on("echo", (e) => sink.counters.echoStats(e)),
     // Without the microphone or the VAD there is no conversation: end it
     // cleanly (the transcript so far is kept) and say what to do.
     capture.on("ended", () =>
@@ -90,7 +94,7 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
   const { dispatch, events } = sink;
   switch (e.kind) {
     case "word":
-      return dispatch({ kind: "word", text: e.text, at: now() });
+      return dispatch({ kind: "word", text: e.text, at: now(), echo: sink.isEcho(e.text) });
     case "marker":
       return dispatch({ kind: "sttMarker" });
     case "pause":

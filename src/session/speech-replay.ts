@@ -84,6 +84,22 @@ export class SpeechReplay {
     return { frames, reopened };
   }
 
+  /**
+   * True when some frame held is louder than `rms` (0..1; s16 is scaled):
+   * speech the VAD may not have called yet. The VAD decides a speech start a
+   * frame or more after the sound began (pre-speech pad, model latency), so a
+   * stream that reconnects at that moment must not judge by the VAD alone.
+   */
+  holdsSound(rms = 0.01): boolean {
+    for (const { pcm } of this.#frames) {
+      const scale = pcm instanceof Int16Array ? 1 / 32768 : 1;
+      let sum = 0;
+      for (let i = 0; i < pcm.length; i++) sum += pcm[i] * pcm[i];
+      if (Math.sqrt(sum / Math.max(1, pcm.length)) * scale > rms) return true;
+    }
+    return false;
+  }
+
   /** Forgets all audio and starts a new timeline at 0 (a new stream with nothing to replay). */
   clear(): void {
     this.#frames = [];

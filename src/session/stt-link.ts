@@ -243,7 +243,8 @@ export class SttLink {
   #replayInto(stream: SttStream): void {
     const wanted = this.#replayOnConnect;
     this.#replayOnConnect = false;
-    const recentSpeech = this.#vadSpeaking || this.#now() - this.#lastSpeechAt < this.#replayMs;
+    // The VAD's word, or sound it has not called yet (it decides a frame or more after the onset).
+    const recentSpeech = this.#vadSpeaking || this.#now() - this.#lastSpeechAt < this.#replayMs || this.#replay.holdsSound();
     if (!wanted || !recentSpeech) {
       this.#replay.clear();
       return;

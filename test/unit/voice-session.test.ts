@@ -361,13 +361,26 @@ describe("VoiceSession turn logic (scripted parts)", () => {
       );
       await session.start();
       if (replayMs === 0) vad.emit("speechStart"); // speaking, but replay is off
-      for (let k = 0; k < 5; k++) captureEvents.emit("frame", { pcm: new Float32Array(1920).fill(k), capturedAt: 0 });
+      // A quiet room (-60 dBFS): nothing the replay would take for sound.
+      for (let k = 0; k < 5; k++) captureEvents.emit("frame", { pcm: new Float32Array(1920).fill(0.001 * (k + 1)), capturedAt: 0 });
       stt.drop(new Error("socket dropped"));
       await until(() => stt.received.length === 2 && session.liveQuests.includes("stt"));
       expect(stt.received[1]).toEqual([]);
       expect(session.metrics.sttReplayedSamples).toBe(0);
       await session.stop();
     }
+  });
+
+  test("a drop just as the user starts to speak, before the VAD has called it, still replays the sound to the new stream", async () => {
+    const t = setup();
+    await t.session.start();
+    // Sound the VAD has not called speech yet (its decision comes a frame or more later).
+    for (let k = 0; k < 3; k++) t.captureEvents.emit("frame", { pcm: new Float32Array(1920).fill(0.2), capturedAt: 0 });
+    t.stt.drop(new Error("socket dropped"));
+    await until(() => t.stt.received.length === 2 && t.session.liveQuests.includes("stt"));
+    expect(t.stt.received[1].map((f) => f.length)).toEqual([1920, 1920, 1920]);
+    expect(t.session.metrics.sttReplayedSamples).toBe(3 * 1920);
+    await t.session.stop();
   });
 
   test("stop() in the middle of the user's turn keeps the words said so far as a final user message", async () => {
