@@ -31,9 +31,14 @@ import type {
   UplinkFormat,
 } from "../src/protocol/audio-messages.js";
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFrameMessage } from "../src/protocol/frames.js";
+import { CaptureEcho } from "./capture-echo.js";
 import { ProcessClock, profileReport } from "./process-clock.js";
 
 const QUANTUM = 128;
+/** The echo guard's figures go to the main thread about once a second. */
+const ECHO_STATS_EVERY_S = 1;
+
+type Emit = (frame: Float32Array | Int16Array, sampleIndex: number) => boolean;
 
 /** Collects resampled samples into fixed-size frames and hands each one off. */
 class Framer {
@@ -58,10 +63,15 @@ class Framer {
    * Resamples `mono`; calls `emit` for each completed frame, which takes
    * ownership of it. Returns nothing; allocates only a replacement frame.
    */
-  push(mono: Float32Array, emit: ((frame: Float32Array | Int16Array, sampleIndex: number) => boolean) | undefined): void {
+  push(mono: Float32Array, emit: Emit | undefined): void {
     const n = this.resampler.process(mono, 0, mono.length, this.#scratch, 0);
+    this.pushResampled(this.#scratch, n, emit);
+  }
+
+  /** Frames `n` samples already at the output rate (the echo guard's output). */
+  pushResampled(samples: Float32Array, n: number, emit: Emit | undefined): void {
     for (let i = 0; i < n; i++) {
-      const x = this.#scratch[i];
+      const x = samples[i];
       if (this.#format === "s16") {
         const clamped = x > 1 ? 1 : x < -1 ? -1 : x;
         this.#frame[this.#filled++] = Math.round(clamped * 32767);
@@ -85,6 +95,10 @@ class Framer {
 class CaptureProcessor extends AudioWorkletProcessor {
   readonly #mono = new Float32Array(QUANTUM);
   readonly #vad: Framer | undefined;
+  /** The echo guard between the microphone and the VAD (processorOptions.echoGuard). */
+  readonly #echo: CaptureEcho | undefined;
+  readonly #echoStatsQuanta: number;
+  #quanta = 0;
   readonly #uplink: Framer | undefined;
   readonly #meterWindow: number;
   readonly #clock: ProcessClock | undefined;
@@ -104,6 +118,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
       frame: frame as Float32Array,
       sampleIndex,
       contextTime: currentTime + QUANTUM / sampleRate,
+      echo: this.#echo?.takeVerdict(),
     };
     this.#vadPort.postMessage(message, [frame.buffer as ArrayBuffer]);
     return true;
@@ -119,6 +134,8 @@ class CaptureProcessor extends AudioWorkletProcessor {
     super();
     const opts = options.processorOptions as CaptureProcessorOptions;
     if (opts.vad) this.#vad = new Framer(sampleRate, VAD_SAMPLE_RATE, VAD_FRAME_SAMPLES, "f32");
+    if (opts.vad && opts.echoGuard) this.#echo = new CaptureEcho(sampleRate, opts.echoGuard);
+    this.#echoStatsQuanta = Math.round((ECHO_STATS_EVERY_S * sampleRate) / QUANTUM);
     if (opts.uplink) {
       const { sampleRate: rate, frameSamples, format } = opts.uplink;
       this.#uplink = new Framer(sampleRate, rate, frameSamples, format);
@@ -170,9 +187,10 @@ class CaptureProcessor extends AudioWorkletProcessor {
         for (let i = 0; i < QUANTUM; i++) mono[i] += data[i] * scale;
       }
     }
-    this.#vad?.push(mono, this.#emitVad);
+    this.#toVad(mono, currentFrame);
     this.#uplink?.push(mono, this.#emitUplink);
     if (this.#meterOn) this.#meter(mono);
+    if (this.#echo && ++this.#quanta % this.#echoStatsQuanta === 0) this.#postEchoStats();
     if (this.#clock) this.#clock.stop(started);
     return true;
   }
@@ -180,10 +198,26 @@ class CaptureProcessor extends AudioWorkletProcessor {
   /** Feeds `frames` of silence for quanta the browser skipped, and reports them. */
   #fillGap(frames: number): void {
     for (let done = 0; done < frames; done += QUANTUM) {
-      this.#vad?.push(this.#silence, this.#emitVad);
+      this.#toVad(this.#silence, this.#nextFrame + done);
       this.#uplink?.push(this.#silence, this.#emitUplink);
     }
     this.#post({ kind: "capture-gap", frames, contextTime: currentTime });
+  }
+
+  /** The VAD's path: through the echo guard when it is on, else straight to the 16 kHz framer. */
+  #toVad(mono: Float32Array, frame: number): void {
+    if (!this.#vad) return;
+    if (!this.#echo) {
+      this.#vad.push(mono, this.#emitVad);
+      return;
+    }
+    const n = this.#echo.process(mono, frame);
+    this.#vad.pushResampled(this.#echo.out, n, this.#emitVad);
+  }
+
+  #postEchoStats(): void {
+    const s = this.#echo!.state;
+    this.#post({ kind: "echo-stats", erleDb: s.erleDb, delayMs: s.delayMs, converged: s.converged, referenceActive: s.referenceActive, contextTime: currentTime });
   }
 
   #meter(mono: Float32Array): void {

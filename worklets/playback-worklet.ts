@@ -49,6 +49,7 @@ import {
 } from "../src/protocol/audio-messages.js";
 import type { PlaybackFeed } from "./playback-feed.js";
 import { PortPlaybackFeed } from "./port-playback-feed.js";
+import { echoTap, releaseEchoTap, writeTap, type EchoTap } from "./echo-tap.js";
 import { ProcessClock, profileReport } from "./process-clock.js";
 import { SharedPlaybackFeed } from "./shared-playback-feed.js";
 
@@ -77,6 +78,9 @@ class PlaybackProcessor extends AudioWorkletProcessor {
 
   /** Control channels handed in by attach-control, closed with the node. */
   readonly #controlPorts: MessagePort[] = [];
+  /** The echo tap this processor publishes to (processorOptions.echoTap), if any. */
+  readonly #tap: EchoTap | undefined;
+  readonly #tapName: string | undefined;
   /** Set by "close": process() returns false and the processor can be collected. */
   #closed = false;
 
@@ -92,6 +96,8 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     this.#lastFlushSeq = Atomics.load(this.#control, S.FLUSH_SEQ);
     this.#lastCutSeq = Atomics.load(this.#control, S.CUT_SEQ);
     this.#clock = opts.profile ? new ProcessClock(opts.profileClock) : undefined;
+    this.#tapName = opts.echoTap;
+    this.#tap = opts.echoTap ? echoTap(opts.echoTap) : undefined;
     this.port.onmessage = (event: MessageEvent<MainToPlaybackMessage>) => this.#onMessage(event.data);
   }
 
@@ -108,6 +114,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
         break;
       case "close":
         this.#closed = true;
+        if (this.#tapName) releaseEchoTap(this.#tapName);
         for (const port of this.#controlPorts.splice(0)) port.close();
         this.port.close();
         break;
@@ -178,6 +185,8 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     }
 
     if (written === 0 && !this.#paused) this.#render(out, quantum);
+    // What is heard, after pause, fade and flush: the capture's echo guard cancels exactly this.
+    if (this.#tap) writeTap(this.#tap, currentFrame, out);
     this.#publish();
     if (Atomics.load(this.#control, S.WANT_SPACE) === 1 && this.#ring.availableWrite() >= this.#ring.capacity / 2) {
       Atomics.store(this.#control, S.WANT_SPACE, 0);

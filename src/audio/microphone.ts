@@ -44,6 +44,13 @@ export interface MicrophoneOptions {
   uplink?: MicrophoneUplinkOptions;
   /** Level meter window when enabled with `setMeter(true)` (default 50 ms). */
   meterIntervalMs?: number;
+  /**
+   * Cancel the echo of a Player in the same AudioContext from the VAD's
+   * signal: `tap` is the name given to that Player's `echoTap`; `tailMs` the
+   * echo tail covered (default 256). Frames the echo alone explains are
+   * marked, so they never confirm a barge-in. Default: off.
+   */
+  echoGuard?: { tap: string; tailMs?: number };
   /** @internal Measure the worklet's process() time (benchmarks). */
   profile?: boolean;
   /** @internal A shared clock for worklets without `performance` (see worklets/process-clock.ts). */
@@ -70,6 +77,8 @@ export interface MicrophoneEvents extends Record<string, unknown> {
    * sample indices after it still map to the right context time.
    */
   gap: { frames: number; contextTime: number };
+  /** About once a second with `echoGuard`: its echo return loss enhancement (dB), the echo delay it found (ms), whether it has converged. */
+  echo: { erleDb: number; delayMs: number; converged: boolean; referenceActive: boolean; contextTime: number };
 }
 
 export class Microphone {
@@ -151,6 +160,7 @@ export class Microphone {
           frameSamples: Math.round((uplink.sampleRate * (uplink.frameMs ?? 20)) / 1000),
         },
         meterIntervalMs: options.meterIntervalMs ?? 50,
+        echoGuard: options.echoGuard,
         profile: options.profile,
         profileClock: options.profileClock,
       };
@@ -281,6 +291,11 @@ export class Microphone {
       case "capture-gap":
         this.#emitter.emit("gap", { frames: message.frames, contextTime: message.contextTime });
         break;
+      case "echo-stats": {
+        const { kind: _, ...stats } = message;
+        this.#emitter.emit("echo", stats);
+        break;
+      }
     }
   }
 

@@ -49,6 +49,12 @@ export interface PlayerOptions {
   fadeMs?: number;
   /** Ring size, in seconds of audio (default 10). More waits on the main thread. */
   capacitySeconds?: number;
+  /**
+   * Publish what is rendered (after pause, fade and flush) to the echo tap of
+   * this name, for a Microphone's echo guard in the same AudioContext
+   * (`MicrophoneOptions.echoGuard.tap`). Default: none.
+   */
+  echoTap?: string;
   /** @internal Measure the worklet's process() time (benchmarks). */
   profile?: boolean;
   /** @internal A shared clock for worklets without `performance` (see worklets/process-clock.ts). */
@@ -123,6 +129,7 @@ export class Player {
       fadeSamples: Math.max(1, Math.min(128, Math.round((fadeMs / 1000) * rate))),
       profile: options.profile,
       profileClock: options.profileClock,
+      echoTap: options.echoTap,
     };
   }
 

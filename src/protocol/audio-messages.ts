@@ -72,6 +72,8 @@ export type PlaybackCommand =
 
 /** `processorOptions` of the `bargein-playback` node. */
 export interface PlaybackProcessorOptions {
+  /** Publish every rendered quantum to the echo tap of this name (worklets/echo-tap.ts), for the capture's echo guard. */
+  echoTap?: string;
   /** Shared ring and control block (crossOriginIsolated), or absent: PCM arrives as messages. */
   shared?: { ring: SharedArrayBuffer; control: SharedArrayBuffer };
   /** Ring capacity in samples when the worklet owns the ring (MessagePort path). */
@@ -154,6 +156,12 @@ export interface CaptureProcessorOptions {
   uplink?: { sampleRate: number; format: UplinkFormat; frameSamples: number };
   /** Level meter window, in ms. */
   meterIntervalMs: number;
+  /**
+   * The echo guard (worklets/capture-echo.ts): `tap` names the playback
+   * worklet's echo tap in this context (worklets/echo-tap.ts); `tailMs` is
+   * the echo tail the adaptive filter covers.
+   */
+  echoGuard?: { tap: string; tailMs?: number };
   profile?: boolean;
   profileClock?: SharedArrayBuffer;
 }
@@ -185,4 +193,6 @@ export type CaptureToMainMessage =
    * as silence, so later sample indices stay locked to the context's frames.
    */
   | { kind: "capture-gap"; frames: number; contextTime: number }
+  /** About once a second while the echo guard runs: what it achieves (see EchoGuardState). */
+  | { kind: "echo-stats"; erleDb: number; delayMs: number; converged: boolean; referenceActive: boolean; contextTime: number }
   | ProfileReport;

@@ -20,7 +20,21 @@ export interface VadFrameMessage {
   sampleIndex: number;
   /** The AudioContext's `currentTime` (s) when the frame was completed. */
   contextTime: number;
+  /**
+   * The echo guard's verdict on the frame (absent without the guard):
+   * - "echo": bot audio was playing and no block had near-end speech beyond
+   *   its echo: the frame's voice is the bot's own; it neither starts speech
+   *   nor counts toward a barge-in;
+   * - "unconfirmed": near-end speech beyond the echo, but the guard cannot
+   *   vouch for it yet (not converged, the echo path changed, or the gate just
+   *   opened): it may start speech (a pause, which resumes if nothing
+   *   follows) but does not count toward confirming a barge-in;
+   * - "clear": no bot audio, or trusted near-end speech.
+   */
+  echo?: FrameEcho;
 }
+
+export type FrameEcho = "clear" | "echo" | "unconfirmed";
 
 /**
  * Main → capture worklet (over the node's port), once: from now on, post every

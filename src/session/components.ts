@@ -33,6 +33,8 @@ export function defaultAssetsPath(): string {
   return new URL("./", import.meta.url).href;
 }
 
+let tapCount = 0;
+
 export const createComponents: ComponentsFactory = async (options, { sttFormat, signal }) => {
   const assetsPath = options.assetsPath ?? defaultAssetsPath();
   const ownsContext = !options.audio?.context;
@@ -48,7 +50,9 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
     if (ownsContext) await context.close().catch(() => {});
   };
   try {
-    const player = new Player({ context, assetsPath, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output });
+    // The echo guard's tap joins this session's player and capture, by a name of their own.
+    const echoTap = options.echoGuard?.enabled !== true ? undefined : `bargein-echo-${++tapCount}-${Math.random().toString(36).slice(2)}`;
+    const player = new Player({ context, assetsPath, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output, echoTap });
     const vad = new VadWorker({
       assetsPath,
       redemptionMs: DEFAULT_REDEMPTION_MS,
@@ -67,6 +71,7 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
       assetsPath,
       input: options.input,
       uplink: { sampleRate: sttFormat.sampleRate, format: sttFormat.encoding, frameMs: UPLINK_FRAME_MS(sttFormat.sampleRate) },
+      echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs } : undefined,
     });
     await mic.start();
     releases.push(() => mic.stop());
@@ -138,7 +143,8 @@ function vadPort(vad: VadWorker): VadPort {
 function capturePort(mic: Microphone): CapturePort {
   return {
     setMeter: (on) => mic.setMeter(on),
-    on: ((name: "frame" | "level" | "ended" | "gap", fn: (e?: any) => void) => {
+    on: ((name: "frame" | "level" | "ended" | "gap" | "echo", fn: (e?: any) => void) => {
+      if (name === "echo") return mic.on("echo", (e) => fn({ erleDb: e.erleDb, delayMs: e.delayMs, converged: e.converged }));
       if (name === "frame") return mic.on("frame", (e) => fn({ pcm: e.samples, capturedAt: e.contextTime }));
       if (name === "level") return mic.on("level", (e) => fn({ rms: e.rms }));
       if (name === "gap") return mic.on("gap", (e) => fn({ ms: (e.frames / mic.context.sampleRate) * 1000 }));

@@ -64,6 +64,8 @@ export interface CapturePort {
   on(name: "ended", fn: () => void): () => void;
   /** The browser skipped the capture for `ms` (a render-thread hiccup): that audio is lost, counted as silence. */
   on(name: "gap", fn: (e: { ms: number }) => void): () => void;
+  /** The echo guard's figures, about once a second while it runs. */
+  on(name: "echo", fn: (e: { erleDb: number; delayMs: number; converged: boolean }) => void): () => void;
   setMeter(on: boolean): void;
 }
 

@@ -13,6 +13,13 @@ export class SessionCounters {
   lastTurn: TurnMetrics | undefined;
   /** Spans the browser skipped the capture for (see CapturePort "gap"). */
   readonly captureGaps = { count: 0, ms: 0 };
+  /** STT words taken for the bot's own echo. */
+  echoWords = 0;
+  #echo: { erleDb: number; delayMs: number; converged: boolean } | undefined;
+
+  echoStats(stats: { erleDb: number; delayMs: number; converged: boolean }): void {
+    this.#echo = { erleDb: stats.erleDb, delayMs: stats.delayMs, converged: stats.converged };
+  }
 
   /** A new reply: its number, counted from 1. */
   nextTurn(): number {
@@ -44,6 +51,7 @@ export class SessionCounters {
       sttReplayedSamples: parts.sttReplayedSamples,
       captureGaps: { ...this.captureGaps },
       llm: parts.llm,
+      echo: this.#echo || this.echoWords ? { erleDb: NaN, delayMs: NaN, converged: false, ...this.#echo, echoWords: this.echoWords } : undefined,
     };
   }
 }

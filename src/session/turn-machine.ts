@@ -53,7 +53,8 @@ export type TurnEvent =
   | { kind: "speechRealStart"; at: number }
   | { kind: "speechEnd"; at: number }
   | { kind: "misfire"; resumedByWorker: boolean }
-  | { kind: "word"; text: string; at: number }
+  /** An STT word; `echo`: the bot just said it (see echo-words.ts), so it is the bot's own voice heard back. */
+  | { kind: "word"; text: string; at: number; echo?: boolean }
   /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
   | { kind: "wordRetracted" }
   | { kind: "sttPause"; probability: number }
@@ -79,6 +80,8 @@ export type TurnEffect =
   | { kind: "armAutoPause"; token: number | null }
   /** The user's words so far (not final). */
   | { kind: "userTranscript"; text: string }
+  /** An STT word taken for the bot's own echo: dropped (counted). */
+  | { kind: "echoWord"; text: string }
   /** A word that belongs to the last user message (its flush timed out). */
   | { kind: "lateUserWord"; text: string }
   /** Flush the STT for the turn's last words; answer with `turnFlushed`. */
@@ -155,6 +158,8 @@ const HANDLERS: Handlers = {
   },
 
   word: (s, e, config) => {
+    // The bot's own voice heard back: neither a confirmation nor the user's turn.
+    if (e.echo) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
     if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
     const userWords = [...s.userWords, e.text];
     const heard: TurnStep = { state: { ...s, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };

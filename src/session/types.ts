@@ -22,6 +22,21 @@ export interface BargeInOptions {
   confirmByWords?: boolean;
 }
 
+export interface EchoGuardOptions {
+  /**
+   * Default false, for now: in Node, on simulated rooms, the guard cancels
+   * 19–25 dB of echo (test/unit/echo-guard.test.ts), but in Chromium, on the
+   * test page's room, it reached only about 4 dB within the first 2 s of a
+   * reply and was not yet trusted, so barge-ins by speech over the bot waited
+   * for the STT's words. It stays opt-in until it holds up there.
+   */
+  enabled?: boolean;
+  /** The echo tail the adaptive filter covers after the echo's delay, in ms. Default 256. */
+  tailMs?: number;
+  /** An STT word matching a word the bot rendered this recently (ms) is echo. Default 1500. */
+  wordWindowMs?: number;
+}
+
 export interface TurnOptions {
   /**
    * End the user's turn when the STT's pause probability reaches this (0..1),
@@ -64,6 +79,16 @@ export interface VoiceSessionOptions {
     preSpeechPadMs?: number;
   };
   bargeIn?: BargeInOptions;
+  /**
+   * bargein's own echo canceller, for open speakers: the capture worklet
+   * reads what the playback worklet rendered (same render thread, sample
+   * aligned), removes its echo from the VAD's signal, and marks frames the
+   * echo alone explains, so the bot's own voice may pause playback (it then
+   * resumes) but never confirms a barge-in. STT words that match what the bot
+   * said in the last `wordWindowMs` are echo too: they neither confirm nor
+   * become a user turn.
+   */
+  echoGuard?: EchoGuardOptions;
   turn?: TurnOptions;
   /** The bounded sender of microphone audio to the STT. */
   uplink?: {
@@ -197,6 +222,13 @@ export interface SessionMetrics {
    * as silence, so timing after it stays right.
    */
   captureGaps: { count: number; ms: number };
+  /**
+   * The echo guard's latest figures (about once a second, while it runs):
+   * `erleDb`, the echo return loss enhancement; `delayMs`, the echo path's
+   * delay it found (NaN until found); whether it has converged; and how many
+   * STT words it took for echo (`echoWords`).
+   */
+  echo?: { erleDb: number; delayMs: number; converged: boolean; echoWords: number };
 }
 
 export interface WarningEvent {

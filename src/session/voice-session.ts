@@ -28,6 +28,7 @@ import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { Reply } from "./reply.js";
 import { SessionCounters } from "./session-metrics.js";
 import { onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
+import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import type { SessionMetrics, SessionState, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
@@ -50,6 +51,8 @@ export class VoiceSession {
   readonly #events = new Emitter<VoiceSessionEvents>();
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
+  /** The bot's recent words, to tell its echo in the STT from the user; undefined with the echo guard off. */
+  readonly #botWords: RecentBotWords | undefined;
   #turn: TurnState = INITIAL_TURN_STATE;
   /** The state last announced with a `state` event. */
   #announced: SessionState = "idle";
@@ -82,6 +85,7 @@ export class VoiceSession {
     this.#makeComponents = internal?.components;
     this.#admission = new LlmAdmission(options.llmAdmission);
     this.#llm = this.#admission.wrap(options.llm);
+    if (options.echoGuard?.enabled === true) this.#botWords = new RecentBotWords(options.echoGuard?.wordWindowMs ?? 1500);
     this.#config = {
       bargeInEnabled: options.bargeIn?.enabled !== false,
       confirmByWords: options.bargeIn?.confirmByWords ?? true,
@@ -200,6 +204,7 @@ export class VoiceSession {
       this.#reply?.audible(at);
       this.#dispatch({ kind: "replyAudible", generation });
     },
+    isEcho: (text) => this.#isEcho(text),
     fail: (err) => this.#fail(err),
     contextState: (state) => this.#onContextState(state),
   };
@@ -251,6 +256,9 @@ export class VoiceSession {
         return components?.vad.setAutoPause(effect.token);
       case "userTranscript":
         return this.#events.emit("transcript", { role: "user", text: effect.text, final: false });
+      case "echoWord":
+        this.#counters.echoWords++;
+        return;
       case "lateUserWord": {
         // The end of the last turn's speech, after its flush timed out: keep it there.
         const message = this.#lastUser;
@@ -331,6 +339,12 @@ export class VoiceSession {
     void reply.start();
   }
 
+  #isEcho(text: string): boolean {
+    const player = this.#components?.player;
+    const playing = this.#reply && player ? { words: this.#reply.words, renderedS: player.renderedSeconds() } : undefined;
+    return this.#botWords?.isEcho(text, performance.now(), playing) ?? false;
+  }
+
   #replyOf(generation: number): Reply | undefined {
     return this.#reply?.generation === generation ? this.#reply : undefined;
   }
@@ -340,7 +354,9 @@ export class VoiceSession {
     const reply = this.#replyOf(generation);
     const player = this.#components?.player;
     if (!reply || !player) return undefined;
-    const heardS = Math.max(0, player.renderedSeconds() - player.outputLatency);
+    const renderedS = player.renderedSeconds();
+    const heardS = Math.max(0, renderedS - player.outputLatency);
+    this.#botWords?.ended(reply.words, renderedS, performance.now());
     return { heardS, ...reply.cutToHeard(this.#history, heardS) };
   }
 
@@ -377,6 +393,7 @@ export class VoiceSession {
     const reply = this.#replyOf(generation);
     if (!reply) return;
     this.#reply = undefined;
+    this.#botWords?.ended(reply.words, this.#components?.player.renderedSeconds() ?? Infinity, performance.now());
     reply.finish(this.#history);
     this.#events.emit("transcript", { role: "assistant", text: reply.message.text, final: true });
     this.#reportTurn(reply);

@@ -16,6 +16,7 @@
  * belong to an utterance, so the caller must not reuse the buffer.
  */
 import type { SpeechOptions } from "../protocol/vad-messages.js";
+import type { FrameEcho } from "../protocol/frames.js";
 
 export interface FrameTiming {
   sampleIndex: number;
@@ -67,18 +68,24 @@ export class SpeechDetector {
     return this.#speaking;
   }
 
-  /** Feeds one frame and its model probability; returns the events it caused, in order. */
-  push(frame: Float32Array, probability: number, at: FrameTiming): SpeechEvent[] {
+  /**
+   * Feeds one frame and its model probability; returns the events it caused,
+   * in order. `echo`, the echo guard's verdict (FrameEcho): an "echo" frame
+   * is the bot's own voice and counts as silence; an "unconfirmed" one may
+   * start speech (a pause is cheap and loses nothing) but does not count
+   * toward `minSpeechMs`, so what the guard cannot vouch for ends as a
+   * misfire, never as a real start.
+   */
+  push(frame: Float32Array, probability: number, at: FrameTiming, echo: FrameEcho = "clear"): SpeechEvent[] {
     const events: SpeechEvent[] = [];
     this.#last = at;
-    const isSpeech = probability >= this.#options.positiveSpeechThreshold;
+    const voiced = echo !== "echo" && probability >= this.#options.positiveSpeechThreshold;
+    const isSpeech = voiced && echo === "clear";
     // Without keepAudio only the counts matter: hold no audio at all.
     this.#held.push({ frame: this.#options.keepAudio ? frame : NO_AUDIO, sampleIndex: at.sampleIndex, isSpeech });
-    if (isSpeech) {
-      this.#speechFrames++;
-      this.#redemption = 0;
-    }
-    if (isSpeech && !this.#speaking) {
+    if (voiced) this.#redemption = 0;
+    if (isSpeech) this.#speechFrames++;
+    if (voiced && !this.#speaking) {
       this.#speaking = true;
       events.push({ kind: "speechStart", at, probability });
     }
@@ -88,7 +95,7 @@ export class SpeechDetector {
     }
     if (
       this.#speaking &&
-      probability < this.#options.negativeSpeechThreshold &&
+      (probability < this.#options.negativeSpeechThreshold || echo === "echo") &&
       ++this.#redemption >= this.#redemptionFrames
     ) {
       events.push(this.#endSegment(at));

@@ -22,6 +22,25 @@ const frames = (n: number, p: number) => Array<number>(n).fill(p);
 const summary = (events: SpeechEvent[]) => events.map((e) => `${e.kind}@${e.at.sampleIndex / FRAME}`);
 
 describe("SpeechDetector", () => {
+  it("the echo guard's verdict: echo frames start nothing; unconfirmed ones may start speech but never reach a real start", () => {
+    const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, msPerFrame: 32, keepAudio: false });
+    const events: SpeechEvent[] = [];
+    let i = 0;
+    const feed = (p: number, echo: "clear" | "echo" | "unconfirmed") => {
+      events.push(...detector.push(new Float32Array(FRAME), p, { sampleIndex: i++ * FRAME, contextTime: 0 }, echo));
+    };
+    for (let k = 0; k < 30; k++) feed(0.9, "echo"); // 960 ms of loud echo: past minSpeechMs (400)
+    expect(events).toEqual([]);
+    for (let k = 0; k < 30; k++) feed(0.9, "unconfirmed");
+    for (let k = 0; k < 50; k++) feed(0.05, "clear");
+    expect(events.map((e) => e.kind)).toEqual(["speechStart", "misfire"]);
+    // Trusted near-end speech over the echo still confirms.
+    events.length = 0;
+    for (let k = 0; k < 5; k++) feed(0.9, "unconfirmed");
+    for (let k = 0; k < 13; k++) feed(0.9, "clear");
+    expect(events.map((e) => e.kind)).toEqual(["speechStart", "speechRealStart"]);
+  });
+
   it("starts speech on the first frame at or above positiveSpeechThreshold", () => {
     const { events } = run([...frames(5, 0.1), 0.29, 0.3, 0.9]);
     expect(summary(events)).toEqual(["speechStart@6"]);

@@ -181,7 +181,7 @@ async function drain(): Promise<void> {
         lastMeterSample = message.sampleIndex;
         post({ kind: "probability", probability, inferenceMs, ...at, workerTime: decidedAt });
       }
-      emit(detector.push(message.frame, probability, at), decidedAt);
+      emit(detector.push(message.frame, probability, at, message.echo ?? "clear"), decidedAt);
     }
   } catch (err) {
     post({ kind: "runtime-error", message: `Silero inference failed: ${(err as Error)?.message ?? err}` });

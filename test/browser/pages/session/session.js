@@ -4,14 +4,17 @@
 // so the test can look at real samples.
 import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "/dist/bargein.js";
 import { recordedOutput } from "./recorded-output.js";
+import { connectEchoPath } from "../echo/echo-path.js";
 
 const ws = `ws://${location.host}`;
 
-export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {} } = {}) {
+export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60 } = {}) {
   const context = new AudioContext();
-  const { output, recorder } = await recordedOutput(context, { module: "/test/browser/pages/session/timeline-recorder.js", processor: "timeline-recorder", seconds: 60 });
+  const { output, recorder } = await recordedOutput(context, { module: "/test/browser/pages/session/timeline-recorder.js", processor: "timeline-recorder", seconds: recordSeconds });
   const mic = context.createMediaStreamDestination();
-  const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [] };
+  // Open speakers: the bot's output comes back into the mic through a room.
+  const echoPath = echo ? connectEchoPath(context, output, mic, echo) : undefined;
+  const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [], echoPath };
   const session = new VoiceSession({
     stt: kyutaiStt({ urls: `${ws}`, startupTimeoutMs: 3000 }),
     tts: kyutaiTts({ urls: `${ws}`, voice: "slt" }),

@@ -1,0 +1,41 @@
+/** Echo words: the bot's own voice heard back by the STT is told apart by what the bot just rendered. Pure, no timers. */
+import { expect, test } from "vitest";
+import { isRecentBotWord, normalizeWord, RecentBotWords } from "../../src/session/echo-words.js";
+import { INITIAL_TURN_STATE, step } from "../../src/session/turn-machine.js";
+
+const words = [
+  { text: "Hello,", startS: 0, stopS: 0.4 },
+  { text: "there", startS: 0.4, stopS: 0.8 },
+  { text: "friend.", startS: 2.0, stopS: 2.5 },
+];
+
+test("a word matches when the bot rendered it within the window, case and punctuation aside", () => {
+  expect(normalizeWord("Hello,")).toBe("hello");
+  expect(isRecentBotWord("hello", words, 0.5, 1.5)).toBe(true);
+  expect(isRecentBotWord("HELLO", words, 1.8, 1.5)).toBe(true); // stopped at 0.4, 1.4 s ago
+  expect(isRecentBotWord("hello", words, 2.2, 1.5)).toBe(false); // 1.8 s ago: too long
+  expect(isRecentBotWord("friend", words, 1.0, 1.5)).toBe(false); // not rendered yet
+  expect(isRecentBotWord("wait", words, 0.5, 1.5)).toBe(false);
+  expect(isRecentBotWord("...", words, 0.5, 1.5)).toBe(false);
+});
+
+test("after a reply ends its words stay echo for what is left of the window, then are the user's", () => {
+  const recent = new RecentBotWords(1500);
+  recent.ended(words, 2.5, 10_000);
+  expect(recent.isEcho("friend", 10_500, undefined)).toBe(true);
+  expect(recent.isEcho("there", 10_500, undefined)).toBe(false); // 1.7 s before the end + 0.5 s since
+  expect(recent.isEcho("friend", 11_600, undefined)).toBe(false);
+  expect(recent.isEcho("stop", 10_100, { words: [{ text: "stop", startS: 0, stopS: 0.3 }], renderedS: 0.3 })).toBe(true);
+});
+
+test("the turn machine drops an echo word: no user word, no confirmation of a pending barge-in", () => {
+  const config = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
+  const speaking = { ...INITIAL_TURN_STATE, phase: "bot_speaking" as const, generation: 1, reply: { generation: 1, audible: true } };
+  const paused = step(speaking, { kind: "speechStart", pausedByWorker: true, at: 0 }, config).state;
+  const echo = step(paused, { kind: "word", text: "hello", at: 50, echo: true }, config);
+  expect(echo.effects).toEqual([{ kind: "echoWord", text: "hello" }]);
+  expect(echo.state.userWords).toEqual([]);
+  expect(echo.state.bargeIn.kind).toBe("pending");
+  const user = step(paused, { kind: "word", text: "wait", at: 50, echo: false }, config);
+  expect(user.effects.map((e) => e.kind)).toContain("announceInterruption");
+});
