@@ -4,7 +4,7 @@
  * `warning`, `reconnecting` and `overload` events. Nothing here decides; the
  * machine does. Thread: main.
  */
-import { MicrophoneError } from "../errors.js";
+import { AudioContextError, MicrophoneError } from "../errors.js";
 import type { Emitter } from "../util/emitter.js";
 import type { SessionComponents } from "./ports.js";
 import type { SessionCounters } from "./session-metrics.js";
@@ -27,8 +27,6 @@ export interface InputSink {
   isEcho(text: string): boolean;
   /** The session cannot go on: report and stop. */
   fail(err: unknown): void;
-  /** The AudioContext left "running". */
-  contextState(state: string): void;
 }
 
 const now = () => performance.now();
@@ -72,8 +70,23 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
       ),
     ),
     vad.on("error", (e) => sink.fail(e.error)),
-    player.on("contextState", (e) => sink.contextState(e.state)),
+    player.on("contextState", (e) => onContextState(e.state, sink)),
   ];
+}
+
+/**
+ * The AudioContext stopped running: while it is suspended nothing is
+ * captured or played, so say so; once it is closed the session cannot go on.
+ */
+function onContextState(state: string, sink: InputSink): void {
+  if (state === "closed") {
+    sink.fail(new AudioContextError("the AudioContext was closed while the session was using it; the session has stopped: call start() again (with a new context if you passed one in)", { service: "audio" }));
+    return;
+  }
+  sink.events.emit("warning", {
+    service: "audio",
+    message: `the AudioContext is ${state}: no audio is captured or played until it runs again (a context the session created is resumed by it; one you passed in is yours to resume)`,
+  });
 }
 
 /** The `vad` meter events (probability and level) and `metrics` every 250 ms. */

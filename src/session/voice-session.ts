@@ -16,7 +16,7 @@
  * - reconnects of the STT: SttLink, under a ReconnectPolicy;
  * - the reply's streams and its stall watchdog: Reply.
  */
-import { AudioContextError, BargeinError, ConfigError, StateError } from "../errors.js";
+import { BargeinError, ConfigError, StateError } from "../errors.js";
 import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
@@ -35,6 +35,8 @@ import type { SessionMetrics, SessionState, VoiceSessionEvents, VoiceSessionOpti
 import { watchPageHidden } from "./page-lifecycle.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
+
+const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
 const DEFAULTS = {
   pauseThreshold: 0.8,
@@ -150,7 +152,15 @@ export class VoiceSession {
         if (off) this.#unsubscribe.push(off);
       }
       await this.#stt.connect();
-      if (this.#options.releaseMicOnHide !== false) this.#unsubscribe.push(watchPageHidden(() => this.#onPageHidden()));
+      if (this.#options.releaseMicOnHide !== false) {
+        this.#unsubscribe.push(
+          watchPageHidden(() => {
+            if (this.#controller?.signal.aborted) return;
+            this.#events.emit("warning", { service: "session", message: RELEASED_ON_HIDE });
+            void this.stop();
+          }),
+        );
+      }
     } catch (err) {
       await this.stop();
       throw err;
@@ -206,32 +216,7 @@ export class VoiceSession {
     },
     isEcho: (text) => this.#isEcho(text),
     fail: (err) => this.#fail(err),
-    contextState: (state) => this.#onContextState(state),
   };
-
-  #onPageHidden(): void {
-    if (this.#controller?.signal.aborted) return;
-    this.#events.emit("warning", {
-      service: "session",
-      message: "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume",
-    });
-    void this.stop();
-  }
-
-  /**
-   * The AudioContext stopped running: while it is suspended nothing is
-   * captured or played, so say so; once it is closed the session cannot go on.
-   */
-  #onContextState(state: string): void {
-    if (state === "closed") {
-      this.#fail(new AudioContextError("the AudioContext was closed while the session was using it; the session has stopped: call start() again (with a new context if you passed one in)", { service: "audio" }));
-      return;
-    }
-    this.#events.emit("warning", {
-      service: "audio",
-      message: `the AudioContext is ${state}: no audio is captured or played until it runs again (a context the session created is resumed by it; one you passed in is yours to resume)`,
-    });
-  }
 
   // ─── the machine and its effects ──────────────────────────────────────────
 
