@@ -70,7 +70,10 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
   expect(silentAt, "the output never went silent").toBeGreaterThan(0);
   const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
   console.log(`barge-in: output silent ${silentAfterMs.toFixed(1)} ms after the onset`);
-  expect(Math.max(...samples.slice(onsetAt - Math.round(sampleRate * 0.05), onsetAt).map(Math.abs)), "the bot was audible at the onset").toBeGreaterThan(0.01);
+  // The bot was speaking up to the onset. A random moment can fall in a gap between its words (the
+  // bargein bench counts 7 of 50 that are quieter than 0.01 in the last 50 ms; CI saw a peak of 0.0018
+  // there), so look back 300 ms; such a gap is still far above the -80 dBFS that counts as silence.
+  expect(Math.max(...samples.slice(onsetAt - Math.round(sampleRate * 0.3), onsetAt).map(Math.abs)), "the bot was audible before the onset").toBeGreaterThan(0.01);
   expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
   // Nothing of the cancelled turn after that: silence all the way past the end of the user's speech.
   const stale = samples.slice(silentAt, quietUntil).filter((x) => Math.abs(x) >= 1e-4).length;
