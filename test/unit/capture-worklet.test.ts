@@ -2,32 +2,18 @@
 // AudioWorkletGlobalScope (registerProcessor, AudioWorkletProcessor with a
 // port, currentFrame, currentTime, sampleRate). It is the real processor code;
 // only the scope around it is faked, because Node has no audio rendering.
+import { loadProcessor, scope, type Posted } from "./worklet-scope.js";
 import { beforeAll, expect, test } from "vitest";
 
 const QUANTUM = 128;
 const RATE = 48000;
-type Posted = { kind: string; [key: string]: any };
 
-const scope = globalThis as any;
 let Processor: any;
 /** The resampler's delay, in 24 kHz output samples. */
 let delay = 0;
 
 beforeAll(async () => {
-  scope.sampleRate = RATE;
-  scope.currentFrame = 0;
-  scope.currentTime = 0;
-  scope.AudioWorkletProcessor = class {
-    readonly posted: Posted[] = [];
-    readonly port = { onmessage: null as any, postMessage: (m: Posted) => this.posted.push(m), close() {} };
-  };
-  scope.registerProcessor = (name: string, cls: unknown) => {
-    if (name === "bargein-capture") Processor = cls;
-  };
-  // A computed specifier: tsc must not type-check the worklet here, outside
-  // its AudioWorkletGlobalScope typings (worklets/tsconfig.json does that).
-  const worklet = new URL("../../worklets/capture-worklet.ts", import.meta.url).href;
-  await import(/* @vite-ignore */ worklet);
+  Processor = await loadProcessor("bargein-capture", "capture-worklet.ts", RATE);
   const { Resampler } = await import("../../src/audio/resampler.js");
   delay = new Resampler(RATE, 24000).delayInputSamples * (24000 / RATE);
 });

@@ -3,6 +3,7 @@
 // AudioWorkletGlobalScope, as in capture-worklet.test.ts. Messages are
 // delivered at once, so both transports see the same timeline and must render
 // the same samples. No timers: each step is a render quantum.
+import { loadProcessor, scope, type Posted } from "./worklet-scope.js";
 import { beforeAll, describe, expect, test } from "vitest";
 import { PortPlayerTransport } from "../../src/audio/player-port-transport.js";
 import { SharedPlayerTransport } from "../../src/audio/player-shared-transport.js";
@@ -11,25 +12,11 @@ import type { PlayerTransport } from "../../src/audio/player-transport.js";
 const QUANTUM = 128;
 const RATE = 48000;
 const FADE = 64;
-type Posted = { kind: string; [key: string]: any };
 
-const scope = globalThis as any;
 let Processor: any;
 
 beforeAll(async () => {
-  scope.sampleRate = RATE;
-  scope.currentFrame = 0;
-  scope.currentTime = 0;
-  scope.AudioWorkletProcessor = class {
-    readonly posted: Posted[] = [];
-    readonly port = { onmessage: null as any, postMessage: (m: Posted) => this.posted.push(m), close() {} };
-  };
-  scope.registerProcessor = (name: string, cls: unknown) => {
-    if (name === "bargein-playback") Processor = cls;
-  };
-  // A computed specifier: tsc must not type-check the worklet outside its typings.
-  const worklet = new URL("../../worklets/playback-worklet.ts", import.meta.url).href;
-  await import(/* @vite-ignore */ worklet);
+  Processor = await loadProcessor("bargein-playback", "playback-worklet.ts", RATE);
 });
 
 /** Distinct never-zero samples, labelled by `label` in their tenths (as the browser tests' generationSignal). */
