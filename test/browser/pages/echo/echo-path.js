@@ -52,13 +52,14 @@ function softClip(drive = 1.5, points = 1024) {
 
 /**
  * Connects `from` (the bot's output node) to `to` (the mic's MediaStream
- * destination) through the echo path. Returns the path's description.
+ * destination) through the echo path (`nonlinear: false` leaves out the
+ * loudspeaker's soft clipping). Returns the path's description.
  */
-export function connectEchoPath(context, from, to, { delayMs = 60, rt60 = 0.3, gainDb = -6, seed = 1 } = {}) {
+export function connectEchoPath(context, from, to, { delayMs = 60, rt60 = 0.3, gainDb = -6, seed = 1, nonlinear = true } = {}) {
   const delay = new DelayNode(context, { maxDelayTime: 1, delayTime: delayMs / 1000 });
   const room = new ConvolverNode(context, { disableNormalization: true, buffer: roomImpulse(context, { rt60, seed }) });
   const speaker = new WaveShaperNode(context, { curve: softClip() });
   const gain = new GainNode(context, { gain: 10 ** (gainDb / 20) });
-  from.connect(delay).connect(speaker).connect(room).connect(gain).connect(to);
-  return { delayMs, rt60, gainDb, seed, nonlinearity: "tanh(1.5x)/tanh(1.5)" };
+  (nonlinear ? from.connect(delay).connect(speaker) : from.connect(delay)).connect(room).connect(gain).connect(to);
+  return { delayMs, rt60, gainDb, seed, nonlinearity: nonlinear ? "tanh(1.5x)/tanh(1.5)" : "none" };
 }
