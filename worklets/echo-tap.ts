@@ -9,9 +9,10 @@
  * Ordering: within one render quantum the browser may run the capture node
  * before or after the playback node (they are not connected), so the capture
  * reads the quantum *before* its own, which playback has always written by
- * then. That adds one quantum (2.7 ms at 48 kHz) to the reference's lead,
- * well inside the real echo delay (output + input latency, ≥ 10 ms), which the
- * guard's delay search finds anyway.
+ * then. The reference is then one quantum (2.9 ms at 44.1 kHz) later than
+ * what is rendered, which takes that much off the echo delay the guard sees;
+ * a real echo (output + input latency) is at least 10 ms, so it stays
+ * positive, and the guard's delay search finds it.
  *
  * A quantum the playback did not write (no reply, a skipped process(), the
  * node closed) reads as silence: each slot carries the frame it holds.

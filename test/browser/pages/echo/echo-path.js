@@ -3,18 +3,7 @@
 // loudspeaker nonlinearity → a room impulse response → a gain → the page's
 // "microphone" (a MediaStream, so no browser echo canceller is in the way).
 // Everything is seeded and returned as data, so a run can be listed in JSON.
-
-/** A small seeded PRNG (mulberry32): the same seed gives the same room. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "/test/lib/prng.mjs";
 
 /**
  * A room: a direct path, then exponentially decaying seeded noise reaching

@@ -1,0 +1,102 @@
+/**
+ * NOT IN THE SUITE (playwright runs only *.spec.ts): the echo tests of issue 14, kept for the next
+ * session. With echoGuard on they fail today: 30 replies with the −6 dB echo gave 18 interruptions and
+ * 14 misfires, and the barge-in test passed 2 of 3 runs (in the third the echo started speech 159 ms
+ * before the user). Rename to echo.spec.ts once the guard holds up in Chromium.
+ */
+/**
+ * Open speakers in Chromium: the bot's output comes back into the mic through
+ * a seeded room (test/browser/pages/echo/echo-path.js: delay, loudspeaker
+ * nonlinearity, a decaying-noise impulse response, gain), with no browser
+ * echo canceller (the mic is a MediaStream of the page). On the real parts:
+ * worklets, the Silero worker, the reference backend.
+ */
+import { expect, test } from "@playwright/test";
+
+const ECHO = { delayMs: 60, rt60: 0.3, gainDb: -6, seed: 7 };
+/** As in bargein.spec.ts: onset → output silent, with slack for this shared 2-core machine. */
+const SILENCE_BOUND_MS = 150;
+
+test("self-interruption: over 30 replies with the bot's echo at −6 dB and no browser canceller, the bot never interrupts itself", async ({ page }) => {
+  test.setTimeout(300_000);
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const r = await page.evaluate(async (echo) => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const t = await makeSession({ llm: "sse", echo, recordSeconds: 5, sessionOptions: { echoGuard: { enabled: true } } });
+    await t.session.start();
+    const phrases = ["help-me", "stop-please", "turn-on-lights", "weather-question"];
+    for (let i = 0; i < 30; i++) {
+      const turns = t.log.turns.length;
+      await t.say(phrases[i % phrases.length]);
+      await until(() => t.log.turns.length > turns, 40000, `turn ${i + 1}`);
+      await until(() => t.session.state === "listening" || t.session.state === "user_speaking", 20000, `listening after turn ${i + 1}`);
+      // Let the STT's lag and the echo's tail pass before the next question.
+      await new Promise((res) => setTimeout(res, 300));
+    }
+    const metrics = t.session.metrics;
+    const history = JSON.parse(JSON.stringify(t.session.history));
+    await t.session.stop();
+    return { log: t.log, history, metrics };
+  }, ECHO);
+  const replies = r.history.filter((m: any) => m.role === "assistant");
+  console.log(
+    `echo ${JSON.stringify(r.log.echoPath)}: ${replies.length} replies, ${r.log.interruptions.length} interruptions, ` +
+      `${r.log.vad.filter((k: string) => k === "misfire").length} misfires, echo ${JSON.stringify(r.metrics.echo)}`,
+  );
+  expect(replies.length).toBeGreaterThanOrEqual(30);
+  expect(r.log.interruptions).toEqual([]);
+  // Every reply played to its end: none is cut, nothing is left unheard.
+  expect(replies.filter((m: any) => m.interrupted || m.unheardText)).toEqual([]);
+  // The bot's own words never became a user turn: one user message per question.
+  expect(r.history.filter((m: any) => m.role === "user")).toHaveLength(replies.length);
+  expect(r.log.errors).toEqual([]);
+  expect(r.metrics.echo.converged).toBe(true);
+});
+
+test("barge-in over the echo: a real utterance over the bot's −6 dB echo is confirmed and the output goes silent within the bound", async ({ page }) => {
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const r = await page.evaluate(async (echo) => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const t = await makeSession({ llm: "sse", echo, sessionOptions: { echoGuard: { enabled: true } } });
+    const starts: number[] = [];
+    t.session.on("vad", (e: any) => e.kind === "speechStart" && t.session.state !== "listening" && starts.push(e.contextTime));
+    await t.session.start();
+    await t.say("weather-question");
+    await until(() => t.session.state === "bot_speaking", 30000);
+    starts.length = 0;
+    const echoAtStart = t.session.metrics.echo;
+    // Long enough for the guard to converge on this reply's echo.
+    await new Promise((res) => setTimeout(res, 1500));
+    const second = await t.say("help-me");
+    await until(() => t.log.interruptions.length === 1, 10000, "the interruption");
+    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate;
+    await until(() => t.context.currentTime > speechEnd + 0.3, 10000);
+    const rec = await t.recording();
+    await t.session.stop();
+    return { samples: Array.from(rec.samples as Float32Array), startFrame: rec.startFrame, missed: rec.missed, sampleRate: t.context.sampleRate, onset: second.onset, speechEnd, log: t.log, starts, echoAtStart, echoAtEnd: t.session.metrics.echo };
+  }, ECHO);
+  const { samples, sampleRate } = r;
+  const index = (time: number) => Math.round(time * sampleRate) - r.startFrame;
+  const skipped = new Set<number>(r.missed.map((q: number) => Math.floor(q / 128)));
+  const onsetAt = index(r.onset);
+  const run = Math.round(sampleRate * 0.01);
+  let silentAt = -1;
+  for (let i = onsetAt, quiet = 0; i < index(r.speechEnd + 0.3); i++) {
+    quiet = !skipped.has(Math.floor(i / 128)) && Math.abs(samples[i]) < 1e-4 ? quiet + 1 : 0;
+    if (quiet === run) {
+      silentAt = i - run + 1;
+      break;
+    }
+  }
+  expect(silentAt, "the output never went silent").toBeGreaterThan(0);
+  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
+  console.log(`barge-in over echo: silent ${silentAfterMs.toFixed(1)} ms after the onset; ${JSON.stringify(r.log.interruptions[0])}; starts ${JSON.stringify(r.starts)} onset ${r.onset}; echo ${JSON.stringify([r.echoAtStart, r.echoAtEnd])}`);
+  // The bot was speaking up to the onset (a phrase break may leave a short gap), and its echo paused nothing before it.
+  expect(Math.max(...samples.slice(onsetAt - Math.round(sampleRate * 0.3), onsetAt).map(Math.abs)), "the bot was audible before the onset").toBeGreaterThan(0.01);
+  expect(r.starts.filter((at: number) => at < r.onset), "speech starts before the user spoke (the echo)").toEqual([]);
+  expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
+  expect(["speech", "words"]).toContain(r.log.interruptions[0].reason);
+  expect(r.log.errors).toEqual([]);
+});
