@@ -184,7 +184,8 @@ export class Reply {
   }
 
   async #runTts(stream: TtsStream, signal: AbortSignal): Promise<void> {
-    const { player, generation } = { player: this.#o.player, generation: this.generation };
+    const { player } = this.#o;
+    const generation = this.generation;
     try {
       for await (const event of stream.events(signal)) {
         this.#watchStall();

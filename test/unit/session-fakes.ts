@@ -3,11 +3,14 @@
  * the playback worklet's pause-token rules and a VAD whose events the test
  * emits. The real worklets and worker are proven in the browser suites.
  */
+import { clearPauses, NO_PAUSE, pauseHolds, requestPause, requestResume } from "../../src/audio/pause-token.js";
+import { PLAYBACK_CONTROL_SLOTS, PlaybackSlot } from "../../src/protocol/audio-messages.js";
 import type { PlayerPort, VadPort } from "../../src/session/ports.js";
 import { Emitter } from "../../src/util/emitter.js";
 
 /**
- * A player that follows the playback worklet's rules for the pause token: a
+ * A player that follows the playback worklet's rules for the pause token by
+ * running them (src/audio/pause-token.ts) on a control block of its own: a
  * pause holds only the generation it names, a resume lifts only the pause of
  * its token, and a new generation starts unpaused.
  */
@@ -18,9 +21,12 @@ export class VirtualPlayer implements PlayerPort {
   written = new Map<number, number>();
   rendered = 0;
   outputLatency = 0.1;
-  #pausedToken: number | undefined;
+  readonly #control = new Int32Array(PLAYBACK_CONTROL_SLOTS).fill(0);
+  constructor() {
+    this.#control[PlaybackSlot.PAUSED] = NO_PAUSE;
+  }
   get paused(): boolean {
-    return this.#pausedToken === this.generation;
+    return pauseHolds(this.#control, this.generation);
   }
   write(pcm: Float32Array | Int16Array, o: { generation: number }) {
     if (o.generation < this.generation) return;
@@ -47,16 +53,15 @@ export class VirtualPlayer implements PlayerPort {
   }
   flush() {
     this.log.push("flush");
-    this.#pausedToken = undefined;
+    clearPauses(this.#control, this.generation);
   }
   pause(token: number) {
     this.log.push(`pause(${token})`);
-    if (token === this.generation) this.#pausedToken = token;
+    requestPause(this.#control, token);
   }
   resume(token: number) {
     this.log.push(`resume(${token})`);
-    if (this.#pausedToken !== token) return;
-    this.#pausedToken = undefined;
+    if (!requestResume(this.#control, token)) return;
     const waiting = this.#waitingToStart;
     this.#waitingToStart = undefined;
     if (waiting !== undefined && waiting >= this.generation) this.#startWhenPlaying(waiting);
