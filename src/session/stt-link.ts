@@ -172,8 +172,9 @@ export class SttLink {
         this.#connectedAt = this.#now();
         this.#o.emit({ kind: "connected", attempts });
         // Synchronous up to the uplink being in place: every frame is either replayed or pushed.
-        this.#replayInto(stream);
-        return { stream, uplink: this.#makeUplink(stream) };
+        const uplink = this.#makeUplink(stream);
+        this.#replayInto(uplink);
+        return { stream, uplink };
       },
       (open, signal) => this.#run(open.stream, signal),
       (open) => {
@@ -238,9 +239,9 @@ export class SttLink {
   /**
    * A new stream after a failure starts with the speech the old one had not
    * turned into words, and what the microphone caught while reconnecting
-   * (uplink.replayMs): one bounded burst, sent before the uplink takes over.
+   * (uplink.replayMs): one bounded burst, sent ahead of the live audio.
    */
-  #replayInto(stream: SttStream): void {
+  #replayInto(uplink: Uplink): void {
     const wanted = this.#replayOnConnect;
     this.#replayOnConnect = false;
     // The VAD's word, or sound it has not called yet (it decides a frame or more after the onset).
@@ -251,10 +252,10 @@ export class SttLink {
     }
     const { frames, reopened } = this.#replay.rebase();
     if (reopened) this.#o.emit({ kind: "wordRetracted" });
-    for (const pcm of frames) {
-      stream.sendAudio(pcm);
-      this.#replayedSamples += pcm.length;
-    }
+    // A burst the uplink does not count against the live audio's budget:
+    // otherwise a socket slow to drain it would end the stream it was sent to.
+    uplink.sendBurst(frames);
+    for (const pcm of frames) this.#replayedSamples += pcm.length;
   }
 
   #makeUplink(stream: SttStream): Uplink {

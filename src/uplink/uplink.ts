@@ -23,6 +23,11 @@
  * most a quarter of the budget (or one frame, when it is idle); the rest waits
  * in the queue, where the age limit and the policy can still act on it.
  *
+ * A bounded burst sent on purpose ahead of the live audio (the STT link's
+ * replay after a reconnect, `sendBurst`) is not the live audio's backlog: its
+ * bytes still in the socket are left out of the pending count while they
+ * drain, so the burst alone never starts an overload.
+ *
  * No promise or task per frame: one queue, one timer while it is non-empty.
  * Pure: no DOM; the sink and the clock are injected.
  */
@@ -107,6 +112,8 @@ export class Uplink {
   #queuedBytes = 0;
   #audioFrames = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Bytes of a burst (sendBurst) that may still be in the socket's buffer. */
+  #burstBytes = 0;
   #overloaded = false;
   #ended = false;
   #closed = false;
@@ -190,6 +197,19 @@ export class Uplink {
     this.#schedule();
   }
 
+  /**
+   * Sends `frames` at once, ahead of anything pushed after: a bounded burst
+   * the owner chose to send (the replay of speech a failed stream lost). Its
+   * bytes are not counted against the budget while the socket drains them;
+   * the live audio behind it is, as usual. Not counted in `pushedSamples` or
+   * `sentSamples` (the owner counts what it replays).
+   */
+  sendBurst(frames: ReadonlyArray<Float32Array | Int16Array>): void {
+    if (this.#closed || this.#ended) return;
+    this.#liveBuffered(); // what is left of an earlier burst
+    for (const pcm of frames) this.#burstBytes += this.#sink.sendAudio(pcm) || pcm.length * this.#bytesPerSample;
+  }
+
   /** Stops the retry timer; queued audio is abandoned and counted as unsent. */
   close(): void {
     if (this.#closed) return;
@@ -234,7 +254,18 @@ export class Uplink {
   }
 
   #pending(): number {
-    return this.#queuedBytes + this.#sink.bufferedAmount;
+    return this.#queuedBytes + this.#liveBuffered();
+  }
+
+  /**
+   * The socket's buffered bytes less what is left of a burst. The socket
+   * sends in order, so the burst leaves first: once the buffer holds less
+   * than the burst, all of it is burst.
+   */
+  #liveBuffered(): number {
+    const buffered = this.#sink.bufferedAmount;
+    if (this.#burstBytes > buffered) this.#burstBytes = buffered;
+    return buffered - this.#burstBytes;
   }
 
   #oldestAge(): number {
@@ -244,7 +275,7 @@ export class Uplink {
 
   /** True when the socket may take `bytes` more now: it is idle, or stays under its share. */
   #socketHasRoom(bytes: number): boolean {
-    const buffered = this.#sink.bufferedAmount;
+    const buffered = this.#liveBuffered();
     return buffered === 0 || buffered + bytes <= this.#socketHighWater;
   }
 

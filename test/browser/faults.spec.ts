@@ -38,7 +38,7 @@ for (const c of cases.filter((c) => c.service === "stt")) {
     test.setTimeout(90_000);
     await openPage(page);
     const r = await page.evaluate((c) => (window as any).faultsPage.runSttCase(c), c);
-    console.log(`${c.name}: ${JSON.stringify({ startError: r.startError, errors: r.seen.errors.map((e: any) => `${e.name}${e.fatal ? " (fatal)" : ""}`), warnings: r.seen.warnings.length, history: r.history })}`);
+    console.log(`${c.name}: ${JSON.stringify({ startError: r.startError, errors: r.seen.errors.map((e: any) => `${e.name}${e.fatal ? " (fatal)" : ""}`), warnings: r.seen.warnings.length, history: r.history, detail: r.detail })}`);
     expect(judgeSttCase(c, r)).toEqual([]);
     expect(await page.evaluate(() => (window as any).cspViolations)).toEqual([]);
   });

@@ -208,6 +208,26 @@ describe("Uplink", () => {
     }
   });
 
+  test("a replay burst draining slowly does not overload the live audio behind it; live audio past the budget still does", () => {
+    // 1 s of replay (32,000 B, twice the budget) into a socket that drains at 2× real time.
+    const t = run("end");
+    t.uplink.sendBurst(Array.from({ length: 50 }, () => new Int16Array(FRAME)));
+    expect(t.socket.bufferedAmount).toBe(32000);
+    t.push(30); // 600 ms of live audio while the burst drains
+    expect(t.overloads).toEqual([]);
+    expect(t.ended).toEqual([]);
+    expect(t.socket.wire.filter((w) => "audio" in w)).toHaveLength(80);
+    expect(t.uplink.metrics.pendingFrames).toBe(0);
+    expect(t.uplink.metrics.sentSamples).toBe(30 * FRAME);
+    // The same burst with the server stalled: the live audio behind it piles up and overloads.
+    const s = run("end");
+    s.socket.stalled = true;
+    s.uplink.sendBurst(Array.from({ length: 50 }, () => new Int16Array(FRAME)));
+    s.push(30);
+    expect(s.overloads).toEqual([{ policy: "end", pendingBytes: expect.any(Number), budgetBytes: 16000, reason: "bytes" }]);
+    expect(s.ended).toHaveLength(1);
+  });
+
   test("bad options fail with a ConfigError naming the option", () => {
     const sink = { sendAudio: () => 0, bufferedAmount: 0 };
     expect(() => new Uplink(sink, { sampleRate: 16000, bytesPerSample: 2, policy: "gap" })).toThrow(/gap markers/);

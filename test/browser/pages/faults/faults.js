@@ -136,6 +136,8 @@ export async function runSttCase(c) {
     }
   }
   result.seen = observe(t, { errors: 0, warnings: 0 });
+  // For the log line: what the session said, and how much speech it sent again.
+  result.detail = { warnings: t.full.warnings.map((w) => w.message), replayedSamples: t.session.metrics.sttReplayedSamples };
   result.partialAtReport = t.full.partialAtReport;
   result.history = userMessages(t);
   result.stateBeforeStop = t.session.state;
