@@ -7,11 +7,15 @@
 import type { ChatMessage } from "../providers/types.js";
 
 export interface UserMessage {
+  /** Stable for the session: the `id` of this message's `transcript` events. */
+  id: string;
   role: "user";
   text: string;
 }
 
 export interface AssistantMessage {
+  /** Stable for the session: the `id` of this message's `transcript` events. */
+  id: string;
   role: "assistant";
   /** What the user heard: the whole reply, or its heard part when interrupted. */
   text: string;
@@ -57,15 +61,15 @@ export class ConversationHistory {
     return this.#messages;
   }
 
-  addUser(text: string): UserMessage {
-    const message: UserMessage = { role: "user", text };
+  addUser(id: string, text: string): UserMessage {
+    const message: UserMessage = { id, role: "user", text };
     this.#messages.push(message);
     return message;
   }
 
   /** Starts an assistant message; its text grows as the reply streams. */
-  addAssistant(): AssistantMessage {
-    const message: AssistantMessage = { role: "assistant", text: "", interrupted: false, unheardText: "" };
+  addAssistant(id: string): AssistantMessage {
+    const message: AssistantMessage = { id, role: "assistant", text: "", interrupted: false, unheardText: "" };
     this.#messages.push(message);
     return message;
   }

@@ -148,12 +148,23 @@ export interface VoiceSessionOptions {
   };
 }
 
+/**
+ * A message's text, new or changed. Keep one row per `id` and replace its
+ * text on every event (the order of events is in the README's "Events").
+ */
 export interface TranscriptEvent {
+  /** The message's id, stable for the session; `session.history` has the same id. */
+  id: string;
   role: "user" | "assistant";
   /** The whole text of the message so far. */
   text: string;
-  /** True once the message is complete. */
+  /** True in exactly one event per message: the text is complete. */
   final: boolean;
+  /**
+   * True when a message that was final changed after all: the STT's late
+   * words after a flush that timed out (user). Never with `final`.
+   */
+  revised: boolean;
 }
 
 export type VadEvent =

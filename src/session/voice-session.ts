@@ -30,8 +30,9 @@ import { SessionCounters } from "./session-metrics.js";
 import { onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
 import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
+import { TranscriptFeed } from "./transcript-feed.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
-import type { SessionMetrics, SessionState, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
+import type { SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
@@ -53,6 +54,7 @@ export class VoiceSession {
   readonly #events = new Emitter<VoiceSessionEvents>();
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
+  readonly #transcripts = new TranscriptFeed();
   /** The bot's recent words, to tell its echo in the STT from the user; undefined with the echo guard off. */
   readonly #botWords: RecentBotWords | undefined;
   #turn: TurnState = INITIAL_TURN_STATE;
@@ -240,7 +242,7 @@ export class VoiceSession {
       case "armAutoPause":
         return components?.vad.setAutoPause(effect.token);
       case "userTranscript":
-        return this.#events.emit("transcript", { role: "user", text: effect.text, final: false });
+        return this.#transcript(this.#transcripts.partial(this.#transcripts.openUserId(), "user", effect.text));
       case "echoWord":
         this.#counters.echoWords++;
         return;
@@ -249,14 +251,14 @@ export class VoiceSession {
         const message = this.#lastUser;
         if (!message) return;
         message.text = `${message.text} ${effect.text}`;
-        return this.#events.emit("transcript", { role: "user", text: message.text, final: true });
+        return this.#transcript(this.#transcripts.final(message.id, "user", message.text));
       }
       case "endUserTurn":
         return void this.#endUserTurn();
       case "addUserMessage":
       case "keepUserWords":
-        this.#lastUser = this.#history.addUser(effect.text);
-        return this.#events.emit("transcript", { role: "user", text: effect.text, final: true });
+        this.#lastUser = this.#history.addUser(this.#transcripts.closeUser(), effect.text);
+        return this.#transcript(this.#transcripts.final(this.#lastUser.id, "user", effect.text));
       case "fence":
         return components?.player.setGeneration(effect.generation);
       case "startReply":
@@ -276,9 +278,17 @@ export class VoiceSession {
       case "keepHeardReply": {
         const reply = this.#replyOf(effect.generation);
         if (!reply || !this.#cutToHeard(effect.generation)) return;
-        return this.#events.emit("transcript", { role: "assistant", text: reply.message.text, final: true });
+        return this.#assistantFinal(reply);
       }
     }
+  }
+
+  #transcript(event: TranscriptEvent | undefined): void {
+    if (event) this.#events.emit("transcript", event);
+  }
+
+  #assistantFinal(reply: Reply): void {
+    this.#transcript(this.#transcripts.final(reply.message.id, "assistant", reply.message.text));
   }
 
   /** The user's turn is over: get the STT's last words, then let the machine decide. */
@@ -295,7 +305,7 @@ export class VoiceSession {
 
   #startReply(generation: number): void {
     const { player } = this.#components!;
-    const message = this.#history.addAssistant();
+    const message = this.#history.addAssistant(this.#transcripts.newId("assistant"));
     const reply = new Reply({
       generation,
       index: this.#counters.nextTurn(),
@@ -308,7 +318,7 @@ export class VoiceSession {
       quests: this.#quests!,
       stallMs: this.#options.turn?.replyStallMs ?? DEFAULTS.replyStallMs,
       hooks: {
-        transcript: (text) => this.#events.emit("transcript", { role: "assistant", text, final: false }),
+        transcript: (text) => this.#transcript(this.#transcripts.partial(message.id, "assistant", text)),
         error: (err) => this.#emitError(err, false),
         stalled: (service, ms) => {
           this.#events.emit("warning", {
@@ -358,7 +368,7 @@ export class VoiceSession {
       heardMs: heard.heardS * 1000,
       speechStartToConfirmMs: effect.speechStartToConfirmMs,
     });
-    this.#events.emit("transcript", { role: "assistant", text: reply.message.text, final: true });
+    this.#assistantFinal(reply);
   }
 
   /** Interrupt step 4: close the TTS socket, then abort the LLM request; then report the turn. */
@@ -380,7 +390,7 @@ export class VoiceSession {
     this.#reply = undefined;
     this.#botWords?.ended(reply.words, this.#components?.player.renderedSeconds() ?? Infinity, performance.now());
     reply.finish(this.#history);
-    this.#events.emit("transcript", { role: "assistant", text: reply.message.text, final: true });
+    this.#assistantFinal(reply);
     this.#reportTurn(reply);
   }
 

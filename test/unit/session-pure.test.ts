@@ -34,15 +34,15 @@ describe("splitHeard", () => {
 describe("ConversationHistory", () => {
   test("an interrupted reply keeps only its heard words, and the chat sent to the LLM follows", () => {
     const h = new ConversationHistory();
-    h.addUser("what is the weather like");
-    const a = h.addAssistant();
+    h.addUser("u1", "what is the weather like");
+    const a = h.addAssistant("a2");
     a.text = "It is sunny and warm today.";
     h.interrupt(a, [
       { text: "It", startS: 0, stopS: 0.2 },
       { text: "is", startS: 0.2, stopS: 0.3 },
       { text: "sunny", startS: 0.3, stopS: 0.8 },
     ], 0.4);
-    expect(a).toEqual({ role: "assistant", text: "It is", interrupted: true, unheardText: "sunny and warm today." });
+    expect(a).toEqual({ id: "a2", role: "assistant", text: "It is", interrupted: true, unheardText: "sunny and warm today." });
     expect(h.toChat("Be brief.")).toEqual([
       { role: "system", content: "Be brief." },
       { role: "user", content: "what is the weather like" },

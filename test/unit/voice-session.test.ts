@@ -14,51 +14,7 @@ import { backoffReconnectPolicy, type ReconnectContext, type ReconnectPolicy } f
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "./session-fakes.js";
-
-function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; refuseConnections?: number[]; reconnect?: ReconnectPolicy } = {}) {
-  const stt = fakeStt({ keepAudio: true });
-  // Connections counted from 1; the ones listed are refused as a full service refuses them.
-  let connections = 0;
-  const sttProvider: SttProvider = {
-    ...stt.provider,
-    connect: async (signal) => {
-      connections++;
-      if (opts.refuseConnections?.includes(connections)) throw new AtCapacityError(`fake-stt: no free channels (connection ${connections})`, { service: "stt" });
-      return stt.provider.connect(signal);
-    },
-  };
-  const llm = fakeLlm({ reply: () => "one two three four five six", msPerWord: 1 });
-  const tts = fakeTts({ secondsPerWord: 0.25, failAfterWords: opts.ttsFailAfterWords });
-  const player = new VirtualPlayer();
-  const vad = new VirtualVad();
-  const captureEvents = new Emitter<any>();
-  const capture: CapturePort = { on: (name: any, fn: any) => captureEvents.on(name, fn), setMeter: () => {} };
-  let disposed = 0;
-  const components: SessionComponents = { player, vad, capture, dispose: async () => void disposed++ };
-  const session = new VoiceSession(
-    { stt: sttProvider, llm: llm.provider, tts: tts.provider, instructions: "Be brief.", bargeIn: { minSpeechMs: opts.minSpeechMs ?? 30 }, reconnect: opts.reconnect },
-    { components: async () => components },
-  );
-  const states: string[] = [];
-  session.on("state", (e) => states.push(e.state));
-  return { session, stt, llm, tts, player, vad, captureEvents, states, disposedCount: () => disposed };
-}
-
-const until = async (cond: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
-
-async function speakAndReply(t: ReturnType<typeof setup>, words: string[]) {
-  t.vad.emit("speechStart");
-  for (const w of words) t.stt.word(w);
-  t.vad.emit("speechEnd");
-  await until(() => t.session.state === "bot_speaking");
-  await until(() => t.tts.streams.at(-1)!.ended);
-}
+import { setup, speakAndReply, until } from "./session-setup.js";
 
 describe("VoiceSession turn logic (scripted parts)", () => {
   test("a full turn: the user's words reach the LLM, the reply is spoken, then the session listens again", async () => {
@@ -75,8 +31,8 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     t.player.playOut(1);
     expect(t.session.state).toBe("listening");
     expect(t.session.history).toEqual([
-      { role: "user", text: "what time is it" },
-      { role: "assistant", text: "one two three four five six", interrupted: false, unheardText: "" },
+      { id: "u1", role: "user", text: "what time is it" },
+      { id: "a2", role: "assistant", text: "one two three four five six", interrupted: false, unheardText: "" },
     ]);
     expect(t.states).toEqual(["listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
     expect(t.session.metrics.turns).toBe(1);
@@ -112,7 +68,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     // No resume: the fence to generation 2 leaves the paused generation 1 behind.
     expect(t.player.log.slice(t.player.log.indexOf("flush"))).toEqual(["flush", "generation=2"]);
     expect(t.player.log.filter((l) => l.startsWith("pause"))).toEqual([]); // the VAD worker paused directly
-    expect(t.session.history[1]).toEqual({ role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
+    expect(t.session.history[1]).toEqual({ id: "a2", role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
     expect(t.vad.autoPause).toBe(null);
     expect(t.session.state).toBe("user_speaking");
     await t.session.stop();
@@ -196,7 +152,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     stt.word("hello"); // after the marker: new speech
     expect(warnings).toEqual(["stt"]);
     expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "please turn" });
-    expect(session.history[0]).toEqual({ role: "user", text: "please turn lights" });
+    expect(session.history[0]).toEqual({ id: "u1", role: "user", text: "please turn lights" });
     expect(session.history.filter((m) => m.role === "user")).toHaveLength(1);
     await session.stop();
   });
@@ -312,7 +268,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
       { message: "socket dropped", fatal: false },
       { message: "socket dropped", fatal: true },
     ]);
-    expect(t.session.history).toEqual([{ role: "user", text: "keep" }]);
+    expect(t.session.history).toEqual([{ id: "u1", role: "user", text: "keep" }]);
     expect(t.stt.openStreams).toBe(0);
   });
 
@@ -395,7 +351,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     t.stt.word("milk");
     await until(() => t.session.state === "user_speaking" && partial === "remember the milk");
     await t.session.stop();
-    expect(t.session.history).toEqual([{ role: "user", text: "remember the milk" }]);
+    expect(t.session.history).toEqual([{ id: "u1", role: "user", text: "remember the milk" }]);
     expect(finals).toEqual(["remember the milk"]);
     expect(t.llm.requests).toHaveLength(0);
     expect(t.stt.openStreams).toBe(0);
@@ -414,7 +370,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     expect(errors[0]).toMatchObject({ fatal: false, error: { message: expect.stringContaining("failed after 2 words") } });
     expect(t.player.written.get(1)).toBe(2 * 0.25 * 24000);
     t.player.playOut(1);
-    expect(t.session.history[1]).toEqual({ role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
+    expect(t.session.history[1]).toEqual({ id: "a2", role: "assistant", text: "one two", interrupted: true, unheardText: "three four five six" });
     expect(t.session.state).toBe("listening");
     expect(t.session.liveQuests).toEqual(["stt"]);
     await t.session.stop();
@@ -504,8 +460,8 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     if (type === MicrophoneError) expect((errors[0].error as MicrophoneError).reason).toBe("ended");
     // The reply is cut to what was heard, as after a barge-in.
     expect(t.session.history).toEqual([
-      { role: "user", text: "tell me a story" },
-      { role: "assistant", text: "one", interrupted: true, unheardText: "two three four five six" },
+      { id: "u1", role: "user", text: "tell me a story" },
+      { id: "a2", role: "assistant", text: "one", interrupted: true, unheardText: "two three four five six" },
     ]);
     expect(t.session.liveQuests).toEqual([]);
     expect(t.stt.openStreams).toBe(0);
