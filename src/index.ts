@@ -66,10 +66,14 @@ export type {
   MicrophoneInput,
   MicrophoneUplinkOptions,
   MicrophoneFrame,
+  MicrophoneLevel,
+  MicrophoneStarted,
+  MicrophoneGap,
+  MicrophoneEcho,
   MicrophoneEvents,
 } from "./audio/microphone.js";
 export { Player } from "./audio/player.js";
-export type { PlayerOptions, PlayerWriteOptions, PlayerPosition, PlayerEvents } from "./audio/player.js";
+export type { PlayerOptions, PlayerWriteOptions, PlayerPosition, PlayerStarted, PlayerUnderrun, PlayerEnded, PlayerFlushed, PlayerEvents } from "./audio/player.js";
 export { playbackControl, pausePlayback, resumePlayback, flushPlayback } from "./audio/playback-control.js";
 export { PlaybackSlot } from "./protocol/audio-messages.js";
 export type { PlaybackCommand, PlaybackState, UplinkFormat } from "./protocol/audio-messages.js";
@@ -86,13 +90,17 @@ export type {
   VadEvent,
   InterruptionEvent,
   WarningEvent,
-  ErrorEvent,
+  SessionErrorEvent,
+  SessionStateEvent,
+  ReconnectingEvent,
+  ReconnectedEvent,
+  OverloadEvent,
   BargeInOptions,
   TurnOptions,
 } from "./session/types.js";
 export type { HistoryMessage, UserMessage, AssistantMessage } from "./session/history.js";
 export type { PlayerPort, VadPort, CapturePort, SessionComponents, ComponentsFactory, ComponentsContext } from "./session/ports.js";
 export { Uplink } from "./uplink/uplink.js";
-export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkEvents, OverloadPolicy } from "./uplink/uplink.js";
+export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkOverload, UplinkEnded, UplinkEvents, OverloadPolicy } from "./uplink/uplink.js";
 export { LlmAdmission } from "./providers/llm-admission.js";
 export type { AdmissionOptions, AdmissionMetrics } from "./providers/llm-admission.js";

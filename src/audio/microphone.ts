@@ -12,7 +12,7 @@ import type {
   UplinkFormat,
 } from "../protocol/audio-messages.js";
 import { VAD_SAMPLE_RATE } from "../protocol/frames.js";
-import { Emitter } from "../util/emitter.js";
+import { Emitter, type Listener } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
 import { assetUrl, ensureRunning, loadWorklet } from "./worklet-loader.js";
@@ -64,21 +64,46 @@ export interface MicrophoneFrame {
   contextTime: number;
 }
 
+/** The input's RMS level over the meter window (`setMeter(true)`). */
+export interface MicrophoneLevel {
+  rms: number;
+  contextTime: number;
+}
+
+/** The capture's sample 0 is context frame `frame`. */
+export interface MicrophoneStarted {
+  frame: number;
+  contextTime: number;
+  sampleRate: number;
+}
+
+/**
+ * The browser skipped the capture worklet for `frames` context frames (a
+ * render-thread hiccup): that audio is lost. It was counted as silence, so
+ * sample indices after it still map to the right context time.
+ */
+export interface MicrophoneGap {
+  frames: number;
+  contextTime: number;
+}
+
+/** About once a second with `echoGuard`: its echo return loss enhancement (dB), the echo delay it found (ms), whether it has converged. */
+export interface MicrophoneEcho {
+  erleDb: number;
+  delayMs: number;
+  converged: boolean;
+  referenceActive: boolean;
+  contextTime: number;
+}
+
 export interface MicrophoneEvents extends Record<string, unknown> {
   frame: MicrophoneFrame;
-  level: { rms: number; contextTime: number };
-  /** The capture's sample 0 is context frame `frame`. */
-  started: { frame: number; contextTime: number; sampleRate: number };
-  /** The input track ended (device unplugged, permission revoked). */
+  level: MicrophoneLevel;
+  started: MicrophoneStarted;
+  /** The input track ended (device unplugged, permission revoked). No payload. */
   ended: undefined;
-  /**
-   * The browser skipped the capture worklet for `frames` context frames (a
-   * render-thread hiccup): that audio is lost. It was counted as silence, so
-   * sample indices after it still map to the right context time.
-   */
-  gap: { frames: number; contextTime: number };
-  /** About once a second with `echoGuard`: its echo return loss enhancement (dB), the echo delay it found (ms), whether it has converged. */
-  echo: { erleDb: number; delayMs: number; converged: boolean; referenceActive: boolean; contextTime: number };
+  gap: MicrophoneGap;
+  echo: MicrophoneEcho;
 }
 
 export class Microphone {
@@ -102,12 +127,21 @@ export class Microphone {
     this.#url = assetUrl(options.assetsPath, "capture-worklet.js");
   }
 
-  on<K extends keyof MicrophoneEvents & string>(name: K, fn: (payload: MicrophoneEvents[K]) => void): () => void {
+  on<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): () => void {
     return this.#emitter.on(name, fn);
   }
 
-  once<K extends keyof MicrophoneEvents & string>(name: K, signal?: AbortSignal): Promise<MicrophoneEvents[K]> {
-    return this.#emitter.once(name, signal);
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof MicrophoneEvents & string>(name: K, signal?: AbortSignal): Promise<MicrophoneEvents[K]>;
+  once<K extends keyof MicrophoneEvents & string>(name: K, fnOrSignal?: Listener<MicrophoneEvents[K]> | AbortSignal): (() => void) | Promise<MicrophoneEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#emitter.once(name, fnOrSignal) : this.#emitter.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): void {
+    this.#emitter.off(name, fn);
   }
 
   /** The stream being captured (after start). */

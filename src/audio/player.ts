@@ -28,7 +28,7 @@ import type {
   PlaybackState,
   PlaybackToMainMessage,
 } from "../protocol/audio-messages.js";
-import { Emitter } from "../util/emitter.js";
+import { Emitter, type Listener } from "../util/emitter.js";
 import { isPauseToken } from "./pause-token.js";
 import { PortPlayerTransport } from "./player-port-transport.js";
 import { SharedPlayerTransport } from "./player-shared-transport.js";
@@ -75,14 +75,36 @@ export interface PlayerPosition {
   seconds: number;
 }
 
+/** The first audible sample of `generation` is at `contextTime`. */
+export interface PlayerStarted {
+  generation: number;
+  contextTime: number;
+}
+
+/** The worklet ran out of audio while playing `generation`; `underruns` is the total so far. */
+export interface PlayerUnderrun {
+  generation: number;
+  underruns: number;
+}
+
+/** `generation` was ended with `end()` and has fully played. */
+export interface PlayerEnded {
+  generation: number;
+  samples: number;
+}
+
+/** A flush was applied by the worklet at context frame `frame`. */
+export interface PlayerFlushed {
+  generation: number;
+  frame: number;
+  dropped: number;
+}
+
 export interface PlayerEvents extends Record<string, unknown> {
-  /** The first audible sample of `generation` is at `contextTime`. */
-  started: { generation: number; contextTime: number };
-  underrun: { generation: number; underruns: number };
-  /** `generation` was ended with `end()` and has fully played. */
-  ended: { generation: number; samples: number };
-  /** A flush was applied by the worklet at context frame `frame`. */
-  flushed: { generation: number; frame: number; dropped: number };
+  started: PlayerStarted;
+  underrun: PlayerUnderrun;
+  ended: PlayerEnded;
+  flushed: PlayerFlushed;
 }
 
 /** @internal process() durations reported by a worklet built with `profile`. */
@@ -162,12 +184,21 @@ export class Player {
     return this.#generation;
   }
 
-  on<K extends keyof PlayerEvents & string>(name: K, fn: (payload: PlayerEvents[K]) => void): () => void {
+  on<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): () => void {
     return this.#emitter.on(name, fn);
   }
 
-  once<K extends keyof PlayerEvents & string>(name: K, signal?: AbortSignal): Promise<PlayerEvents[K]> {
-    return this.#emitter.once(name, signal);
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof PlayerEvents & string>(name: K, signal?: AbortSignal): Promise<PlayerEvents[K]>;
+  once<K extends keyof PlayerEvents & string>(name: K, fnOrSignal?: Listener<PlayerEvents[K]> | AbortSignal): (() => void) | Promise<PlayerEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#emitter.once(name, fnOrSignal) : this.#emitter.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): void {
+    this.#emitter.off(name, fn);
   }
 
   /**

@@ -13,8 +13,18 @@
 import { isExpectedAtShutdown, StateError } from "../errors.js";
 import { isAbort, linkAbort } from "../util/abort.js";
 import type { Quest } from "./quest.js";
+import { defineAsyncDispose, type AsyncDisposableIfSupported } from "../util/async-dispose.js";
 
-export class QuestManager implements AsyncDisposable {
+/** An AsyncDisposable where the app's lib has the type: `await using` disposes it (see util/async-dispose.ts). */
+export interface QuestManager extends AsyncDisposableIfSupported {}
+
+export class QuestManager {
+  static {
+    defineAsyncDispose(QuestManager, function () {
+      return this.dispose();
+    });
+  }
+
   readonly #live = new Map<string, Quest<any>>();
   /** Per name, the tail of the chain of pending add/remove calls. */
   readonly #chains = new Map<string, Promise<unknown>>();
@@ -166,9 +176,5 @@ export class QuestManager implements AsyncDisposable {
       .filter((e) => !isAbort(e) && !isExpectedAtShutdown(e));
     if (unexpected.length === 1) throw unexpected[0];
     if (unexpected.length > 1) throw new AggregateError(unexpected, "errors while closing quests");
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.dispose();
   }
 }

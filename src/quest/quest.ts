@@ -11,6 +11,7 @@
  * QuestManager promise that two quests of one name are never live at once.
  */
 import { abortError, linkAbort } from "../util/abort.js";
+import { defineAsyncDispose, type AsyncDisposableIfSupported } from "../util/async-dispose.js";
 
 export type QuestInit<T> = (signal: AbortSignal) => T | Promise<T>;
 export type QuestRun<T> = (resource: T, signal: AbortSignal) => void | Promise<void>;
@@ -18,7 +19,16 @@ export type QuestClose<T> = (resource: T) => void | Promise<void>;
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-export class Quest<T = void> implements AsyncDisposable {
+/** An AsyncDisposable where the app's lib has the type: `await using q = …` removes it (see util/async-dispose.ts). */
+export interface Quest<T = void> extends AsyncDisposableIfSupported {}
+
+export class Quest<T = void> {
+  static {
+    defineAsyncDispose(Quest, function () {
+      return this.remove();
+    });
+  }
+
   readonly name: string;
   readonly #init: QuestInit<T>;
   readonly #run: QuestRun<T>;
@@ -142,9 +152,5 @@ export class Quest<T = void> implements AsyncDisposable {
 
   #abort(): void {
     if (!this.#controller.signal.aborted) this.#controller.abort(abortError(`quest "${this.name}"`));
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.remove();
   }
 }

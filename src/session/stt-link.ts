@@ -13,7 +13,7 @@ import { OverloadError } from "../errors.js";
 import type { SttProvider, SttStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import type { QuestManager } from "../quest/quest-manager.js";
-import { Uplink, type OverloadPolicy, type UplinkMetrics } from "../uplink/uplink.js";
+import { Uplink, type UplinkMetrics, type UplinkOverload } from "../uplink/uplink.js";
 import { abortable, isAbort } from "../util/abort.js";
 import { delay, timeout } from "../util/timeout.js";
 import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
@@ -29,7 +29,7 @@ export type SttLinkEvent =
   /** A stream is up; `attempts`: the reconnect attempts it took (0 for the first connection). */
   | { kind: "connected"; attempts: number }
   | { kind: "reconnecting"; attempt: number; delayMs: number; reason: ReconnectContext["reason"]; message: string; cause: unknown }
-  | { kind: "overload"; policy: OverloadPolicy | "observe"; pendingBytes: number; budgetBytes: number; reason: "bytes" | "age" }
+  | ({ kind: "overload" } & UplinkOverload)
   /** `fatal`: the policy gave up; the session must stop. */
   | { kind: "error"; error: unknown; fatal: boolean };
 

@@ -2,7 +2,7 @@
 import type { BargeinError } from "../errors.js";
 import type { LlmProvider, SttProvider, TtsProvider } from "../providers/types.js";
 import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admission.js";
-import type { OverloadPolicy, UplinkMetrics } from "../uplink/uplink.js";
+import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/uplink.js";
 import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
 
 export type SessionState = "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
@@ -248,24 +248,53 @@ export interface WarningEvent {
   cause?: unknown;
 }
 
-export interface ErrorEvent {
+/**
+ * The payload of the session's `error` event. Named so, not `ErrorEvent`, so
+ * that it does not shadow the DOM's global `ErrorEvent` in an app's module.
+ */
+export interface SessionErrorEvent {
   error: BargeinError | Error;
   /** True when the session stopped because of it. */
   fatal: boolean;
 }
 
+/** The session's state changed from `previous` to `state`. */
+export interface SessionStateEvent {
+  state: SessionState;
+  previous: SessionState;
+}
+
+/** A stream failed and the session reconnects it after `delayMs` (see the `reconnect` option). A `warning` says so too. */
+export interface ReconnectingEvent {
+  service: string;
+  attempt: number;
+  delayMs: number;
+  reason: ReconnectContext["reason"];
+  cause: unknown;
+}
+
+/** The stream is back, after `attempts` attempts. */
+export interface ReconnectedEvent {
+  service: string;
+  attempts: number;
+}
+
+/** The uplink to `service` went past its budget (see the `uplink` option); `policy` is what it did about it. */
+export interface OverloadEvent extends UplinkOverload {
+  service: string;
+}
+
+/** Every event of a VoiceSession, by name, with its payload's type. */
 export type VoiceSessionEvents = {
-  state: { state: SessionState; previous: SessionState };
+  state: SessionStateEvent;
   transcript: TranscriptEvent;
   vad: VadEvent;
   interruption: InterruptionEvent;
   turn: TurnMetrics;
   metrics: SessionMetrics;
   warning: WarningEvent;
-  error: ErrorEvent;
-  /** A stream failed and the session reconnects it after `delayMs` (see the `reconnect` option). A `warning` says so too. */
-  reconnecting: { service: string; attempt: number; delayMs: number; reason: ReconnectContext["reason"]; cause: unknown };
-  /** The stream is back, after `attempts` attempts. */
-  reconnected: { service: string; attempts: number };
-  overload: { service: string; policy: OverloadPolicy | "observe"; pendingBytes: number; budgetBytes: number; reason: "bytes" | "age" };
+  error: SessionErrorEvent;
+  reconnecting: ReconnectingEvent;
+  reconnected: ReconnectedEvent;
+  overload: OverloadEvent;
 };

@@ -102,6 +102,19 @@ export class VoiceSession {
     return this.#events.on(name, fn);
   }
 
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof VoiceSessionEvents & string>(name: K, signal?: AbortSignal): Promise<VoiceSessionEvents[K]>;
+  once<K extends keyof VoiceSessionEvents & string>(name: K, fnOrSignal?: Listener<VoiceSessionEvents[K]> | AbortSignal): (() => void) | Promise<VoiceSessionEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#events.once(name, fnOrSignal) : this.#events.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): void {
+    this.#events.off(name, fn);
+  }
+
   get state(): SessionState {
     return this.#turn.phase;
   }

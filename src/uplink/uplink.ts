@@ -83,9 +83,22 @@ export interface UplinkMetrics {
   overloads: number;
 }
 
+/** The queue went past its budget, in bytes or in the age of its oldest frame; `policy` is what it did ("observe": nothing). */
+export interface UplinkOverload {
+  policy: OverloadPolicy | "observe";
+  pendingBytes: number;
+  budgetBytes: number;
+  reason: "bytes" | "age";
+}
+
+/** The "end" policy ended the stream. */
+export interface UplinkEnded {
+  reason: "overload";
+}
+
 export type UplinkEvents = {
-  overload: { policy: OverloadPolicy | "observe"; pendingBytes: number; budgetBytes: number; reason: "bytes" | "age" };
-  ended: { reason: "overload" };
+  overload: UplinkOverload;
+  ended: UplinkEnded;
 };
 
 type Item =
@@ -154,6 +167,19 @@ export class Uplink {
 
   on<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): () => void {
     return this.#events.on(name, fn);
+  }
+
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof UplinkEvents & string>(name: K, signal?: AbortSignal): Promise<UplinkEvents[K]>;
+  once<K extends keyof UplinkEvents & string>(name: K, fnOrSignal?: Listener<UplinkEvents[K]> | AbortSignal): (() => void) | Promise<UplinkEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#events.once(name, fnOrSignal) : this.#events.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): void {
+    this.#events.off(name, fn);
   }
 
   /** True once the "end" policy ended the stream. */

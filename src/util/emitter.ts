@@ -2,9 +2,20 @@ import { abortable } from "./abort.js";
 
 /**
  * A typed event emitter on top of EventTarget, with no dependencies.
- * `on` returns its own unsubscribe function. A listener that throws does not
- * stop the others: the error is reported through `reportError` (the browser's
- * global error path), never swallowed.
+ *
+ * - `on(name, fn)` subscribes and returns its own unsubscribe function.
+ * - `once(name, fn)` subscribes for the next payload only; `once(name, signal?)`
+ *   is the promise form, resolving with that payload.
+ * - `off(name, fn)` removes a subscription of `fn` made with `on` or `once`;
+ *   when `fn` is subscribed more than once to `name`, the latest subscription
+ *   goes (as Node's `off`). Removing a listener that is not subscribed does
+ *   nothing.
+ *
+ * Listeners run synchronously in `emit`, in subscription order; one removed
+ * during an emit does not run in it, if it had not run yet (EventTarget's
+ * rule). A listener that throws does not stop the others: the error is
+ * reported through `reportError` (the browser's global error path), never
+ * swallowed.
  */
 export type EventMap = Record<string, unknown>;
 export type Listener<T> = (payload: T) => void;
@@ -18,33 +29,45 @@ class PayloadEvent<T> extends Event {
   }
 }
 
+/** One subscription: the app's function and the EventTarget handler wrapping it. */
+interface Subscription {
+  readonly fn: Listener<never>;
+  readonly handler: (event: Event) => void;
+}
+
 export class Emitter<Events extends EventMap> {
   readonly #target = new EventTarget();
+  /** Per event name, the live subscriptions in subscription order, for `off`. */
+  readonly #subscriptions = new Map<string, Subscription[]>();
   #count = 0;
 
   on<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): () => void {
-    const handler = (event: Event) => {
-      try {
-        fn((event as PayloadEvent<Events[K]>).payload);
-      } catch (err) {
-        report(err);
-      }
-    };
-    this.#target.addEventListener(name, handler);
-    this.#count++;
-    let subscribed = true;
-    return () => {
-      if (!subscribed) return;
-      subscribed = false;
-      this.#count--;
-      this.#target.removeEventListener(name, handler);
-    };
+    return this.#subscribe(name, fn, false);
   }
 
+  /** Calls `fn` with the next payload of `name` only. Returns the function that unsubscribes before then. */
+  once<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): () => void;
   /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
-  once<K extends keyof Events & string>(name: K, signal?: AbortSignal): Promise<Events[K]> {
+  once<K extends keyof Events & string>(name: K, signal?: AbortSignal): Promise<Events[K]>;
+  once<K extends keyof Events & string>(
+    name: K,
+    fnOrSignal?: Listener<Events[K]> | AbortSignal,
+  ): (() => void) | Promise<Events[K]> {
+    if (typeof fnOrSignal === "function") return this.#subscribe(name, fnOrSignal, true);
     // The subscription is the cleanup: it goes with the first payload or the abort.
-    return abortable<Events[K]>((resolve) => this.on(name, resolve), signal);
+    return abortable<Events[K]>((resolve) => this.#subscribe(name, resolve, false), fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name`; does nothing if there is none. */
+  off<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): void {
+    const list = this.#subscriptions.get(name);
+    if (!list) return;
+    for (let i = list.length - 1; i >= 0; i--) {
+      if (list[i].fn === fn) {
+        this.#remove(name, list[i]);
+        return;
+      }
+    }
   }
 
   emit<K extends keyof Events & string>(name: K, payload: Events[K]): void {
@@ -54,6 +77,38 @@ export class Emitter<Events extends EventMap> {
   /** Number of live subscriptions, for leak checks. */
   get listenerCount(): number {
     return this.#count;
+  }
+
+  #subscribe<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>, once: boolean): () => void {
+    const subscription: Subscription = {
+      fn,
+      handler: (event: Event) => {
+        // A `once` goes before it runs, so an emit from inside `fn` does not call it again.
+        if (once) this.#remove(name, subscription);
+        try {
+          fn((event as PayloadEvent<Events[K]>).payload);
+        } catch (err) {
+          report(err);
+        }
+      },
+    };
+    this.#target.addEventListener(name, subscription.handler);
+    let list = this.#subscriptions.get(name);
+    if (!list) this.#subscriptions.set(name, (list = []));
+    list.push(subscription);
+    this.#count++;
+    return () => this.#remove(name, subscription);
+  }
+
+  /** Idempotent: a subscription already removed (by `off`, its `once`, or its unsubscribe) is left alone. */
+  #remove(name: string, subscription: Subscription): void {
+    const list = this.#subscriptions.get(name);
+    const index = list ? list.indexOf(subscription) : -1;
+    if (index < 0) return;
+    list!.splice(index, 1);
+    if (list!.length === 0) this.#subscriptions.delete(name);
+    this.#count--;
+    this.#target.removeEventListener(name, subscription.handler);
   }
 }
 

@@ -25,6 +25,7 @@ import type {
 import { isPauseToken } from "../audio/pause-token.js";
 import { abortError } from "../util/abort.js";
 import { Emitter } from "../util/emitter.js";
+import { defineAsyncDispose, type AsyncDisposableIfSupported } from "../util/async-dispose.js";
 import {
   MODEL_FILES,
   WASM_FILE,
@@ -80,7 +81,16 @@ export type VadWorkerState = "idle" | "loading" | "running" | "stopped";
 /** How long `stop()` waits for the worker to release its session before terminating it anyway. */
 const DISPOSE_GRACE_MS = 1000;
 
+/** An AsyncDisposable where the app's lib has the type: `await using` stops it (see util/async-dispose.ts). */
+export interface VadWorker extends AsyncDisposableIfSupported {}
+
 export class VadWorker extends Emitter<VadWorkerEvents> {
+  static {
+    defineAsyncDispose(VadWorker, function () {
+      return this.stop();
+    });
+  }
+
   readonly options: Readonly<ResolvedVadOptions>;
   #state: VadWorkerState = "idle";
   #worker: Worker | undefined;
@@ -295,10 +305,6 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
       await Promise.race([disposed, new Promise((r) => setTimeout(r, DISPOSE_GRACE_MS))]);
     }
     this.#terminate();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
   }
 
   #terminate(): void {

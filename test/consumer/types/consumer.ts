@@ -1,0 +1,270 @@
+/**
+ * An app's view of bargein's types: this file is only type-checked (never
+ * run), against the built dist/types, resolved as `bargein` and
+ * `bargein/testing` through the package.json `exports` (the package's own
+ * name resolves to the repo root from inside it). The tsconfig beside it has
+ * the app settings the types must compile under: `lib: ["ES2022", "DOM"]`,
+ * `strict`, `skipLibCheck: false`, no @types.
+ *
+ * If a change to the public types breaks an app, it breaks this file: a new
+ * session event without a handler here, or an event payload without a name.
+ */
+import {
+  AtCapacityError,
+  BargeinError,
+  ConnectionClosedError,
+  MicrophoneError,
+  Microphone,
+  Player,
+  QuestManager,
+  Quest,
+  Uplink,
+  VadWorker,
+  VoiceSession,
+  isAbort,
+  kyutaiStt,
+  kyutaiTts,
+  openaiChat,
+  type InterruptionEvent,
+  type Listener,
+  type MicrophoneEcho,
+  type MicrophoneEvents,
+  type MicrophoneFrame,
+  type MicrophoneGap,
+  type MicrophoneLevel,
+  type MicrophoneStarted,
+  type OverloadEvent,
+  type PlayerEnded,
+  type PlayerEvents,
+  type PlayerFlushed,
+  type PlayerStarted,
+  type PlayerUnderrun,
+  type ReconnectedEvent,
+  type ReconnectingEvent,
+  type SessionErrorEvent,
+  type SessionMetrics,
+  type SessionStateEvent,
+  type TranscriptEvent,
+  type TurnMetrics,
+  type UplinkEnded,
+  type UplinkEvents,
+  type UplinkOverload,
+  type VadEvent,
+  type VadLoadProgress,
+  type VadMisfire,
+  type VadProbability,
+  type VadSpeechEnd,
+  type VadSpeechRealStart,
+  type VadSpeechStart,
+  type VadWorkerEvents,
+  type VoiceSessionEvents,
+  type WarningEvent,
+} from "bargein";
+import { fakeLlm, fakeStt, fakeTts, scriptedQuest } from "bargein/testing";
+
+// ─── Each event's payload has a name, and it is that payload's type ─────────
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Expect<T extends true> = T;
+
+/** Every key of `Events` is listed in `Named`, with the payload's named type. */
+type Names<Events, Named extends { [K in keyof Events]: unknown }> = {
+  [K in keyof Events]: Equal<Events[K], Named[K]>;
+};
+type AllTrue<T> = Equal<T[keyof T], true>;
+
+export type SessionPayloadsNamed = Expect<
+  AllTrue<
+    Names<
+      VoiceSessionEvents,
+      {
+        state: SessionStateEvent;
+        transcript: TranscriptEvent;
+        vad: VadEvent;
+        interruption: InterruptionEvent;
+        turn: TurnMetrics;
+        metrics: SessionMetrics;
+        warning: WarningEvent;
+        error: SessionErrorEvent;
+        reconnecting: ReconnectingEvent;
+        reconnected: ReconnectedEvent;
+        overload: OverloadEvent;
+      }
+    >
+  >
+>;
+export type MicrophonePayloadsNamed = Expect<
+  AllTrue<
+    Names<
+      MicrophoneEvents,
+      {
+        frame: MicrophoneFrame;
+        level: MicrophoneLevel;
+        started: MicrophoneStarted;
+        ended: undefined;
+        gap: MicrophoneGap;
+        echo: MicrophoneEcho;
+      }
+    >
+  >
+>;
+export type PlayerPayloadsNamed = Expect<
+  AllTrue<Names<PlayerEvents, { started: PlayerStarted; underrun: PlayerUnderrun; ended: PlayerEnded; flushed: PlayerFlushed }>>
+>;
+export type VadPayloadsNamed = Expect<
+  AllTrue<
+    Names<
+      VadWorkerEvents,
+      {
+        speechStart: VadSpeechStart;
+        speechRealStart: VadSpeechRealStart;
+        speechEnd: VadSpeechEnd;
+        misfire: VadMisfire;
+        probability: VadProbability;
+        progress: VadLoadProgress;
+        error: BargeinError;
+      }
+    >
+  >
+>;
+export type UplinkPayloadsNamed = Expect<AllTrue<Names<UplinkEvents, { overload: UplinkOverload; ended: UplinkEnded }>>>;
+
+// The DOM's ErrorEvent is still the DOM's: bargein's payload does not shadow it.
+export type DomErrorEventIntact = Expect<Equal<ErrorEvent["message"], string>>;
+
+// ─── A session, with every event handled ────────────────────────────────────
+
+export async function app(log: (line: string) => void): Promise<void> {
+  const session = new VoiceSession({
+    stt: kyutaiStt({ urls: ["wss://stt.example/"], token: async () => "t" }),
+    llm: openaiChat({ url: "https://llm.example/v1", model: "m" }),
+    tts: kyutaiTts({ urls: "wss://tts.example/" }),
+    instructions: "Be brief.",
+    bargeIn: { minSpeechMs: 200 },
+    uplink: { budgetMs: 500, policy: "end" },
+    meter: true,
+  });
+
+  // A handler for every event: adding an event to VoiceSessionEvents fails here until it is handled.
+  const handlers: { [K in keyof VoiceSessionEvents]: Listener<VoiceSessionEvents[K]> } = {
+    state: ({ state, previous }: SessionStateEvent) => log(`${previous} → ${state}`),
+    transcript: (e: TranscriptEvent) => log(`${e.role}${e.final ? "" : "…"}: ${e.text}`),
+    vad: (e: VadEvent) => log(e.kind === "meter" ? `level ${e.level.toFixed(2)}` : `${e.kind} at ${e.contextTime}`),
+    interruption: (e: InterruptionEvent) => log(`${e.reason}: heard "${e.heardText}" (${e.heardMs} ms)`),
+    turn: (m: TurnMetrics) => log(`turn ${m.turn}: ${m.speechEndToFirstAudibleMs ?? "?"} ms`),
+    metrics: (m: SessionMetrics) => log(`${m.turns} turns, llm queue ${m.llm.queued}`),
+    warning: (w: WarningEvent) => log(`${w.service}: ${w.message}`),
+    error: ({ error, fatal }: SessionErrorEvent) => log(`${fatal ? "fatal " : ""}${error.name}: ${error.message}`),
+    reconnecting: (e: ReconnectingEvent) => log(`${e.service} attempt ${e.attempt} in ${e.delayMs} ms (${e.reason})`),
+    reconnected: (e: ReconnectedEvent) => log(`${e.service} back after ${e.attempts}`),
+    overload: (e: OverloadEvent) => log(`${e.service} ${e.reason}: ${e.pendingBytes}/${e.budgetBytes} (${e.policy})`),
+  };
+  const unsubscribe: Array<() => void> = [];
+  for (const name of Object.keys(handlers) as Array<keyof VoiceSessionEvents>) {
+    unsubscribe.push(session.on(name, handlers[name] as Listener<VoiceSessionEvents[typeof name]>));
+  }
+  // Payloads are inferred from the event's name, too.
+  session.on("state", (e) => {
+    const s: "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking" = e.state;
+    void s;
+  });
+
+  // once / off.
+  const firstFinal = (e: TranscriptEvent) => log(`first: ${e.text}`);
+  const stopFirst: () => void = session.once("transcript", firstFinal);
+  session.off("transcript", firstFinal);
+  stopFirst();
+  const nextTurn: Promise<TurnMetrics> = session.once("turn");
+  const withSignal: Promise<SessionErrorEvent> = session.once("error", AbortSignal.timeout(10_000));
+  void nextTurn;
+  void withSignal;
+  // @ts-expect-error: the listener's payload must match the event's.
+  session.off("turn", (e: TranscriptEvent) => log(e.text));
+  // @ts-expect-error: no such event.
+  session.on("nope", () => {});
+
+  try {
+    await session.start();
+    const m: SessionMetrics = session.metrics;
+    const p50: number | undefined = m.lastTurn?.speechEndToFirstTokenMs;
+    const gaps: number = m.captureGaps.count;
+    const erle: number | undefined = m.echo?.erleDb;
+    log(`${p50} ${gaps} ${erle} ${m.uplink?.admissionRejects ?? 0} ${m.sttReplayedSamples}`);
+    for (const message of session.history) log(`${message.role}: ${message.text}`);
+    await session.interrupt();
+  } catch (err) {
+    if (isAbort(err)) return;
+    // By name (survives minification and two copies of the SDK)…
+    if (err instanceof Error && err.name === "MicrophoneError") log("microphone");
+    // …or by class, which narrows to the subclass's own fields.
+    if (err instanceof MicrophoneError) {
+      const reason: "denied" | "not-found" | "in-use" | "unsupported" | "ended" | "unknown" = err.reason;
+      log(reason);
+    } else if (err instanceof ConnectionClosedError) {
+      const code: number | undefined = err.closeCode;
+      log(`${err.service} closed ${code}`);
+    } else if (err instanceof AtCapacityError || (err instanceof BargeinError && err.code === "at_capacity")) {
+      log(`${err.service} at capacity (${err.url})`);
+    } else {
+      throw err;
+    }
+  } finally {
+    for (const off of unsubscribe) off();
+    await session.stop();
+  }
+}
+
+// ─── The building blocks' events ────────────────────────────────────────────
+
+export async function blocks(context: AudioContext, log: (line: string) => void): Promise<void> {
+  const mic = new Microphone({ context, assetsPath: "/bargein/", uplink: { sampleRate: 24000, format: "f32" } });
+  const onFrame = (f: MicrophoneFrame) => log(`${f.sampleIndex}`);
+  mic.on("frame", onFrame);
+  mic.off("frame", onFrame);
+  mic.on("gap", (g: MicrophoneGap) => log(`${g.frames}`));
+  mic.once("ended", () => log("ended"));
+  const started: MicrophoneStarted = await mic.once("started");
+  log(`${started.sampleRate}`);
+
+  const player = new Player({ context, assetsPath: "/bargein/" });
+  const onFlushed = (f: PlayerFlushed) => log(`${f.dropped}`);
+  player.once("flushed", onFlushed);
+  player.off("flushed", onFlushed);
+  const ended: PlayerEnded = await player.once("ended", AbortSignal.timeout(1000));
+  log(`${ended.samples}`);
+
+  const vad = new VadWorker({ assetsPath: "/bargein/" });
+  const onStart = (e: VadSpeechStart) => log(`${e.probability}`);
+  vad.on("speechStart", onStart);
+  vad.once("speechEnd", (e: VadSpeechEnd) => log(`${e.audioStartIndex}`));
+  vad.off("speechStart", onStart);
+  vad.on("error", (e: BargeinError) => log(e.code));
+  await vad.start();
+  await vad.stop();
+
+  const uplink = new Uplink({ sendAudio: (pcm) => pcm.length * 2, bufferedAmount: 0 }, { sampleRate: 16000, bytesPerSample: 2 });
+  uplink.once("ended", (e: UplinkEnded) => log(e.reason));
+  const onOverload = (e: UplinkOverload) => log(`${e.pendingBytes}`);
+  uplink.on("overload", onOverload);
+  uplink.off("overload", onOverload);
+  uplink.close();
+
+  // Without esnext's disposable lib there is no `await using`; the named methods do the same.
+  const quests = new QuestManager();
+  const quest = new Quest("llm", () => 1, async (n: number, signal: AbortSignal) => signal.throwIfAborted());
+  await quests.add(quest);
+  await quest.remove();
+  await quests.dispose();
+}
+
+// ─── bargein/testing ────────────────────────────────────────────────────────
+
+export async function withFakes(): Promise<SessionMetrics> {
+  const stt = fakeStt({ sampleRate: 16000 });
+  const session = new VoiceSession({ stt: stt.provider, llm: fakeLlm({ reply: () => "Hello there." }).provider, tts: fakeTts().provider });
+  const heard = session.once("transcript");
+  stt.word("hi");
+  await heard;
+  void scriptedQuest;
+  return session.metrics;
+}
