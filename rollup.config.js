@@ -4,6 +4,7 @@
 // because @rollup/plugin-typescript does not work with TypeScript 7.
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
 import commonjs from "@rollup/plugin-commonjs";
 import { nodeResolve } from "@rollup/plugin-node-resolve";
 import esbuild from "rollup-plugin-esbuild";
@@ -40,6 +41,26 @@ function copyAssets() {
   };
 }
 
+/**
+ * bargein/testing reaches the SDK through its public barrel (src/index.ts).
+ * In dist/ that import is the main bundle itself, `./bargein.js`, not a copy
+ * bundled in: an app's test then has one VoiceSession class and one error
+ * family, so `instanceof` agrees between the two entry points. src/errors.ts
+ * is all public (the barrel re-exports each of its names), so the internal
+ * helpers bundled into testing.js (AsyncQueue) throw the main bundle's errors too.
+ */
+function sdkFromMainBundle() {
+  const public_ = new Set(["./src/index.ts", "./src/errors.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url))));
+  return {
+    name: "bargein-sdk-from-main-bundle",
+    async resolveId(source, importer, options) {
+      if (!importer) return null;
+      const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
+      return resolved && public_.has(resolved.id) ? { id: "./bargein.js", external: true } : null;
+    },
+  };
+}
+
 const selfContained = (input, file, extra = {}) => ({
   input,
   output: { file, format: "es", sourcemap: true, inlineDynamicImports: true },
@@ -56,7 +77,7 @@ export default [
     ],
     plugins: [...plugins(), copyAssets()],
   },
-  selfContained("src/testing/index.ts", "dist/testing.js"),
+  { ...selfContained("src/testing/index.ts", "dist/testing.js"), plugins: [sdkFromMainBundle(), ...plugins()] },
   selfContained("worklets/capture-worklet.ts", "dist/capture-worklet.js"),
   selfContained("worklets/playback-worklet.ts", "dist/playback-worklet.js"),
   selfContained("src/vad/worker/vad-worker.ts", "dist/vad-worker.js"),

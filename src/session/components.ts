@@ -8,7 +8,8 @@ import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
 import { AudioContextError } from "../errors.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
-import type { CapturePort, ComponentsFactory, PlayerPort, SessionComponents, VadPort } from "./ports.js";
+import type { CapturePort, ComponentsContext, PlayerPort, SessionComponents, VadPort } from "./ports.js";
+import type { VoiceSessionOptions } from "./types.js";
 
 /** Kyutai takes 80 ms frames (1920 samples at 24 kHz); a 16 kHz service takes 20 ms. */
 const UPLINK_FRAME_MS = (rate: number) => (rate === 24000 ? 80 : 20);
@@ -35,7 +36,8 @@ export function defaultAssetsPath(): string {
 
 let tapCount = 0;
 
-export const createComponents: ComponentsFactory = async (options, { sttFormat, signal }) => {
+/** The session's default ComponentsFactory, given the session's options. */
+export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal }: ComponentsContext): Promise<SessionComponents> {
   const assetsPath = options.assetsPath ?? defaultAssetsPath();
   const ownsContext = !options.audio?.context;
   let context: AudioContext;
@@ -58,7 +60,7 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
       redemptionMs: DEFAULT_REDEMPTION_MS,
       ...options.vad,
       // One setting: the speech that confirms a barge-in is the VAD's real start.
-      minSpeechMs: bargeInMinSpeechMs(options),
+      minSpeechMs,
     });
     releases.push(() => vad.stop());
     // The model takes seconds to load: load it while the worklets load.
@@ -87,7 +89,7 @@ export const createComponents: ComponentsFactory = async (options, { sttFormat, 
     await release();
     throw err;
   }
-};
+}
 
 /**
  * Reports the context leaving "running". A context the session created is

@@ -4,8 +4,12 @@
  * session/components.ts); keeping the session on these interfaces lets the
  * turn logic be tested in Node with scripted parts, and keeps data flowing one
  * way: the parts never import the session.
+ *
+ * Public: an app's tests pass their own components through the session's
+ * `components` option (bargein/testing has scripted ones, `fakeAudio()`).
+ * Thread: main. Every `on` returns the function that unsubscribes; the
+ * session unsubscribes all of them when it stops.
  */
-import type { VoiceSessionOptions } from "./types.js";
 
 /** Playback, as the session drives it. */
 export interface PlayerPort {
@@ -71,23 +75,35 @@ export interface CapturePort {
 
 /** The parts a session runs on; made in the browser by session/components.ts. */
 export interface SessionComponents {
+  /** Where the bot's audio goes. */
   player: PlayerPort;
+  /** Where the user's speech starts and ends are heard. */
   vad: VadPort;
+  /** Where the user's audio for the STT comes from. */
   capture: CapturePort;
-  /** Releases the microphone, the worker and the worklets. */
+  /** Releases the microphone, the worker and the worklets; called once, when the session stops. */
   dispose(): Promise<void>;
 }
 
-/** What building the components needs from the session's options. */
+/** What the session decided that its components need, given to a ComponentsFactory. */
 export interface ComponentsContext {
-  /** The STT's audio format: the uplink resamples and encodes to it. */
+  /** The STT's audio format: the capture's `frame` events carry PCM at this rate and encoding. */
   sttFormat: { sampleRate: number; encoding: "f32" | "s16" };
+  /**
+   * Speech (ms) the VAD must hear before its `speechRealStart`, which is what
+   * confirms a barge-in: the session's `bargeIn.minSpeechMs` (else
+   * `vad.minSpeechMs`, else 200), at least 32.
+   */
+  minSpeechMs: number;
   /** Aborted when the session stops while the components are being built. */
   signal: AbortSignal;
 }
 
 /**
- * Builds a session's components from its options. @internal Tests pass
- * scripted ones; the browser default is session/components.ts.
+ * Builds a session's components; called by `start()`, once per start. The
+ * browser's default (session/components.ts) creates the AudioContext, the
+ * microphone, the VAD worker and the player; a factory passed as the
+ * session's `components` option replaces all of that, so nothing of Web
+ * Audio is needed (bargein/testing's `fakeAudio().components` runs in Node).
  */
-export type ComponentsFactory = (options: VoiceSessionOptions, context: ComponentsContext) => Promise<SessionComponents>;
+export type ComponentsFactory = (context: ComponentsContext) => Promise<SessionComponents>;

@@ -3,6 +3,7 @@ import type { BargeinError } from "../errors.js";
 import type { LlmProvider, SttProvider, TtsProvider } from "../providers/types.js";
 import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admission.js";
 import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/uplink.js";
+import type { ComponentsFactory } from "./ports.js";
 import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
 
 export type SessionState = "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
@@ -146,6 +147,16 @@ export interface VoiceSessionOptions {
     /** Where the bot's audio goes (a node of `context`). Default: the context's destination. */
     output?: AudioNode;
   };
+  /**
+   * Builds the session's audio parts (player, VAD, capture; see
+   * `SessionComponents`) instead of the browser's. With it, `start()` creates
+   * no AudioContext, no microphone, no worklet and no VAD worker, so a session
+   * runs in Node: bargein/testing's `fakeAudio()` gives scripted parts driven
+   * by the test (`user.says("…")`), and `fakeSession()` a whole session on
+   * them. `assetsPath`, `input`, `vad`, `audio` and the echo guard's audio
+   * path are then the factory's to use or ignore. Default: the browser's components.
+   */
+  components?: ComponentsFactory;
 }
 
 /**

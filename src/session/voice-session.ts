@@ -21,7 +21,7 @@ import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
 import { Emitter, type Listener } from "../util/emitter.js";
-import { createComponents } from "./components.js";
+import { bargeInMinSpeechMs, createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
 import type { ComponentsFactory, SessionComponents } from "./ports.js";
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
@@ -47,7 +47,7 @@ const DEFAULTS = {
 
 export class VoiceSession {
   readonly #options: VoiceSessionOptions;
-  readonly #makeComponents: ComponentsFactory | undefined;
+  readonly #makeComponents: ComponentsFactory;
   readonly #admission: LlmAdmission;
   readonly #llm: LlmProvider;
   readonly #config: TurnConfig;
@@ -77,16 +77,19 @@ export class VoiceSession {
   /** Interrupt step 4 of the latest interruption, for interrupt()'s promise. */
   #cancelling: Promise<void> = Promise.resolve();
 
-  constructor(options: VoiceSessionOptions, internal?: { components?: ComponentsFactory }) {
+  constructor(options: VoiceSessionOptions) {
     for (const key of ["stt", "llm", "tts"] as const) {
       if (!options?.[key]) throw new ConfigError(`VoiceSession: the \`${key}\` provider is required`);
+    }
+    if (options.components !== undefined && typeof options.components !== "function") {
+      throw new ConfigError("VoiceSession: `components` must be a function (context) => Promise<SessionComponents>, such as bargein/testing's fakeAudio().components; leave it out for the browser's own");
     }
     const minSpeechMs = options.bargeIn?.minSpeechMs;
     if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
       throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
     }
     this.#options = options;
-    this.#makeComponents = internal?.components;
+    this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
     this.#admission = new LlmAdmission(options.llmAdmission);
     this.#llm = this.#admission.wrap(options.llm);
     if (options.echoGuard?.enabled === true) this.#botWords = new RecentBotWords(options.echoGuard?.wordWindowMs ?? 1500);
@@ -141,7 +144,8 @@ export class VoiceSession {
   /**
    * Opens the microphone, loads the VAD, connects the STT, and resolves once
    * the STT is ready and the session listens. On failure everything opened so
-   * far is released and the error is thrown.
+   * far is released and the error is thrown. With the `components` option,
+   * its factory makes the audio parts instead (no AudioContext is created).
    */
   async start(): Promise<void> {
     if (this.#turn.phase !== "idle" || this.#controller) throw new StateError("VoiceSession.start(): the session is already started; call stop() first");
@@ -149,9 +153,8 @@ export class VoiceSession {
     const signal = this.#controller.signal;
     const quests = (this.#quests = new QuestManager(signal));
     try {
-      const make = this.#makeComponents ?? createComponents;
-      const components = await make(this.#options, { sttFormat: this.#options.stt.audioFormat, signal });
-      this.#components = components;
+      const context = { sttFormat: this.#options.stt.audioFormat, minSpeechMs: bargeInMinSpeechMs(this.#options), signal };
+      const components = (this.#components = checkComponents(await this.#makeComponents(context)));
       this.#stt = new SttLink({
         provider: this.#options.stt,
         quests,
@@ -432,4 +435,12 @@ export class VoiceSession {
     this.#emitError(err, true);
     void this.stop();
   }
+}
+
+/** A factory's result must have every part, or the session fails later and far from the cause. */
+function checkComponents(components: SessionComponents | undefined): SessionComponents {
+  const missing = (["player", "vad", "capture", "dispose"] as const).filter((key) => !components?.[key]);
+  if (components && missing.length === 0) return components;
+  if (typeof components?.dispose === "function") void components.dispose().catch(() => {});
+  throw new ConfigError(`VoiceSession: the \`components\` factory returned no ${missing.map((k) => `\`${k}\``).join(", ")}; it must resolve to { player, vad, capture, dispose } (see SessionComponents)`);
 }

@@ -14,7 +14,7 @@ import type {
   TtsProvider,
   TtsStream,
 } from "../providers/types.js";
-import { ConnectionClosedError } from "../errors.js";
+import { ConnectionClosedError } from "../index.js";
 import { abortable } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { delay } from "../util/timeout.js";

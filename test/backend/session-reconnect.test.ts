@@ -56,7 +56,7 @@ test("the STT drops mid-sentence and refuses two reconnects: the session survive
   const vad = new VirtualVad();
   const capture = new Emitter<any>();
   const components: SessionComponents = { player, vad, capture: { on: (n: any, fn: any) => capture.on(n, fn), setMeter: () => {} }, dispose: async () => {} };
-  const session = new VoiceSession({ stt, llm: llm.provider, tts: fakeTts({ secondsPerWord: 0.1 }).provider }, { components: async () => components });
+  const session = new VoiceSession({ stt, llm: llm.provider, tts: fakeTts({ secondsPerWord: 0.1 }).provider, components: async () => components });
   const reconnecting: Array<{ attempt: number; reason: string }> = [];
   const errors: Array<{ name: string; fatal: boolean }> = [];
   const partials: string[] = [];

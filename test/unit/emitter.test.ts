@@ -197,7 +197,7 @@ describe("VoiceSession once / off", () => {
     const vad = new VirtualVad();
     const capture: CapturePort = { on: () => () => {}, setMeter: () => {} };
     const components: SessionComponents = { player, vad, capture, dispose: async () => {} };
-    const session = new VoiceSession({ stt: stt.provider, llm: llm.provider, tts: tts.provider }, { components: async () => components });
+    const session = new VoiceSession({ stt: stt.provider, llm: llm.provider, tts: tts.provider, components: async () => components });
     return { session, stt, vad, player };
   }
 

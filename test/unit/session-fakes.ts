@@ -1,96 +1,68 @@
 /**
- * Scripted audio parts for VoiceSession tests in Node: a player that follows
- * the playback worklet's pause-token rules and a VAD whose events the test
- * emits. The real worklets and worker are proven in the browser suites.
+ * Scripted audio parts for the SDK's own VoiceSession tests in Node: the
+ * public fakes of bargein/testing (FakePlayer runs the playback worklet's
+ * pause-token rules; FakeVad is a VadPort the test emits on), with the
+ * bookkeeping these tests look at: a log of the calls the session made,
+ * the samples written per generation, and a rendered position that the test
+ * sets directly instead of moving a clock. The real worklets and worker are
+ * proven in the browser suites.
  */
-import { clearPauses, NO_PAUSE, pauseHolds, requestPause, requestResume } from "../../src/audio/pause-token.js";
-import { PLAYBACK_CONTROL_SLOTS, PlaybackSlot } from "../../src/protocol/audio-messages.js";
-import type { PlayerPort, VadPort } from "../../src/session/ports.js";
-import { Emitter } from "../../src/util/emitter.js";
+import { FakePlayer, FakeVad } from "../../src/testing/index.js";
 
-/**
- * A player that follows the playback worklet's rules for the pause token by
- * running them (src/audio/pause-token.ts) on a control block of its own: a
- * pause holds only the generation it names, a resume lifts only the pause of
- * its token, and a new generation starts unpaused.
- */
-export class VirtualPlayer implements PlayerPort {
+export class VirtualPlayer extends FakePlayer {
   readonly log: string[] = [];
-  readonly events = new Emitter<{ started: { generation: number; at: number }; ended: { generation: number } }>();
-  generation = 0;
-  written = new Map<number, number>();
+  /** Samples written per generation (stale writes excluded). */
+  readonly written = new Map<number, number>();
+  /** Seconds of the current generation rendered: set by the test; this player's clock never moves. */
   rendered = 0;
-  outputLatency = 0.1;
-  readonly #control = new Int32Array(PLAYBACK_CONTROL_SLOTS).fill(0);
   constructor() {
-    this.#control[PlaybackSlot.PAUSED] = NO_PAUSE;
+    super({ outputLatency: 0.1 });
   }
-  get paused(): boolean {
-    return pauseHolds(this.#control, this.generation);
+  /** The player's events, for a test to emit one itself ("contextState", "ended"). */
+  get events() {
+    return this.emitter;
   }
-  write(pcm: Float32Array | Int16Array, o: { generation: number }) {
-    if (o.generation < this.generation) return;
-    const first = !this.written.has(o.generation);
-    this.written.set(o.generation, (this.written.get(o.generation) ?? 0) + pcm.length);
-    if (first) this.#startWhenPlaying(o.generation);
+  override write(pcm: Float32Array | Int16Array, o: { sampleRate: number; generation: number }) {
+    if (o.generation >= this.generation) this.written.set(o.generation, (this.written.get(o.generation) ?? 0) + pcm.length);
+    super.write(pcm, o);
   }
-  /** Like the worklet: a paused player plays nothing, so a generation starts once it is resumed. */
-  #startWhenPlaying(generation: number) {
-    if (this.paused) {
-      this.#waitingToStart = generation;
-      return;
-    }
-    queueMicrotask(() => this.events.emit("started", { generation, at: performance.now() }));
-  }
-  #waitingToStart: number | undefined;
-  setGeneration(g: number) {
+  override setGeneration(g: number) {
     this.log.push(`generation=${g}`);
-    this.generation = g;
     this.rendered = 0;
+    super.setGeneration(g);
   }
-  endGeneration(g: number) {
+  override endGeneration(g: number) {
     this.log.push(`end(${g})`);
+    super.endGeneration(g);
   }
-  flush() {
+  override flush() {
     this.log.push("flush");
-    clearPauses(this.#control, this.generation);
+    super.flush();
   }
-  pause(token: number) {
+  override pause(token: number) {
     this.log.push(`pause(${token})`);
-    requestPause(this.#control, token);
+    super.pause(token);
   }
-  resume(token: number) {
+  override resume(token: number) {
     this.log.push(`resume(${token})`);
-    if (!requestResume(this.#control, token)) return;
-    const waiting = this.#waitingToStart;
-    this.#waitingToStart = undefined;
-    if (waiting !== undefined && waiting >= this.generation) this.#startWhenPlaying(waiting);
+    super.resume(token);
   }
-  renderedSeconds() {
+  override renderedSeconds() {
     return this.rendered;
   }
-  on(name: any, fn: any) {
-    return this.events.on(name, fn);
-  }
-  /** Pretends the whole generation played out. */
+  /** Pretends the whole generation played out, at once. */
   playOut(g: number) {
     this.events.emit("ended", { generation: g });
   }
 }
 
-export class VirtualVad implements VadPort {
-  readonly events = new Emitter<any>();
-  /** The armed pause token, or null. */
-  autoPause: number | null = null;
-  setAutoPause(token: number | null) {
-    this.autoPause = token;
+export class VirtualVad extends FakeVad {
+  /** The VAD's events, for a test to emit one itself ("error"). */
+  get events() {
+    return this.emitter;
   }
-  setMeter() {}
-  on(name: any, fn: any) {
-    return this.events.on(name, fn);
-  }
-  emit(name: string, e: object = {}) {
-    this.events.emit(name, { contextTime: 0, pausedPlayback: false, resumedPlayback: false, ...e });
+  /** Emits `name` with the fields the test leaves out at their defaults. */
+  override emit(name: any, e: object = {}) {
+    super.emit(name, { contextTime: 0, pausedPlayback: false, resumedPlayback: false, ...e } as any);
   }
 }
-

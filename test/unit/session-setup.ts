@@ -33,8 +33,7 @@ export function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; 
   let disposed = 0;
   const components: SessionComponents = { player, vad, capture, dispose: async () => void disposed++ };
   const session = new VoiceSession(
-    { stt: sttProvider, llm: llm.provider, tts: tts.provider, instructions: "Be brief.", bargeIn: { minSpeechMs: opts.minSpeechMs ?? 30 }, reconnect: opts.reconnect },
-    { components: async () => components },
+    { stt: sttProvider, llm: llm.provider, tts: tts.provider, instructions: "Be brief.", bargeIn: { minSpeechMs: opts.minSpeechMs ?? 30 }, reconnect: opts.reconnect, components: async () => components },
   );
   const states: string[] = [];
   session.on("state", (e) => states.push(e.state));

@@ -76,8 +76,10 @@ describe("transcript, interruption, turn and state: ids, finals and order", () =
     const t = setup();
     const stt = fakeStt({ flushDelayMs: 200 });
     const session = new VoiceSession(
-      { stt: stt.provider, llm: t.llm.provider, tts: t.tts.provider, turn: { flushTimeoutMs: 50 } },
-      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
+      {
+        stt: stt.provider, llm: t.llm.provider, tts: t.tts.provider, turn: { flushTimeoutMs: 50 },
+        components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }),
+      },
     );
     const log = record(session);
     const events: any[] = [];

@@ -79,8 +79,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     t.llm.requests.length = 0;
     const slow = fakeLlm({ reply: () => "a b c d e f g h i j k l m n o p", msPerWord: 40 });
     const session = new VoiceSession(
-      { stt: t.stt.provider, llm: slow.provider, tts: t.tts.provider, bargeIn: { minSpeechMs: 10 } },
-      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
+      { stt: t.stt.provider, llm: slow.provider, tts: t.tts.provider, bargeIn: { minSpeechMs: 10 }, components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
     );
     await session.start();
     t.vad.emit("speechStart");
@@ -112,8 +111,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
       },
     };
     const session = new VoiceSession(
-      { stt: t.stt.provider, llm, tts: t.tts.provider },
-      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
+      { stt: t.stt.provider, llm, tts: t.tts.provider, components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
     );
     await session.start();
     const assistantTexts: string[] = [];
@@ -136,8 +134,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     const t = setup();
     const stt = fakeStt({ flushDelayMs: 200 });
     const session = new VoiceSession(
-      { stt: stt.provider, llm: t.llm.provider, tts: t.tts.provider, turn: { flushTimeoutMs: 50 } },
-      { components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
+      { stt: stt.provider, llm: t.llm.provider, tts: t.tts.provider, turn: { flushTimeoutMs: 50 }, components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }) },
     );
     const warnings: string[] = [];
     session.on("warning", (e) => warnings.push(e.service));
@@ -312,8 +309,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
       const vad = new VirtualVad();
       const captureEvents = new Emitter<any>();
       const session = new VoiceSession(
-        { stt: stt.provider, llm: fakeLlm().provider, tts: fakeTts().provider, uplink: { replayMs } },
-        { components: async () => ({ player: new VirtualPlayer(), vad, capture: { on: (n: any, fn: any) => captureEvents.on(n, fn), setMeter: () => {} }, dispose: async () => {} }) },
+        { stt: stt.provider, llm: fakeLlm().provider, tts: fakeTts().provider, uplink: { replayMs }, components: async () => ({ player: new VirtualPlayer(), vad, capture: { on: (n: any, fn: any) => captureEvents.on(n, fn), setMeter: () => {} }, dispose: async () => {} }) },
       );
       await session.start();
       if (replayMs === 0) vad.emit("speechStart"); // speaking, but replay is off

@@ -1,0 +1,82 @@
+/**
+ * fakeAudio(): the scripted audio parts of one session, as the session's
+ * `components` option. `start()` then builds no AudioContext, microphone,
+ * worklet or VAD worker: the session plays into a FakePlayer and hears a
+ * FakeUser, on one FakeClock, so it runs in Node.
+ *
+ *     const stt = fakeStt();
+ *     const audio = fakeAudio({ stt });
+ *     const session = new VoiceSession({ stt: stt.provider, llm, tts, components: audio.components });
+ *     await session.start();
+ *     await audio.user.says("can you help me");
+ */
+import { StateError, type ComponentsFactory, type SessionComponents } from "../index.js";
+import { FakeClock } from "./fake-clock.js";
+import type { FakeSttControl } from "./fake-providers.js";
+import { FakePlayer } from "./fake-player.js";
+import { FakeUser } from "./fake-user.js";
+
+export interface FakeAudioOptions {
+  /** The fake STT that hears the user's words (`fakeStt()`); the session's `stt` is its provider. */
+  stt: FakeSttControl;
+  /** The clock the audio plays and the user speaks on. Default: a new virtual FakeClock. */
+  clock?: FakeClock;
+  /** Seconds between rendering and hearing the bot's audio. Default 0: what was played was heard. */
+  outputLatency?: number;
+  /** How long each of the user's words lasts, in ms. Default 250. */
+  msPerWord?: number;
+}
+
+export interface FakeAudio {
+  /** For the session's `components` option. */
+  components: ComponentsFactory;
+  /** Says things to the session (its VAD and microphone): `await user.says("…")`. */
+  user: FakeUser;
+  /** Where the bot's audio goes: `await player.play(500)` lets the user hear 500 ms of it. */
+  player: FakePlayer;
+  clock: FakeClock;
+  /** Components built by start() so far, and released by stop(). */
+  readonly starts: number;
+  readonly disposals: number;
+}
+
+/** The parts are made once and reused by each start(): one fakeAudio() serves one session. */
+export function fakeAudio(options: FakeAudioOptions): FakeAudio {
+  const clock = options.clock ?? new FakeClock();
+  const player = new FakePlayer({ clock, outputLatency: options.outputLatency });
+  const user = new FakeUser({ stt: options.stt, player, clock, msPerWord: options.msPerWord });
+  let starts = 0;
+  let disposals = 0;
+  let live = false;
+  const components: ComponentsFactory = async ({ minSpeechMs, signal }) => {
+    signal.throwIfAborted();
+    if (live) throw new StateError("fakeAudio: its components are already in use by a started session; make one fakeAudio() per session");
+    live = true;
+    starts++;
+    // The VAD's real start is what confirms a barge-in: it takes the session's setting.
+    user.minSpeechMs = minSpeechMs;
+    const parts: SessionComponents = {
+      player,
+      vad: user.vad,
+      capture: user.mic,
+      dispose: async () => {
+        live = false;
+        disposals++;
+        user.vad.setAutoPause(null);
+      },
+    };
+    return parts;
+  };
+  return {
+    components,
+    user,
+    player,
+    clock,
+    get starts() {
+      return starts;
+    },
+    get disposals() {
+      return disposals;
+    },
+  };
+}

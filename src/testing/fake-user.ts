@@ -1,0 +1,208 @@
+/**
+ * The user, scripted: a fake VAD and a fake microphone (the session's VadPort
+ * and CapturePort) and the FakeUser that drives them and the fake STT, so a
+ * test says `await user.says("can you help me")` where a person would speak.
+ *
+ * One utterance, on the FakeClock, as the real parts would report it:
+ * the VAD's speech start (pausing playback itself when the session armed it,
+ * as the VAD worker does), its real start once `minSpeechMs` of speech has
+ * passed, each word from the STT as it ends (`msPerWord` apart), then the
+ * VAD's speech end; or a misfire for a sound shorter than `minSpeechMs`,
+ * words or not (the real VAD does not count it either: the user's turn then
+ * ends on the STT's pause, `stt.pause(1)`). The VAD's end comes at once (the
+ * real one waits `vad.redemptionMs`).
+ * Thread: main.
+ */
+import { ConfigError, Emitter, StateError, type CapturePort, type VadPort } from "../index.js";
+import type { FakeSttControl } from "./fake-providers.js";
+import { FakeClock } from "./fake-clock.js";
+import type { FakePlayer } from "./fake-player.js";
+
+type VadEvents = {
+  speechStart: { pausedPlayback: boolean; contextTime: number };
+  speechRealStart: { contextTime: number };
+  speechEnd: { contextTime: number };
+  misfire: { resumedPlayback: boolean; contextTime: number };
+  probability: { probability: number };
+  error: { error: Error };
+};
+
+/** A VadPort whose events the test (or a FakeUser) emits. */
+export class FakeVad implements VadPort {
+  protected readonly emitter = new Emitter<VadEvents>();
+  #autoPause: number | null = null;
+  /** Whether the session turned the probability meter on. */
+  meter = false;
+
+  /** The pause token the session armed for a direct pause on speech start, or null. */
+  get autoPause(): number | null {
+    return this.#autoPause;
+  }
+  setAutoPause(token: number | null): void {
+    this.#autoPause = token;
+  }
+  setMeter(on: boolean): void {
+    this.meter = on;
+  }
+  on<K extends keyof VadEvents>(name: K, fn: (e: VadEvents[K]) => void): () => void {
+    return this.emitter.on(name, fn);
+  }
+  /** Emits a VAD event to the session as the worker would. */
+  emit<K extends keyof VadEvents>(name: K, e: VadEvents[K]): void {
+    this.emitter.emit(name, e);
+  }
+}
+
+type CaptureEvents = {
+  frame: { pcm: Float32Array | Int16Array; capturedAt: number };
+  level: { rms: number };
+  ended: undefined;
+  gap: { ms: number };
+  echo: { erleDb: number; delayMs: number; converged: boolean };
+};
+
+/** A CapturePort whose events the test (or a FakeUser) emits. */
+export class FakeMicrophone implements CapturePort {
+  protected readonly emitter = new Emitter<CaptureEvents>();
+  /** Whether the session turned the level meter on. */
+  meter = false;
+  setMeter(on: boolean): void {
+    this.meter = on;
+  }
+  on<K extends keyof CaptureEvents>(name: K, fn: (e: CaptureEvents[K]) => void): () => void {
+    return this.emitter.on(name, fn as (e: CaptureEvents[K]) => void);
+  }
+  /** Emits a capture event to the session (`frame`: PCM at the STT's format, for the uplink). */
+  emit<K extends keyof CaptureEvents>(name: K, e: CaptureEvents[K]): void {
+    this.emitter.emit(name, e);
+  }
+}
+
+export interface FakeUserOptions {
+  /** The fake STT that "recognises" what the user says. */
+  stt: FakeSttControl;
+  /** The player the VAD pauses on speech start while the session has armed it. */
+  player?: FakePlayer;
+  /** The clock the speech lasts on. Default: the player's, else one of its own. */
+  clock?: FakeClock;
+  /** How long each word lasts, in ms. Default 250. */
+  msPerWord?: number;
+  /** Speech before the VAD's real start, in ms. Set by fakeAudio from the session (`bargeIn.minSpeechMs`). Default 200. */
+  minSpeechMs?: number;
+}
+
+/** The current utterance: ms spoken, whether the VAD called it real, and the pause the VAD made. */
+interface Utterance {
+  ms: number;
+  real: boolean;
+  pausedToken: number | null;
+}
+
+export class FakeUser {
+  readonly vad = new FakeVad();
+  readonly mic = new FakeMicrophone();
+  readonly clock: FakeClock;
+  msPerWord: number;
+  minSpeechMs: number;
+  readonly #stt: FakeSttControl;
+  readonly #player: FakePlayer | undefined;
+  #speech: Utterance | undefined;
+
+  constructor(options: FakeUserOptions) {
+    if (!options?.stt) throw new ConfigError("FakeUser: the `stt` option is required (a fakeStt() that hears the user's words)");
+    this.#stt = options.stt;
+    this.#player = options.player;
+    this.clock = options.clock ?? options.player?.clock ?? new FakeClock();
+    this.msPerWord = options.msPerWord ?? 250;
+    this.minSpeechMs = options.minSpeechMs ?? 200;
+  }
+
+  /** True between `startSpeaking()` and `stopSpeaking()`. */
+  get speaking(): boolean {
+    return this.#speech !== undefined;
+  }
+
+  /** One whole utterance: speech start, its words, speech end. Resolves once the session has had them all. */
+  async says(text: string): Promise<void> {
+    const words = text.split(/\s+/).filter(Boolean);
+    if (words.length === 0) throw new ConfigError('FakeUser.says(): give the words the user says, such as "can you help me"; for a sound with no words, use noise(ms)');
+    this.startSpeaking();
+    for (const word of words) await this.word(word);
+    await this.stopSpeaking();
+  }
+
+  /** A sound of `ms` with no words (a cough): under `minSpeechMs` the VAD calls it a misfire. */
+  async noise(ms = 100): Promise<void> {
+    this.startSpeaking();
+    await this.#speak(ms);
+    await this.stopSpeaking();
+  }
+
+  /** The VAD's speech start; it pauses playback itself if the session armed it (the bot is speaking). */
+  startSpeaking(): void {
+    if (this.#speech) throw new StateError("FakeUser.startSpeaking(): the user is already speaking; call stopSpeaking() first");
+    const token = this.vad.autoPause;
+    const paused = token !== null && this.#player !== undefined;
+    if (paused) this.#player!.pause(token);
+    this.#speech = { ms: 0, real: false, pausedToken: paused ? token : null };
+    this.vad.emit("speechStart", { pausedPlayback: paused, contextTime: this.#time() });
+  }
+
+  /** One word, `msPerWord` long: the STT returns it as it ends. */
+  async word(text: string): Promise<void> {
+    const speech = this.#requireSpeech("word");
+    const startS = this.clock.now / 1000;
+    await this.#speak(this.msPerWord);
+    if (this.#speech !== speech) return; // the session stopped meanwhile
+    this.#stt.word(text, startS);
+    this.#stt.wordEnd(this.clock.now / 1000);
+    await macrotask();
+  }
+
+  /** The VAD's speech end, or its misfire (resuming its own pause) when the speech was too short to be real. */
+  async stopSpeaking(): Promise<void> {
+    const speech = this.#requireSpeech("stopSpeaking");
+    this.#speech = undefined;
+    if (speech.real) {
+      this.vad.emit("speechEnd", { contextTime: this.#time() });
+    } else {
+      const token = speech.pausedToken;
+      if (token !== null) this.#player?.resume(token);
+      this.vad.emit("misfire", { resumedPlayback: token !== null, contextTime: this.#time() });
+    }
+    await macrotask();
+  }
+
+  /** The microphone's track ends (unplugged, permission revoked): the session stops with a MicrophoneError. */
+  micEnded(): void {
+    this.mic.emit("ended", undefined);
+  }
+
+  /** Lets `ms` of speech pass; the VAD's real start comes once `minSpeechMs` of it has. */
+  async #speak(ms: number): Promise<void> {
+    const speech = this.#requireSpeech("speak");
+    const toReal = speech.real ? Infinity : this.minSpeechMs - speech.ms;
+    if (toReal <= ms) {
+      await this.clock.sleep(Math.max(0, toReal));
+      speech.real = true;
+      if (this.#speech === speech) this.vad.emit("speechRealStart", { contextTime: this.#time() });
+      await this.clock.sleep(ms - Math.max(0, toReal));
+    } else {
+      await this.clock.sleep(ms);
+    }
+    speech.ms += ms;
+  }
+
+  #requireSpeech(what: string): Utterance {
+    if (!this.#speech) throw new StateError(`FakeUser.${what}(): the user is not speaking; call startSpeaking() first`);
+    return this.#speech;
+  }
+
+  #time(): number {
+    return this.clock.now / 1000;
+  }
+}
+
+function macrotask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
