@@ -217,6 +217,10 @@ export class VoiceSession {
     this.#components = undefined;
     this.#reply = undefined;
     this.#dispatch({ kind: "stopped" });
+    // Ready for another start(): the history and the message ids carry on.
+    this.#controller = undefined;
+    this.#stt = undefined;
+    this.#stopping = undefined;
   }
 
   /** What the components and the STT link report goes through here (session-inputs.ts). */

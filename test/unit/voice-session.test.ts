@@ -335,6 +335,25 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await t.session.stop();
   });
 
+  test("start() after stop() starts the session again: a new STT stream, a turn that works, and the history carried on", async () => {
+    const t = setup();
+    await t.session.start();
+    await speakAndReply(t, ["one", "question"]);
+    t.player.playOut(1);
+    await t.session.stop();
+    expect(t.session.state).toBe("idle");
+    await t.session.start();
+    expect(t.session.state).toBe("listening");
+    expect(t.session.liveQuests).toEqual(["stt"]);
+    await speakAndReply(t, ["another"]);
+    expect(t.llm.requests.at(-1)!.messages.at(-1)).toEqual({ role: "user", content: "another" });
+    expect(t.session.history.map((m) => m.id)).toEqual(["u1", "a2", "u3", "a4"]);
+    await expect(t.session.start()).rejects.toHaveProperty("name", "StateError");
+    await t.session.stop();
+    expect(t.session.liveQuests).toEqual([]);
+    expect(t.disposedCount()).toBe(2);
+  });
+
   test("stop() in the middle of the user's turn keeps the words said so far as a final user message", async () => {
     const t = setup();
     await t.session.start();
