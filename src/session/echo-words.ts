@@ -46,6 +46,12 @@ export class RecentBotWords {
     this.#last = { words, renderedS, endedAt: now };
   }
 
+  /** Was the bot audible at `now`, or within the window before it? Then its echo may still reach the STT. */
+  nearBot(now: number, playing: { renderedS: number } | undefined): boolean {
+    if (playing && playing.renderedS > 0) return true;
+    return this.#last !== undefined && now - this.#last.endedAt < this.#windowS * 1000;
+  }
+
   /** Is `text` the bot's own voice heard back? `playing`: the reply playing now, if any. */
   isEcho(text: string, now: number, playing: { words: readonly TimedWord[]; renderedS: number } | undefined): boolean {
     if (playing && isRecentBotWord(text, playing.words, playing.renderedS, this.#windowS)) return true;

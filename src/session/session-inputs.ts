@@ -23,8 +23,8 @@ export interface InputSink {
   sendAudio(pcm: Float32Array | Int16Array): void;
   /** The player's first sample of `generation` is audible at `at` (performance.now()). */
   playbackStarted(generation: number, at: number): void;
-  /** Is this STT word the bot's own voice heard back? (echo-words.ts) */
-  isEcho(text: string): boolean;
+  /** Is this STT word the bot's own voice heard back, and was the bot audible just now? (echo-words.ts) */
+  echoOf(text: string): { echo: boolean; nearBot: boolean };
   /** The session cannot go on: report and stop. */
   fail(err: unknown): void;
 }
@@ -107,7 +107,7 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
   const { dispatch, events } = sink;
   switch (e.kind) {
     case "word":
-      return dispatch({ kind: "word", text: e.text, at: now(), echo: sink.isEcho(e.text) });
+      return dispatch({ kind: "word", text: e.text, at: now(), ...sink.echoOf(e.text) });
     case "marker":
       return dispatch({ kind: "sttMarker" });
     case "pause":

@@ -21,6 +21,14 @@ export interface TurnConfig {
   confirmByWords: boolean;
   /** `turn.pauseThreshold`: an STT pause probability at or above it ends the user's turn (once they said a word). */
   pauseThreshold: number;
+  /**
+   * With the echo guard on (`echoGuard.wordWindowMs`; undefined when off): an
+   * STT word that comes while the bot is audible, or this soon after, counts
+   * only if the VAD heard real speech (`minSpeechMs` of frames the guard calls
+   * the user's) within this many ms. Until then it is held; unvouched, it is
+   * the bot's echo misheard (see `heldWords`).
+   */
+  vouchWordsMs?: number;
 }
 
 export interface TurnState {
@@ -41,6 +49,17 @@ export interface TurnState {
   /** The reply that holds the floor, from its start to its end or interruption. */
   readonly reply: { readonly generation: number; readonly audible: boolean } | undefined;
   readonly bargeIn: BargeIn;
+  /** When the VAD's current (or last) utterance began (ms). */
+  readonly speechStartAt: number;
+  /** Inside an utterance the VAD confirmed (its real start came), and when it last did (ms). */
+  readonly realSpeech: boolean;
+  readonly realSpeechAt: number;
+  /**
+   * Words heard near the bot's audio with no real speech yet to vouch for
+   * them (TurnConfig.vouchWordsMs): real speech soon after makes them the
+   * user's, a misfire or the window passing makes them echo.
+   */
+  readonly heldWords: readonly { readonly text: string; readonly at: number }[];
 }
 
 export type InterruptReason = InterruptionEvent["reason"];
@@ -53,8 +72,12 @@ export type TurnEvent =
   | { kind: "speechRealStart"; at: number }
   | { kind: "speechEnd"; at: number }
   | { kind: "misfire"; resumedByWorker: boolean }
-  /** An STT word; `echo`: the bot just said it (see echo-words.ts), so it is the bot's own voice heard back. */
-  | { kind: "word"; text: string; at: number; echo?: boolean }
+  /**
+   * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
+   * the bot's own voice heard back; `nearBot`: the bot was audible within the
+   * echo guard's word window (only with the guard on).
+   */
+  | { kind: "word"; text: string; at: number; echo?: boolean; nearBot?: boolean }
   /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
   | { kind: "wordRetracted" }
   | { kind: "sttPause"; probability: number }
@@ -121,6 +144,10 @@ export const INITIAL_TURN_STATE: TurnState = {
   generation: 0,
   reply: undefined,
   bargeIn: NO_BARGE_IN,
+  speechStartAt: -Infinity,
+  realSpeech: false,
+  realSpeechAt: -Infinity,
+  heldWords: [],
 };
 
 type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnConfig) => TurnStep;
@@ -130,7 +157,7 @@ const HANDLERS: Handlers = {
   listen: (s) => (s.phase === "idle" ? to(s, "listening") : same(s)),
 
   speechStart: (s, e, config) => {
-    const speaking = { ...s, vadSpeaking: true };
+    const speaking = { ...s, vadSpeaking: true, speechStartAt: s.vadSpeaking ? s.speechStartAt : e.at };
     if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
       // Pause now; confirm on the VAD's real start, its end, or an STT word.
       const { bargeIn, effects } = beginBargeIn(s.reply.generation, { pausedByWorker: e.pausedByWorker, at: e.at, wordsBefore: s.userWords.length });
@@ -141,25 +168,33 @@ const HANDLERS: Handlers = {
     return s.phase === "listening" ? to(speaking, "user_speaking") : same(speaking);
   },
 
-  speechRealStart: (s, e) => confirm(s, "speech", e.at),
+  speechRealStart: (s, e, config) => then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at }, e.at, config), (next) => confirm(next, "speech", e.at)),
 
-  speechEnd: (s, e) => {
-    const confirmed = confirm({ ...s, vadSpeaking: false }, "speech", e.at);
+  speechEnd: (s, e, config) => {
+    const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at }, e.at, config);
+    const confirmed = then(vouched, (next) => confirm(next, "speech", e.at));
     return then(confirmed, (next) => (next.phase === "user_speaking" ? endUserTurn(next) : same(next)));
   },
 
   misfire: (s, e) => {
-    const quiet = { ...s, vadSpeaking: false };
+    // Held words the VAD would not vouch for were the bot's echo misheard.
+    const echo: TurnEffect[] = s.heldWords.map((w) => ({ kind: "echoWord", text: w.text }));
+    const quiet = { ...s, vadSpeaking: false, realSpeech: false, heldWords: [] };
     const misfired = misfireBargeIn(s.bargeIn, e.resumedByWorker);
     if (misfired) {
-      return { state: { ...quiet, bargeIn: misfired.bargeIn, userWords: s.userWords.slice(0, misfired.wordsBefore) }, effects: misfired.effects };
+      return { state: { ...quiet, bargeIn: misfired.bargeIn, userWords: s.userWords.slice(0, misfired.wordsBefore) }, effects: [...echo, ...misfired.effects] };
     }
-    return s.phase === "user_speaking" && s.userWords.length === 0 ? to(quiet, "listening") : same(quiet);
+    const next = s.phase === "user_speaking" && s.userWords.length === 0 ? to(quiet, "listening") : same(quiet);
+    return { state: next.state, effects: [...echo, ...next.effects] };
   },
 
   word: (s, e, config) => {
     // The bot's own voice heard back: neither a confirmation nor the user's turn.
     if (e.echo) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
+    if (e.nearBot && !vouched(s, e.at, config)) {
+      const { kept, expired } = splitHeld(s.heldWords, e.at, config);
+      return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at }] }, effects: expired };
+    }
     if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
     const userWords = [...s.userWords, e.text];
     const heard: TurnStep = { state: { ...s, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
@@ -262,6 +297,34 @@ function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs
       { kind: "cancelReply", generation: reply.generation },
     ],
   };
+}
+
+/** True when real speech was heard recently enough to vouch for a word at `at` (always, with the guard off). */
+function vouched(s: TurnState, at: number, config: TurnConfig): boolean {
+  return config.vouchWordsMs === undefined || s.realSpeech || at - s.realSpeechAt <= config.vouchWordsMs;
+}
+
+/** Held words still within the window at `at`, and an echoWord effect for each one past it. */
+function splitHeld(held: TurnState["heldWords"], at: number, config: TurnConfig): { kept: TurnState["heldWords"]; expired: TurnEffect[] } {
+  const windowMs = config.vouchWordsMs ?? 0;
+  const kept = held.filter((w) => at - w.at <= windowMs);
+  const expired: TurnEffect[] = held.filter((w) => at - w.at > windowMs).map((w) => ({ kind: "echoWord", text: w.text }));
+  return { kept, expired };
+}
+
+/**
+ * Real speech at `at`: the held words still in the window become the user's,
+ * in order (then as any word would). Not those that came before the
+ * utterance began: the STT cannot have heard it yet, so they are echo.
+ */
+function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
+  if (s.heldWords.length === 0) return same(s);
+  const inWindow = splitHeld(s.heldWords, at, config);
+  const kept = inWindow.kept.filter((w) => w.at >= s.speechStartAt);
+  const early: TurnEffect[] = inWindow.kept.filter((w) => w.at < s.speechStartAt).map((w) => ({ kind: "echoWord", text: w.text }));
+  let step: TurnStep = { state: { ...s, heldWords: [] }, effects: [...inWindow.expired, ...early] };
+  for (const w of kept) step = then(step, (next) => HANDLERS.word(next, { kind: "word", text: w.text, at: w.at }, config));
+  return step;
 }
 
 /** The user's turn is over: flush the STT for its last words (once). */

@@ -97,6 +97,7 @@ export class VoiceSession {
       bargeInEnabled: options.bargeIn?.enabled !== false,
       confirmByWords: options.bargeIn?.confirmByWords ?? true,
       pauseThreshold: options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold,
+      vouchWordsMs: this.#botWords ? (options.echoGuard?.wordWindowMs ?? 1500) : undefined,
     };
   }
 
@@ -236,7 +237,7 @@ export class VoiceSession {
       this.#reply?.audible(at);
       this.#dispatch({ kind: "replyAudible", generation });
     },
-    isEcho: (text) => this.#isEcho(text),
+    echoOf: (text) => this.#echoOf(text),
     fail: (err) => this.#fail(err),
   };
 
@@ -354,10 +355,13 @@ export class VoiceSession {
     void reply.start();
   }
 
-  #isEcho(text: string): boolean {
+  #echoOf(text: string): { echo: boolean; nearBot: boolean } {
     const player = this.#components?.player;
+    const words = this.#botWords;
+    if (!words) return { echo: false, nearBot: false };
     const playing = this.#reply && player ? { words: this.#reply.words, renderedS: player.renderedSeconds() } : undefined;
-    return this.#botWords?.isEcho(text, performance.now(), playing) ?? false;
+    const now = performance.now();
+    return { echo: words.isEcho(text, now, playing), nearBot: words.nearBot(now, playing) };
   }
 
   #replyOf(generation: number): Reply | undefined {

@@ -185,6 +185,78 @@ describe("turn machine", () => {
   });
 });
 
+describe("turn machine with the echo guard: words near the bot's audio need real speech to vouch for them", () => {
+  const GUARDED: TurnConfig = { ...CONFIG, vouchWordsMs: 1500 };
+
+  test("a misheard echo word while the bot speaks is held, then dropped as echo on the misfire: no barge-in, no user turn", () => {
+    const s = botSpeaking(GUARDED);
+    const { state, effects } = run(
+      [
+        { kind: "speechStart", pausedByWorker: true, at: 5000 },
+        { kind: "word", text: "guy", at: 5300, nearBot: true },
+        { kind: "misfire", resumedByWorker: true },
+      ],
+      s,
+      GUARDED,
+    );
+    expect(effects).toEqual([{ kind: "echoWord", text: "guy" }]);
+    expect(state.phase).toBe("bot_speaking");
+    expect(state.userWords).toEqual([]);
+    expect(state.heldWords).toEqual([]);
+  });
+
+  test("a word held near the bot becomes the user's once real speech comes: the barge-in is confirmed and the word starts the turn", () => {
+    const s = botSpeaking(GUARDED);
+    const { state, effects } = run(
+      [
+        { kind: "speechStart", pausedByWorker: true, at: 5000 },
+        { kind: "word", text: "wait", at: 5100, nearBot: true },
+        { kind: "speechRealStart", at: 5200 },
+      ],
+      s,
+      GUARDED,
+    );
+    expect(kinds(effects)).toEqual(["userTranscript", "cutReplyToHeard", "flushPlayback", "fence", "armAutoPause", "announceInterruption", "state:user_speaking", "cancelReply"]);
+    expect(effects[0]).toEqual({ kind: "userTranscript", text: "wait" });
+    expect(effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "words" });
+    expect(state.userWords).toEqual(["wait"]);
+  });
+
+  test("after the bot stops, its echo's late words make no turn; the user's words within the window of real speech do", () => {
+    const s = run([{ kind: "replyDone", generation: 1 }], botSpeaking(GUARDED), GUARDED).state;
+    const echo = run([{ kind: "word", text: "happen", at: 6000, nearBot: true }, { kind: "sttPause", probability: 1 }], s, GUARDED);
+    expect(echo.effects).toEqual([]);
+    expect(echo.state.phase).toBe("listening");
+    // 1.6 s later the held word has expired: it is counted as echo when the next word comes.
+    const later = run([{ kind: "word", text: "hi", at: 7700, nearBot: true }], echo.state, GUARDED);
+    expect(later.effects).toEqual([{ kind: "echoWord", text: "happen" }]);
+    // Real speech vouches for words up to 1.5 s after it ended (the STT's lag).
+    const spoke = run([{ kind: "speechStart", pausedByWorker: false, at: 8000 }, { kind: "speechRealStart", at: 8200 }, { kind: "speechEnd", at: 8900 }, { kind: "word", text: "yes", at: 9500, nearBot: true }], s, GUARDED);
+    expect(spoke.state.userWords).toEqual(["yes"]);
+  });
+
+  test("words held from before the user's utterance began are echo even when the utterance vouches for later ones", () => {
+    const s = botSpeaking(GUARDED);
+    const { state, effects } = run(
+      [
+        { kind: "word", text: "liar", at: 4800, nearBot: true },
+        { kind: "speechStart", pausedByWorker: true, at: 5000 },
+        { kind: "word", text: "stop", at: 5400, nearBot: true },
+        { kind: "speechRealStart", at: 5500 },
+      ],
+      s,
+      GUARDED,
+    );
+    expect(effects.slice(0, 2)).toEqual([{ kind: "echoWord", text: "liar" }, { kind: "userTranscript", text: "stop" }]);
+    expect(state.userWords).toEqual(["stop"]);
+  });
+
+  test("with the guard off, nearBot changes nothing", () => {
+    const { state } = run([{ kind: "word", text: "guy", at: 6000, nearBot: true }], run([{ kind: "replyDone", generation: 1 }], botSpeaking()).state);
+    expect(state.userWords).toEqual(["guy"]);
+  });
+});
+
 describe("barge-in core", () => {
   test("begin pauses with the token unless the worker did; confirm measures from the speech start; misfire resumes", () => {
     expect(beginBargeIn(7, { pausedByWorker: false, at: 100, wordsBefore: 2 })).toEqual({
