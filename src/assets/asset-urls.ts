@@ -91,7 +91,7 @@ export function assetHint(name: AssetName, model: VadModel = "v5"): string {
   const subpath = name === "model" ? `bargein/${MODEL_FILES[model]}` : EXPORTS[name];
   return (
     `set \`assets.${name}\` to the URL of ${assetFile(name, model)} (with Vite: \`import url from "${subpath}?url"\`), ` +
-    "or `assetsPath` to a URL folder that serves bargein's dist/ files (see docs/bundlers.md)"
+    "or `assetsPath` to a URL folder that serves bargein's dist/ files (see \"Bundlers\" in bargein's README)"
   );
 }
 
