@@ -104,3 +104,4 @@ export { Uplink } from "./uplink/uplink.js";
 export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkOverload, UplinkEnded, UplinkEvents, OverloadPolicy } from "./uplink/uplink.js";
 export { LlmAdmission } from "./providers/llm-admission.js";
 export type { AdmissionOptions, AdmissionMetrics } from "./providers/llm-admission.js";
+export type { AssetUrls } from "./assets/asset-urls.js";

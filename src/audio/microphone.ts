@@ -15,7 +15,8 @@ import { VAD_SAMPLE_RATE } from "../protocol/frames.js";
 import { Emitter, type Listener } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
-import { assetUrl, ensureRunning, loadWorklet } from "./worklet-loader.js";
+import { ensureRunning, loadWorklet } from "./worklet-loader.js";
+import { checkAssetUrls, resolveAssetUrl, type AssetUrls } from "../assets/asset-urls.js";
 
 /** A MediaStream, or a function that returns one (or a promise of one). */
 export type MicrophoneInput = MediaStream | (() => MediaStream | Promise<MediaStream>);
@@ -32,8 +33,13 @@ export interface MicrophoneUplinkOptions {
 export interface MicrophoneOptions {
   /** The shared AudioContext, created by the caller at the device's default rate. */
   context: AudioContext;
-  /** URL folder holding dist/'s capture-worklet.js. */
-  assetsPath: string;
+  /**
+   * URL folder holding bargein's dist/ files (capture-worklet.js). Default:
+   * beside bargein's bundle, which Vite and webpack 5 copy into the build.
+   */
+  assetsPath?: string;
+  /** Per-file URLs: the microphone reads `assets.captureWorklet`, which overrides `assetsPath`. */
+  assets?: AssetUrls;
   /** Known audio instead of the mic (a device the page chose, or a test signal). */
   input?: MicrophoneInput;
   /** Extra getUserMedia audio constraints (deviceId, …); the processing flags stay on. */
@@ -119,12 +125,10 @@ export class Microphone {
 
   constructor(options: MicrophoneOptions) {
     if (!options?.context) throw new ConfigError("Microphone: `context` (an AudioContext) is required");
-    if (typeof options.assetsPath !== "string") {
-      throw new ConfigError("Microphone: `assetsPath` (the URL folder holding capture-worklet.js) is required");
-    }
+    checkAssetUrls("Microphone", options.assets);
     this.context = options.context;
     this.#options = options;
-    this.#url = assetUrl(options.assetsPath, "capture-worklet.js");
+    this.#url = resolveAssetUrl("captureWorklet", options);
   }
 
   on<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): () => void {
@@ -181,7 +185,7 @@ export class Microphone {
   async start(): Promise<void> {
     if (this.#node) return;
     await ensureRunning(this.context);
-    await loadWorklet(this.context, this.#url);
+    await loadWorklet(this.context, this.#url, "captureWorklet");
     const stream = await this.#open();
     try {
       const options = this.#options;

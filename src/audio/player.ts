@@ -34,13 +34,19 @@ import { PortPlayerTransport } from "./player-port-transport.js";
 import { SharedPlayerTransport } from "./player-shared-transport.js";
 import type { PlayerTransport } from "./player-transport.js";
 import { Resampler } from "./resampler.js";
-import { assetUrl, ensureRunning, loadWorklet } from "./worklet-loader.js";
+import { ensureRunning, loadWorklet } from "./worklet-loader.js";
+import { checkAssetUrls, resolveAssetUrl, type AssetUrls } from "../assets/asset-urls.js";
 
 export interface PlayerOptions {
   /** The shared AudioContext, created by the caller at the device's default rate. */
   context: AudioContext;
-  /** URL folder holding dist/'s playback-worklet.js. */
-  assetsPath: string;
+  /**
+   * URL folder holding bargein's dist/ files (playback-worklet.js). Default:
+   * beside bargein's bundle, which Vite and webpack 5 copy into the build.
+   */
+  assetsPath?: string;
+  /** Per-file URLs: the player reads `assets.playbackWorklet`, which overrides `assetsPath`. */
+  assets?: AssetUrls;
   /** Where the player's node connects (default: `context.destination`). */
   destination?: AudioNode;
   /** Audio held before a generation starts, in ms (default 40). */
@@ -132,11 +138,9 @@ export class Player {
 
   constructor(options: PlayerOptions) {
     if (!options?.context) throw new ConfigError("Player: `context` (an AudioContext) is required");
-    if (typeof options.assetsPath !== "string") {
-      throw new ConfigError("Player: `assetsPath` (the URL folder holding playback-worklet.js) is required");
-    }
+    checkAssetUrls("Player", options.assets);
     this.context = options.context;
-    this.#url = assetUrl(options.assetsPath, "playback-worklet.js");
+    this.#url = resolveAssetUrl("playbackWorklet", options);
     this.#destination = options.destination ?? options.context.destination;
     const rate = this.context.sampleRate;
     const fadeMs = Math.min(MAX_FADE_MS, options.fadeMs ?? MAX_FADE_MS);
@@ -208,7 +212,7 @@ export class Player {
   async start(): Promise<void> {
     if (this.#node) return;
     await ensureRunning(this.context);
-    await loadWorklet(this.context, this.#url);
+    await loadWorklet(this.context, this.#url, "playbackWorklet");
     const node = new AudioWorkletNode(this.context, "bargein-playback", {
       numberOfInputs: 0,
       numberOfOutputs: 1,

@@ -1,36 +1,54 @@
 /**
- * Loading the worklet modules from `assetsPath`, once per context, and making
- * sure the context runs. Main thread only.
+ * Loading the worklet modules (from the URLs of src/assets/asset-urls.ts),
+ * once per context, and making sure the context runs. Main thread only.
  */
+import { ASSET_LABELS, assetHint, type AssetName } from "../assets/asset-urls.js";
 import { AssetLoadError, AudioContextError } from "../errors.js";
 
 const loaded = new WeakMap<BaseAudioContext, Map<string, Promise<void>>>();
 
-/** The URL of `file` inside the `assetsPath` folder (relative paths resolve against the page). */
-export function assetUrl(assetsPath: string, file: string): string {
-  const folder = assetsPath.endsWith("/") ? assetsPath : `${assetsPath}/`;
-  return new URL(file, new URL(folder, globalThis.location?.href)).href;
-}
-
 /**
  * Adds the module at `url` to `context` unless it already was. A missing or
- * broken file rejects with an AssetLoadError that names the URL.
+ * broken file rejects with an AssetLoadError that names the asset, the URL,
+ * what the server answered, and the option to set.
  */
-export function loadWorklet(context: BaseAudioContext, url: string): Promise<void> {
+export function loadWorklet(context: BaseAudioContext, url: string, asset: AssetName): Promise<void> {
   let perContext = loaded.get(context);
   if (!perContext) loaded.set(context, (perContext = new Map()));
   let pending = perContext.get(url);
   if (!pending) {
-    pending = context.audioWorklet.addModule(url).catch((cause: unknown) => {
+    pending = context.audioWorklet.addModule(url).catch(async (cause: unknown) => {
       perContext.delete(url);
-      throw new AssetLoadError(
-        `Could not load the audio worklet ${url}: check that assetsPath points at the folder that holds bargein's dist/ files and that the server serves it`,
-        { cause, url, service: "audio" },
-      );
+      const answer = await describeAnswer(url);
+      throw new AssetLoadError(`Could not load the audio worklet ${url} (the ${ASSET_LABELS[asset]}${answer}): ${assetHint(asset)}`, {
+        cause,
+        url,
+        service: "audio",
+      });
     });
     perContext.set(url, pending);
   }
   return pending;
+}
+
+/**
+ * addModule() only says that it failed. One GET of the same URL tells a
+ * missing file (404) from an app's HTML fallback page (a dev server or SPA
+ * host answering 200 with index.html for any path), the usual two causes.
+ * Used on failure only; says nothing when the fetch itself is refused.
+ */
+export async function describeAnswer(url: string): Promise<string> {
+  try {
+    const response = await fetch(url, { cache: "no-store" });
+    void response.body?.cancel().catch(() => {});
+    if (!response.ok) return `: the server answered HTTP ${response.status}`;
+    const type = response.headers.get("content-type") ?? "";
+    if (type.includes("text/html")) return ": the server answered an HTML page, not the script (a fallback page for a missing file?)";
+    if (type && !/javascript|ecmascript/.test(type)) return `: the server answered ${type}, not a JavaScript MIME type`;
+    return "";
+  } catch {
+    return "";
+  }
 }
 
 /**

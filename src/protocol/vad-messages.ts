@@ -32,8 +32,6 @@ export interface VadWorkerSettings extends SpeechOptions {
   modelUrl: string;
   /** Absolute URL of `ort-wasm-simd-threaded.wasm`. */
   wasmUrl: string;
-  /** Absolute URL of the folder holding the onnxruntime files. */
-  wasmFolderUrl: string;
   /** Attach the utterance's 16 kHz audio to `speechEnd` (transferred). */
   speechEndAudio: boolean;
   /** Shortest audio interval (ms) between two `probability` messages while the meter is on. */
@@ -142,6 +140,8 @@ export interface VadReadyMessage {
 export interface VadLoadErrorMessage {
   kind: "load-error";
   url: string;
+  /** Which file failed, when known. */
+  asset?: AssetKind;
   message: string;
 }
 export interface VadSpeechStartMessage extends VadEventTiming {

@@ -29,16 +29,12 @@ export function bargeInMinSpeechMs(options: { bargeIn?: { minSpeechMs?: number }
   return Math.max(32, options.bargeIn?.minSpeechMs ?? options.vad?.minSpeechMs ?? 200);
 }
 
-/** The folder this bundle was loaded from: dist/ holds every asset beside it. */
-export function defaultAssetsPath(): string {
-  return new URL("./", import.meta.url).href;
-}
-
 let tapCount = 0;
 
 /** The session's default ComponentsFactory, given the session's options. */
 export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal }: ComponentsContext): Promise<SessionComponents> {
-  const assetsPath = options.assetsPath ?? defaultAssetsPath();
+  // Unset, each part loads its files from beside bargein's bundle (src/assets/bundled-assets.ts).
+  const { assetsPath, assets } = options;
   const ownsContext = !options.audio?.context;
   let context: AudioContext;
   try {
@@ -54,9 +50,10 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
   try {
     // The echo guard's tap joins this session's player and capture, by a name of their own.
     const echoTap = options.echoGuard?.enabled !== true ? undefined : `bargein-echo-${++tapCount}-${Math.random().toString(36).slice(2)}`;
-    const player = new Player({ context, assetsPath, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output, echoTap });
+    const player = new Player({ context, assetsPath, assets, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output, echoTap });
     const vad = new VadWorker({
       assetsPath,
+      assets,
       redemptionMs: DEFAULT_REDEMPTION_MS,
       ...options.vad,
       // One setting: the speech that confirms a barge-in is the VAD's real start.
@@ -71,6 +68,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     const mic = new Microphone({
       context,
       assetsPath,
+      assets,
       input: options.input,
       uplink: { sampleRate: sttFormat.sampleRate, format: sttFormat.encoding, frameMs: UPLINK_FRAME_MS(sttFormat.sampleRate) },
       echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs } : undefined,

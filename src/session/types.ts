@@ -1,4 +1,5 @@
 /** VoiceSession's options, events and metrics: all public. */
+import type { AssetUrls } from "../assets/asset-urls.js";
 import type { BargeinError } from "../errors.js";
 import type { LlmProvider, SttProvider, TtsProvider } from "../providers/types.js";
 import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admission.js";
@@ -64,10 +65,17 @@ export interface VoiceSessionOptions {
   instructions?: string;
   /**
    * URL folder holding the worklets, the VAD worker, the models and the
-   * onnxruntime wasm (the package's dist/). Default: the folder the SDK was
-   * loaded from.
+   * onnxruntime wasm (the package's dist/). Default: the files beside the
+   * SDK's bundle, which Vite and webpack 5 copy into a production build (see
+   * docs/bundlers.md).
    */
   assetsPath?: string;
+  /**
+   * One URL per file (e.g. from Vite's `?url` imports), each overriding
+   * `assetsPath` for its file: `captureWorklet`, `playbackWorklet`,
+   * `vadWorker`, `model`, `wasm`.
+   */
+  assets?: AssetUrls;
   /** The microphone: a MediaStream, or a function returning one. Default: getUserMedia. */
   input?: MediaStream | (() => MediaStream | Promise<MediaStream>);
   /** Voice-activity settings, in vad-web's names and units. */

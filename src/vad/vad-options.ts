@@ -3,17 +3,27 @@
  * bad value fails at construction with a ConfigError naming the option, not
  * later as odd detections. Pure (no DOM).
  */
+import { MODEL_FILES, assetsFolderUrl, checkAssetUrls, type AssetUrls } from "../assets/asset-urls.js";
 import { ConfigError } from "../errors.js";
 import type { SpeechOptions, VadModel } from "../protocol/vad-messages.js";
 
 export interface VadWorkerOptions extends Partial<SpeechOptions> {
-  /** URL folder holding vad-worker.js, the .onnx models and the onnxruntime wasm files. */
-  assetsPath: string;
-  /** Silero version: "v5" (default), "v6" or "legacy" (v4). */
+  /**
+   * URL folder holding bargein's dist/ files (vad-worker.js, the .onnx models,
+   * the onnxruntime wasm). Default: beside bargein's bundle, which Vite and
+   * webpack 5 copy into the build.
+   */
+  assetsPath?: string;
+  /**
+   * Per-file URLs: the VAD reads `assets.vadWorker`, `assets.model` and
+   * `assets.wasm`; each overrides `assetsPath` for its file.
+   */
+  assets?: AssetUrls;
+  /** Silero version: "v5" (default), "v6" or "legacy" (v4). With `assets.model`, the version of that file. */
   model?: VadModel;
-  /** Model file URL, when not the shipped one in assetsPath (resolved against assetsPath). */
+  /** @deprecated Use `assets.model`. Model file URL, resolved against assetsPath (or the page). */
   modelUrl?: string;
-  /** onnxruntime wasm URL, when not the one in assetsPath (resolved against assetsPath). */
+  /** @deprecated Use `assets.wasm`. onnxruntime wasm URL, resolved against assetsPath (or the page). */
   wasmUrl?: string;
   /** Attach the utterance's 16 kHz audio to `speechEnd`. Default false. */
   speechEndAudio?: boolean;
@@ -33,16 +43,9 @@ export const DEFAULT_SPEECH_OPTIONS: Readonly<SpeechOptions> = {
   submitUserSpeechOnPause: false,
 };
 
-export const MODEL_FILES: Readonly<Record<VadModel, string>> = {
-  v5: "silero_vad_v5.onnx",
-  v6: "silero_vad_v6.onnx",
-  legacy: "silero_vad_legacy.onnx",
-};
-export const WASM_FILE = "ort-wasm-simd-threaded.wasm";
-export const WORKER_FILE = "vad-worker.js";
-
 export type ResolvedVadOptions = SpeechOptions & {
-  assetsPath: string;
+  assetsPath?: string;
+  assets?: AssetUrls;
   modelUrl?: string;
   wasmUrl?: string;
   model: VadModel;
@@ -52,9 +55,16 @@ export type ResolvedVadOptions = SpeechOptions & {
 };
 
 export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions {
-  if (!options || typeof options.assetsPath !== "string" || options.assetsPath === "") {
-    throw new ConfigError("VadWorker: `assetsPath` is required: the URL folder that holds vad-worker.js, the models and the onnxruntime wasm", { service: "vad" });
+  if (!options || typeof options !== "object") {
+    throw new ConfigError("VadWorker: pass an options object (`{}` loads the files beside bargein's bundle)", { service: "vad" });
   }
+  if (options.assetsPath !== undefined && (typeof options.assetsPath !== "string" || options.assetsPath === "")) {
+    throw new ConfigError(
+      `VadWorker: \`assetsPath\` must be the URL folder that holds vad-worker.js, the models and the onnxruntime wasm (or leave it out), got ${JSON.stringify(options.assetsPath)}`,
+      { service: "vad" },
+    );
+  }
+  checkAssetUrls("VadWorker", options.assets);
   const model = options.model ?? "v5";
   if (!(model in MODEL_FILES)) {
     throw new ConfigError(`VadWorker: \`model\` must be "v5", "v6" or "legacy", not ${JSON.stringify(model)}`, { service: "vad" });
@@ -90,10 +100,14 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
   return merged;
 }
 
-/** The folder URL, absolute and ending in "/", so file names resolve inside it. */
-export function assetsFolderUrl(assetsPath: string, base: string): string {
-  const folder = assetsPath.endsWith("/") ? assetsPath : `${assetsPath}/`;
-  return new URL(folder, base).href;
+/**
+ * The deprecated `modelUrl` / `wasmUrl` as per-asset URLs: they resolved
+ * against assetsPath, and still do; `assets` wins over them.
+ */
+export function vadAssetUrls(options: ResolvedVadOptions): AssetUrls {
+  const legacy = (url: string | undefined) =>
+    url === undefined ? undefined : options.assetsPath === undefined ? url : new URL(url, assetsFolderUrl(options.assetsPath)).href;
+  return { ...definedOnly({ model: legacy(options.modelUrl), wasm: legacy(options.wasmUrl) }), ...definedOnly(options.assets ?? {}) };
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -11,6 +11,8 @@
  * session, closes every port and terminates the worker. A stopped VadWorker
  * cannot be restarted; make a new one.
  */
+// For apps whose tsconfig `lib` stops at ES2022: the declarations use AsyncDisposable.
+/// <reference lib="esnext.disposable" preserve="true" />
 import { AssetLoadError, BargeinError, ConfigError, ServiceTimeoutError } from "../errors.js";
 import type { ConnectFramesMessage, VadFrameMessage } from "../protocol/frames.js";
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE } from "../protocol/frames.js";
@@ -26,11 +28,10 @@ import { isPauseToken } from "../audio/pause-token.js";
 import { abortError } from "../util/abort.js";
 import { Emitter } from "../util/emitter.js";
 import { defineAsyncDispose, type AsyncDisposableIfSupported } from "../util/async-dispose.js";
+import { ASSET_LABELS, assetHint, resolveAssetUrl, type AssetName } from "../assets/asset-urls.js";
+import { describeAnswer } from "../audio/worklet-loader.js";
 import {
-  MODEL_FILES,
-  WASM_FILE,
-  WORKER_FILE,
-  assetsFolderUrl,
+  vadAssetUrls,
   resolveVadOptions,
   type ResolvedVadOptions,
   type VadWorkerOptions,
@@ -133,16 +134,25 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     }
     signal?.throwIfAborted();
     this.#state = "loading";
-    const folder = assetsFolderUrl(this.options.assetsPath, globalThis.location?.href ?? "http://localhost/");
-    const workerUrl = new URL(WORKER_FILE, folder).href;
-    const modelUrl = new URL(this.options.modelUrl ?? MODEL_FILES[this.options.model], folder).href;
-    const wasmUrl = new URL(this.options.wasmUrl ?? WASM_FILE, folder).href;
+    const where = { assetsPath: this.options.assetsPath, assets: vadAssetUrls(this.options) };
+    const model = this.options.model;
+    let workerUrl: string, modelUrl: string, wasmUrl: string;
+    try {
+      workerUrl = resolveAssetUrl("vadWorker", where, model);
+      modelUrl = resolveAssetUrl("model", where, model);
+      wasmUrl = resolveAssetUrl("wasm", where, model);
+    } catch (err) {
+      this.#state = "stopped";
+      throw err;
+    }
     let worker: Worker;
     try {
+      // The URL is passed as a variable, not as `new Worker(new URL(...))`, so
+      // that bundlers copy vad-worker.js (self-contained) instead of bundling it again.
       worker = new Worker(workerUrl, { type: "module", name: "bargein-vad" });
     } catch (err) {
       this.#state = "stopped";
-      throw new AssetLoadError(`VAD worker could not be created from ${workerUrl}`, { service: "vad", url: workerUrl, cause: err });
+      throw new AssetLoadError(`VAD worker could not be created from ${workerUrl}: ${assetHint("vadWorker")}`, { service: "vad", url: workerUrl, cause: err });
     }
     this.#worker = worker;
 
@@ -154,23 +164,18 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
       if (this.#state === "loading") {
-        settle(
-          new AssetLoadError(
-            `VAD worker failed at ${workerUrl}: ${event.message || "the script did not load (missing file or not a module?)"}`,
-            { service: "vad", url: workerUrl },
-          ),
+        const what = event.message || "the script did not load";
+        // A worker's error event does not say why; one GET tells a 404 from an HTML fallback page.
+        void describeAnswer(workerUrl).then((answer) =>
+          settle(new AssetLoadError(`VAD worker failed at ${workerUrl} (${what}${answer}): ${assetHint("vadWorker")}`, { service: "vad", url: workerUrl })),
         );
       } else {
         // It had loaded: not a missing asset but a crash while running.
         this.emit("error", new BargeinError(`the VAD worker (${workerUrl}) crashed while detecting speech: ${event.message || "no message"}`, { service: "vad" }));
       }
     };
-    const settings = {
-      ...this.options,
-      modelUrl,
-      wasmUrl,
-      wasmFolderUrl: folder,
-    };
+    const { assets: _assets, assetsPath: _assetsPath, ...speech } = this.options;
+    const settings = { ...speech, modelUrl, wasmUrl };
     this.#post({ kind: "init", settings });
 
     const timeoutMs = this.options.loadTimeoutMs;
@@ -343,9 +348,12 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
         this.#loadMs = message.loadMs;
         settle?.();
         break;
-      case "load-error":
-        settle?.(new AssetLoadError(`VAD could not load ${message.url}: ${message.message}`, { service: "vad", url: message.url }));
+      case "load-error": {
+        const asset: AssetName | undefined = message.asset;
+        const hint = asset ? ` (the ${ASSET_LABELS[asset]}): ${assetHint(asset, this.options.model)}` : "";
+        settle?.(new AssetLoadError(`VAD could not load ${message.url}: ${message.message}${hint}`, { service: "vad", url: message.url }));
         break;
+      }
       case "progress":
         this.emit("progress", { asset: message.asset, url: message.url, loaded: message.loaded, total: message.total });
         break;

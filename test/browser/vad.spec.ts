@@ -142,7 +142,7 @@ test.describe("VadWorker", () => {
   test("invalid options throw ConfigError naming the option", async ({ page }) => {
     const cases = await page.evaluate(() =>
       [
-        {},
+        { assetsPath: "" },
         { assetsPath: "/dist/", model: "v7" },
         { assetsPath: "/dist/", positiveSpeechThreshold: 1.5 },
         { assetsPath: "/dist/", positiveSpeechThreshold: 0.3, negativeSpeechThreshold: 0.5 },

@@ -119,7 +119,8 @@ describe("resolveVadOptions", () => {
   });
 
   it.each([
-    [{}, "assetsPath"],
+    [{ assetsPath: "" }, "assetsPath"],
+    [{ assets: { modelUrl: "/m.onnx" } }, "assets.modelUrl"],
     [{ assetsPath: "/a/", model: "v4" }, "model"],
     [{ assetsPath: "/a/", positiveSpeechThreshold: -0.1 }, "positiveSpeechThreshold"],
     [{ assetsPath: "/a/", negativeSpeechThreshold: 0.35 }, "negativeSpeechThreshold"],

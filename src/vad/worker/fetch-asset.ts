@@ -22,7 +22,12 @@ export async function fetchAsset(url: string, onProgress: ProgressFn, signal?: A
     throw new AssetFetchFailure(url, `could not fetch ${url}: ${(err as Error)?.message ?? err}`);
   }
   if (!response.ok) {
-    throw new AssetFetchFailure(url, `${url} answered HTTP ${response.status}; check that assetsPath points at the folder holding bargein's dist/ files`);
+    throw new AssetFetchFailure(url, `${url} answered HTTP ${response.status}`);
+  }
+  // Dev servers and SPA hosts answer a missing file with their index.html and 200.
+  if ((response.headers.get("content-type") ?? "").includes("text/html")) {
+    void response.body?.cancel().catch(() => {});
+    throw new AssetFetchFailure(url, `${url} answered an HTML page, not the file (a fallback page for a missing file?)`);
   }
   const total = Number(response.headers.get("content-length") ?? 0) || 0;
   if (!response.body) {

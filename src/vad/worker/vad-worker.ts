@@ -132,7 +132,8 @@ async function init(s: VadWorkerSettings): Promise<void> {
     startDrain();
   } catch (err) {
     const url = err instanceof AssetFetchFailure ? err.url : s.modelUrl;
-    post({ kind: "load-error", url, message: (err as Error)?.message ?? String(err) });
+    const asset = url === s.wasmUrl ? "wasm" : url === s.modelUrl ? "model" : undefined;
+    post({ kind: "load-error", url, asset, message: (err as Error)?.message ?? String(err) });
   }
 }
 

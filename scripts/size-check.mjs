@@ -1,0 +1,39 @@
+// `npm run size` (and `npm test`, after the build): the gzip size of each
+// bundle, worklet and worker in dist/ against its budget in
+// scripts/size-budget.json. Prints a table; exits 1 when a file is over its
+// budget or missing. gzip -9 is what a CDN or a static host typically serves;
+// the .wasm and .onnx files are fixed third-party binaries and not budgeted.
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+
+const root = new URL("../", import.meta.url);
+const budgets = JSON.parse(readFileSync(new URL("scripts/size-budget.json", root), "utf8"));
+const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+
+const rows = [];
+let failed = false;
+for (const [file, budget] of Object.entries(budgets)) {
+  if (file.startsWith("//")) continue;
+  let bytes;
+  try {
+    bytes = readFileSync(new URL(`dist/${file}`, root));
+  } catch {
+    rows.push([file, "-", "-", kb(budget), "-", "MISSING (run npm run build)"]);
+    failed = true;
+    continue;
+  }
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  const over = gz > budget;
+  failed ||= over;
+  rows.push([file, kb(bytes.length), kb(gz), kb(budget), `${(((budget - gz) / budget) * 100).toFixed(1)}%`, over ? "OVER BUDGET" : "ok"]);
+}
+
+const header = ["file (dist/)", "raw", "gzip", "budget", "headroom", ""];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd();
+console.log(line(header));
+for (const row of rows) console.log(line(row));
+if (failed) {
+  console.error("size-check: a file is over its gzip budget (scripts/size-budget.json). Shrink it, or raise the budget in the same commit and say why.");
+  process.exit(1);
+}
