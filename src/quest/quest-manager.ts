@@ -10,8 +10,6 @@
  * - Disposing removes every quest, swallows the errors expected at shutdown
  *   (at capacity, timeout, socket already closed) and throws any other.
  */
-// For apps whose tsconfig `lib` stops at ES2022: the declarations use AsyncDisposable.
-/// <reference lib="esnext.disposable" preserve="true" />
 import { isExpectedAtShutdown, StateError } from "../errors.js";
 import { isAbort, linkAbort } from "../util/abort.js";
 import type { Quest } from "./quest.js";

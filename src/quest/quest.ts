@@ -10,8 +10,6 @@
  * `remove()` waits for them to settle before it resolves. That is what lets a
  * QuestManager promise that two quests of one name are never live at once.
  */
-// For apps whose tsconfig `lib` stops at ES2022: the declarations use AsyncDisposable.
-/// <reference lib="esnext.disposable" preserve="true" />
 import { abortError, linkAbort } from "../util/abort.js";
 import { defineAsyncDispose, type AsyncDisposableIfSupported } from "../util/async-dispose.js";
 

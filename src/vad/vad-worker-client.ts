@@ -11,8 +11,6 @@
  * session, closes every port and terminates the worker. A stopped VadWorker
  * cannot be restarted; make a new one.
  */
-// For apps whose tsconfig `lib` stops at ES2022: the declarations use AsyncDisposable.
-/// <reference lib="esnext.disposable" preserve="true" />
 import { AssetLoadError, BargeinError, ConfigError, ServiceTimeoutError } from "../errors.js";
 import type { ConnectFramesMessage, VadFrameMessage } from "../protocol/frames.js";
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE } from "../protocol/frames.js";
