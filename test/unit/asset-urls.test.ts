@@ -60,3 +60,18 @@ describe("the VAD's deprecated modelUrl and wasmUrl", () => {
     expect(vadAssetUrls(o)).toEqual({ model: "https://app.example/dist/silero_vad_v9.onnx", wasm: "/x.wasm" });
   });
 });
+
+describe("the bundled defaults", () => {
+  it("name exactly the files the build puts beside dist/bargein.js", async () => {
+    const { readFileSync } = await import("node:fs");
+    const source = readFileSync(new URL("../../src/assets/bundled-assets.ts", import.meta.url), "utf8");
+    const literal = [...source.matchAll(/new URL\("\.\/([\w.-]+)", import\.meta\.url\)/g)].map((m) => m[1]).sort();
+    // @ts-ignore: a plain ESM module shared with rollup.config.js
+    const { ASSETS } = await import("../../scripts/assets.mjs");
+    const rollupConfig = readFileSync(new URL("../../rollup.config.js", import.meta.url), "utf8");
+    const entries = [...rollupConfig.matchAll(/"dist\/([\w-]+\.js)"/g)].map((m) => m[1]);
+    const built = new Set([...entries, ...ASSETS.map(([, to]: [string, string]) => to)]);
+    expect(literal).toEqual(["capture-worklet.js", "ort-wasm-simd-threaded.wasm", "playback-worklet.js", "silero_vad_legacy.onnx", "silero_vad_v5.onnx", "silero_vad_v6.onnx", "vad-worker.js"]);
+    for (const file of literal) expect(built.has(file), `${file} is built into dist/`).toBe(true);
+  });
+});
