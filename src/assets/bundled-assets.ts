@@ -14,9 +14,11 @@
  * chosen at run time; only the chosen one is fetched.
  */
 import type { VadModel } from "../protocol/vad-messages.js";
-import type { AssetName } from "./asset-urls.js";
 
-export function bundledAssetUrl(name: AssetName, model: VadModel): string {
+/** The runtime files (asset-urls.ts's AssetName; spelled out here so this module imports nothing of it). */
+type BundledAsset = "captureWorklet" | "playbackWorklet" | "vadWorker" | "wasm" | "model";
+
+export function bundledAssetUrl(name: BundledAsset, model: VadModel): string {
   switch (name) {
     case "captureWorklet":
       return new URL("./capture-worklet.js", import.meta.url).href;

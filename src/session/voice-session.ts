@@ -34,16 +34,12 @@ import { TranscriptFeed } from "./transcript-feed.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import type { SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
+import { DEFAULTS, checkSessionOptions, echoWordWindowMs, turnConfigOf } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
 
 const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
-const DEFAULTS = {
-  pauseThreshold: 0.8,
-  flushTimeoutMs: 1500,
-  replyStallMs: 8000,
-};
 
 export class VoiceSession {
   readonly #options: VoiceSessionOptions;
@@ -78,27 +74,13 @@ export class VoiceSession {
   #cancelling: Promise<void> = Promise.resolve();
 
   constructor(options: VoiceSessionOptions) {
-    for (const key of ["stt", "llm", "tts"] as const) {
-      if (!options?.[key]) throw new ConfigError(`VoiceSession: the \`${key}\` provider is required`);
-    }
-    if (options.components !== undefined && typeof options.components !== "function") {
-      throw new ConfigError("VoiceSession: `components` must be a function (context) => Promise<SessionComponents>, such as bargein/testing's fakeAudio().components; leave it out for the browser's own");
-    }
-    const minSpeechMs = options.bargeIn?.minSpeechMs;
-    if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
-      throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
-    }
+    checkSessionOptions(options);
     this.#options = options;
     this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
     this.#admission = new LlmAdmission(options.llmAdmission);
     this.#llm = this.#admission.wrap(options.llm);
-    if (options.echoGuard?.enabled === true) this.#botWords = new RecentBotWords(options.echoGuard?.wordWindowMs ?? 1500);
-    this.#config = {
-      bargeInEnabled: options.bargeIn?.enabled !== false,
-      confirmByWords: options.bargeIn?.confirmByWords ?? true,
-      pauseThreshold: options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold,
-      vouchWordsMs: this.#botWords ? (options.echoGuard?.wordWindowMs ?? 1500) : undefined,
-    };
+    if (options.echoGuard?.enabled === true) this.#botWords = new RecentBotWords(echoWordWindowMs(options));
+    this.#config = turnConfigOf(options);
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */

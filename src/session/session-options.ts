@@ -1,0 +1,44 @@
+/**
+ * VoiceSession's options: the checks made when a session is built (each
+ * failure a ConfigError naming the option), the defaults the session falls
+ * back on, and the turn machine's config taken from them. Pure.
+ */
+import { ConfigError } from "../errors.js";
+import type { TurnConfig } from "./turn-machine.js";
+import type { VoiceSessionOptions } from "./types.js";
+
+export const DEFAULTS = {
+  pauseThreshold: 0.8,
+  flushTimeoutMs: 1500,
+  replyStallMs: 8000,
+  echoWordWindowMs: 1500,
+};
+
+/** Throws a ConfigError naming the first option that cannot work. */
+export function checkSessionOptions(options: VoiceSessionOptions): void {
+  for (const key of ["stt", "llm", "tts"] as const) {
+    if (!options?.[key]) throw new ConfigError(`VoiceSession: the \`${key}\` provider is required`);
+  }
+  if (options.components !== undefined && typeof options.components !== "function") {
+    throw new ConfigError("VoiceSession: `components` must be a function (context) => Promise<SessionComponents>, such as bargein/testing's fakeAudio().components; leave it out for the browser's own");
+  }
+  const minSpeechMs = options.bargeIn?.minSpeechMs;
+  if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
+    throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
+  }
+}
+
+/** `echoGuard.wordWindowMs`: how recent a bot word must be for the STT's copy of it to be echo. */
+export function echoWordWindowMs(options: VoiceSessionOptions): number {
+  return options.echoGuard?.wordWindowMs ?? DEFAULTS.echoWordWindowMs;
+}
+
+export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
+  return {
+    bargeInEnabled: options.bargeIn?.enabled !== false,
+    confirmByWords: options.bargeIn?.confirmByWords ?? true,
+    pauseThreshold: options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold,
+    // Words near the bot's audio need real speech to vouch for them only with the guard on.
+    vouchWordsMs: options.echoGuard?.enabled === true ? echoWordWindowMs(options) : undefined,
+  };
+}
