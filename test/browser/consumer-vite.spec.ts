@@ -147,3 +147,17 @@ test("errors keep their names in the minified bundle: err.name === \"AtCapacityE
   expect(e.constructorName, "the minifier renamed the class (else this test proves nothing)").not.toBe("AtCapacityError");
   expect(e.message).toContain("at capacity");
 });
+
+test("a wrong asset URL fails start() with an AssetLoadError that names the asset, the answer and the option", async ({ page }) => {
+  await openApp(page);
+  // An SPA host answers a missing file with its index.html: here, the app's own page.
+  const html = await page.evaluate((base) => (window as any).consumer.badAsset({ playbackWorklet: base }), BASE);
+  expect(html).toMatchObject({ name: "AssetLoadError", code: "asset_load" });
+  expect(html.message).toContain("playback worklet");
+  expect(html.message).toContain("HTML page");
+  expect(html.message).toContain("`assets.playbackWorklet`");
+  const missing = await page.evaluate(() => (window as any).consumer.badAsset({ model: "/nowhere/silero_vad_v5.onnx" }));
+  expect(missing).toMatchObject({ name: "AssetLoadError", url: expect.stringMatching(/\/nowhere\/silero_vad_v5\.onnx$/) });
+  expect(missing.message).toContain("HTTP 404");
+  expect(missing.message).toContain("`assets.model`");
+});

@@ -103,10 +103,27 @@ async function capacity() {
   }
 }
 
-declare global {
-  interface Window {
-    consumer: { turn: typeof turn; capacity: typeof capacity; explicitAssets: AssetUrls };
+/** A wrong asset URL: what the error says, in the minified build. */
+async function badAsset(assets: AssetUrls) {
+  const context = new AudioContext();
+  const mic = context.createMediaStreamDestination();
+  const session = new VoiceSession({ ...options(context, mic), assets });
+  try {
+    await session.start();
+    return { started: true };
+  } catch (err) {
+    const e = err as BargeinError;
+    return { name: e.name, code: e.code, url: e.url, message: e.message };
+  } finally {
+    await session.stop();
+    await context.close();
   }
 }
-window.consumer = { turn, capacity, explicitAssets };
+
+declare global {
+  interface Window {
+    consumer: { turn: typeof turn; capacity: typeof capacity; badAsset: typeof badAsset; explicitAssets: AssetUrls };
+  }
+}
+window.consumer = { turn, capacity, badAsset, explicitAssets };
 document.getElementById("status")!.textContent = "ready";
