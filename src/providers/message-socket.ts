@@ -197,15 +197,12 @@ export class MessageSocket<T> {
    * handshake finished, or after 1 s if the peer never answers. Idempotent.
    */
   async close(code = 1000, reason = ""): Promise<void> {
-    const limit = timeout(CLOSE_WAIT_MS);
     if (!this.#closedByUs && this.#ws.readyState !== WebSocket.CLOSED) {
       this.#closedByUs = true;
-      // Closing a socket still connecting fails it, and the peer sees 1006:
-      // let the handshake finish (within the same bound), then say goodbye.
-      if (this.#ws.readyState === WebSocket.CONNECTING) await this.#settled(limit.signal);
-      if ((this.#ws.readyState as number) !== WebSocket.CLOSED) this.#ws.close(code, reason);
+      this.#ws.close(code, reason);
     }
-    if (this.#ws.readyState === WebSocket.CLOSED) return limit.clear();
+    if (this.#ws.readyState === WebSocket.CLOSED) return;
+    const limit = timeout(CLOSE_WAIT_MS);
     try {
       await raceAbort(this.#closed, limit.signal);
     } catch {
@@ -213,21 +210,6 @@ export class MessageSocket<T> {
     } finally {
       limit.clear();
     }
-  }
-
-  /** Resolves once the socket is open or closed, or `signal` aborts. */
-  #settled(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#ws.removeEventListener("open", done);
-        this.#ws.removeEventListener("close", done);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      this.#ws.addEventListener("open", done);
-      this.#ws.addEventListener("close", done);
-      signal.addEventListener("abort", done);
-    });
   }
 
   #onMessage(data: ArrayBuffer | string): void {

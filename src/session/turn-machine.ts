@@ -103,7 +103,7 @@ export type TurnEffect =
   | { kind: "armAutoPause"; token: number | null }
   /** The user's words so far (not final). */
   | { kind: "userTranscript"; text: string }
-  /** An STT word taken for the bot's own echo: dropped (counted). */
+  /** An STT word dropped: the bot's own echo, or words held over the bot's audio that no real speech vouched for (counted with the echo guard on). */
   | { kind: "echoWord"; text: string }
   /** A word that belongs to the last user message (its flush timed out). */
   | { kind: "lateUserWord"; text: string }
@@ -134,6 +134,9 @@ export interface TurnStep {
   state: TurnState;
   effects: TurnEffect[];
 }
+
+/** The vouching window without the echo guard (confirmByWords off): about the STT's lag. */
+const HELD_WORD_MS = 1500;
 
 export const INITIAL_TURN_STATE: TurnState = {
   phase: "idle",
@@ -191,7 +194,10 @@ const HANDLERS: Handlers = {
   word: (s, e, config) => {
     // The bot's own voice heard back: neither a confirmation nor the user's turn.
     if (e.echo) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
-    if (e.nearBot && !vouched(s, e.at, config)) {
+    // Words over the bot's audio wait for real speech: with the echo guard (its
+    // echo, misheard), or with confirmByWords off (a burst that will misfire).
+    const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
+    if (overBot && !vouched(s, e.at, config)) {
       const { kept, expired } = splitHeld(s.heldWords, e.at, config);
       return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at }] }, effects: expired };
     }
@@ -299,14 +305,19 @@ function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs
   };
 }
 
-/** True when real speech was heard recently enough to vouch for a word at `at` (always, with the guard off). */
+/** How long real speech vouches for the words after it, and a held word waits for it: the STT's lag. */
+function vouchMs(config: TurnConfig): number {
+  return config.vouchWordsMs ?? HELD_WORD_MS;
+}
+
+/** True when real speech was heard recently enough to vouch for a word at `at`. */
 function vouched(s: TurnState, at: number, config: TurnConfig): boolean {
-  return config.vouchWordsMs === undefined || s.realSpeech || at - s.realSpeechAt <= config.vouchWordsMs;
+  return s.realSpeech || at - s.realSpeechAt <= vouchMs(config);
 }
 
 /** Held words still within the window at `at`, and an echoWord effect for each one past it. */
 function splitHeld(held: TurnState["heldWords"], at: number, config: TurnConfig): { kept: TurnState["heldWords"]; expired: TurnEffect[] } {
-  const windowMs = config.vouchWordsMs ?? 0;
+  const windowMs = vouchMs(config);
   const kept = held.filter((w) => at - w.at <= windowMs);
   const expired: TurnEffect[] = held.filter((w) => at - w.at > windowMs).map((w) => ({ kind: "echoWord", text: w.text }));
   return { kept, expired };

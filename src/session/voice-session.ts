@@ -247,7 +247,7 @@ export class VoiceSession {
       case "userTranscript":
         return this.#transcript(this.#transcripts.partial(this.#transcripts.openUserId(), "user", effect.text));
       case "echoWord":
-        this.#counters.echoWords++;
+        if (this.#botWords) this.#counters.echoWords++;
         return;
       case "lateUserWord": {
         // The end of the last turn's speech, after its flush timed out: keep it there.

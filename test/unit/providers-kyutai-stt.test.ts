@@ -204,6 +204,8 @@ describe("kyutaiStt", () => {
     const controller = new AbortController();
     const connecting = kyutaiStt({ urls: server.url, startupTimeoutMs: 5000 }).connect(controller.signal);
     while (server.connections.length === 0) await new Promise((r) => setTimeout(r, 5));
+    // The server has the connection; give the client its open event too (before it, a close is a 1006 by the spec).
+    await new Promise((r) => setTimeout(r, 50));
     controller.abort();
     expect(await rejectionOf(connecting)).toHaveProperty("name", "AbortError");
     expect(await server.connections[0].closed).toBe(1000);

@@ -129,7 +129,16 @@ describe("turn machine", () => {
     expect(byWord.effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "words", speechStartToConfirmMs: 80 });
     const config = { ...CONFIG, confirmByWords: false };
     const held = run([{ kind: "word", text: "wait", at: 5080 }], run([{ kind: "speechStart", pausedByWorker: true, at: 5000 }], botSpeaking(config), config).state, config);
-    expect(kinds(held.effects)).toEqual(["userTranscript"]);
+    // Held (not yet the user's) until real speech vouches for it; then it joins the turn and speech confirms.
+    expect(held.effects).toEqual([]);
+    expect(held.state.heldWords).toEqual([{ text: "wait", at: 5080 }]);
+    const confirmed = run([{ kind: "speechRealStart", at: 5200 }], held.state, config);
+    expect(kinds(confirmed.effects).slice(0, 2)).toEqual(["userTranscript", "cutReplyToHeard"]);
+    expect(confirmed.effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "speech" });
+    // A burst that misfires leaves no word behind: the STT's late word for it is not a user turn.
+    const burst = run([{ kind: "misfire", resumedByWorker: true }, { kind: "replyDone", generation: 1 }], held.state, config);
+    expect(burst.state.userWords).toEqual([]);
+    expect(kinds(burst.effects)[0]).toBe("echoWord");
   });
 
   test("a misfire resumes the paused reply with its token and drops the words heard in the burst", () => {

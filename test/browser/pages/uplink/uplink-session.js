@@ -69,7 +69,11 @@ export async function endPolicyScenario({ stallQuery, budgetMs = 500 }) {
   await t.session.start();
   const startedAt = performance.now();
   // The primed first stream is over budget at the first frame: overload, end, reconnect.
-  await until(() => stt.connections.length >= 2 && t.session.liveQuests.includes("stt") && (t.session.metrics.uplink?.sentSamples ?? 0) > 0, 20000);
+  await until(() => stt.connections.length >= 2 && t.session.liveQuests.includes("stt") && (t.session.metrics.uplink?.sentSamples ?? 0) > 0, 20000).catch((err) => {
+    // Say where it stuck: a bare timeout says nothing about the cause.
+    const where = { connections: stt.connections, liveQuests: t.session.liveQuests, state: t.session.state, uplink: t.session.metrics.uplink, overloads, warnings: t.log.warnings, errors: t.log.errors };
+    throw new Error(`${err.message}; instead ${JSON.stringify(where)}`);
+  });
   const reconnectedAfterMs = performance.now() - startedAt;
   const uplinkAfterReconnect = t.session.metrics.uplink;
   await t.say("turn-on-lights");
