@@ -38,7 +38,8 @@ test.describe("a full turn with known speech injected through `input`", () => {
       // (it depends on where the 80 ms frames fall); the content words always come through.
       const hits = QUESTION.filter((w) => heard.includes(w)).length;
       expect(hits, `recognised "${user.text}"`).toBeGreaterThanOrEqual(4);
-      for (const word of ["weather", "like", "today"]) expect(heard, `recognised "${user.text}"`).toContain(word);
+      const said = `recognised "${user.text}"; transcripts ${JSON.stringify(result.log.transcripts)}; warnings ${JSON.stringify(result.log.warnings)}`;
+      for (const word of ["weather", "like", "today"]) expect(heard, said).toContain(word);
       const reply = result.history[1];
       expect(reply.role).toBe("assistant");
       expect(reply.text.split(" ").length).toBeGreaterThan(3);
