@@ -12,7 +12,7 @@ import type {
   UplinkFormat,
 } from "../protocol/audio-messages.js";
 import { VAD_SAMPLE_RATE } from "../protocol/frames.js";
-import { Emitter, Subscribable } from "../util/emitter.js";
+import { Emitter, type Listener } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
 import { ensureRunning, loadWorklet } from "./worklet-loader.js";
@@ -112,9 +112,9 @@ export interface MicrophoneEvents extends Record<string, unknown> {
   echo: MicrophoneEcho;
 }
 
-export class Microphone extends Subscribable<MicrophoneEvents> {
+export class Microphone {
   readonly context: AudioContext;
-  readonly #emitter: Emitter<MicrophoneEvents>;
+  readonly #emitter = new Emitter<MicrophoneEvents>();
   readonly #options: MicrophoneOptions;
   readonly #url: string;
   #stream: MediaStream | undefined;
@@ -124,9 +124,6 @@ export class Microphone extends Subscribable<MicrophoneEvents> {
   #started: MicrophoneEvents["started"] | undefined;
 
   constructor(options: MicrophoneOptions) {
-    const emitter = new Emitter<MicrophoneEvents>();
-    super(emitter);
-    this.#emitter = emitter;
     if (!options?.context) throw new ConfigError("Microphone: `context` (an AudioContext) is required");
     checkAssetUrls("Microphone", options.assets);
     this.context = options.context;
@@ -134,6 +131,22 @@ export class Microphone extends Subscribable<MicrophoneEvents> {
     this.#url = resolveAssetUrl("captureWorklet", options);
   }
 
+  on<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): () => void {
+    return this.#emitter.on(name, fn);
+  }
+
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof MicrophoneEvents & string>(name: K, signal?: AbortSignal): Promise<MicrophoneEvents[K]>;
+  once<K extends keyof MicrophoneEvents & string>(name: K, fnOrSignal?: Listener<MicrophoneEvents[K]> | AbortSignal): (() => void) | Promise<MicrophoneEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#emitter.once(name, fnOrSignal) : this.#emitter.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): void {
+    this.#emitter.off(name, fn);
+  }
 
   /** The stream being captured (after start). */
   get stream(): MediaStream | undefined {

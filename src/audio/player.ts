@@ -28,7 +28,7 @@ import type {
   PlaybackState,
   PlaybackToMainMessage,
 } from "../protocol/audio-messages.js";
-import { Emitter, Subscribable } from "../util/emitter.js";
+import { Emitter, type Listener } from "../util/emitter.js";
 import { isPauseToken } from "./pause-token.js";
 import { PortPlayerTransport } from "./player-port-transport.js";
 import { SharedPlayerTransport } from "./player-shared-transport.js";
@@ -123,9 +123,9 @@ export interface ProcessProfile {
 const DEFAULT_PREBUFFER_MS = 40;
 const MAX_FADE_MS = 5;
 
-export class Player extends Subscribable<PlayerEvents> {
+export class Player {
   readonly context: AudioContext;
-  readonly #emitter: Emitter<PlayerEvents>;
+  readonly #emitter = new Emitter<PlayerEvents>();
   readonly #url: string;
   readonly #destination: AudioNode;
   readonly #options: PlaybackProcessorOptions;
@@ -137,9 +137,6 @@ export class Player extends Subscribable<PlayerEvents> {
   droppedStaleSamples = 0;
 
   constructor(options: PlayerOptions) {
-    const emitter = new Emitter<PlayerEvents>();
-    super(emitter);
-    this.#emitter = emitter;
     if (!options?.context) throw new ConfigError("Player: `context` (an AudioContext) is required");
     checkAssetUrls("Player", options.assets);
     this.context = options.context;
@@ -191,6 +188,22 @@ export class Player extends Subscribable<PlayerEvents> {
     return this.#generation;
   }
 
+  on<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): () => void {
+    return this.#emitter.on(name, fn);
+  }
+
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof PlayerEvents & string>(name: K, signal?: AbortSignal): Promise<PlayerEvents[K]>;
+  once<K extends keyof PlayerEvents & string>(name: K, fnOrSignal?: Listener<PlayerEvents[K]> | AbortSignal): (() => void) | Promise<PlayerEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#emitter.once(name, fnOrSignal) : this.#emitter.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): void {
+    this.#emitter.off(name, fn);
+  }
 
   /**
    * Loads the worklet, starts the context and connects the node. Rejects with

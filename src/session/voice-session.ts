@@ -20,7 +20,7 @@ import { BargeinError, ConfigError, StateError } from "../errors.js";
 import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
-import { Emitter, Subscribable } from "../util/emitter.js";
+import { Emitter, type Listener } from "../util/emitter.js";
 import { bargeInMinSpeechMs, createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
 import type { ComponentsFactory, SessionComponents } from "./ports.js";
@@ -41,15 +41,13 @@ export type { ComponentsFactory, SessionComponents } from "./ports.js";
 const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
 
-export class VoiceSession extends Subscribable<VoiceSessionEvents> {
+export class VoiceSession {
   readonly #options: VoiceSessionOptions;
   readonly #makeComponents: ComponentsFactory;
   readonly #admission: LlmAdmission;
   readonly #llm: LlmProvider;
   readonly #config: TurnConfig;
-  readonly #events: Emitter<VoiceSessionEvents>;
-  /** What the components and the STT link report goes through here (session-inputs.ts). */
-  readonly #inputs: InputSink;
+  readonly #events = new Emitter<VoiceSessionEvents>();
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
   readonly #transcripts = new TranscriptFeed();
@@ -76,10 +74,6 @@ export class VoiceSession extends Subscribable<VoiceSessionEvents> {
   #cancelling: Promise<void> = Promise.resolve();
 
   constructor(options: VoiceSessionOptions) {
-    const emitter = new Emitter<VoiceSessionEvents>();
-    super(emitter);
-    this.#events = emitter;
-    this.#inputs = this.#makeInputs();
     checkSessionOptions(options);
     this.#options = options;
     this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
@@ -89,6 +83,23 @@ export class VoiceSession extends Subscribable<VoiceSessionEvents> {
     this.#config = turnConfigOf(options);
   }
 
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): () => void {
+    return this.#events.on(name, fn);
+  }
+
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof VoiceSessionEvents & string>(name: K, signal?: AbortSignal): Promise<VoiceSessionEvents[K]>;
+  once<K extends keyof VoiceSessionEvents & string>(name: K, fnOrSignal?: Listener<VoiceSessionEvents[K]> | AbortSignal): (() => void) | Promise<VoiceSessionEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#events.once(name, fnOrSignal) : this.#events.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): void {
+    this.#events.off(name, fn);
+  }
 
   get state(): SessionState {
     return this.#turn.phase;
@@ -195,24 +206,22 @@ export class VoiceSession extends Subscribable<VoiceSessionEvents> {
     this.#stopping = undefined;
   }
 
-  /** What the components and the STT link report goes through (session-inputs.ts); made once the emitter is set. */
-  #makeInputs(): InputSink {
-    return {
-      dispatch: (event) => this.#dispatch(event),
-      events: this.#events,
-      counters: this.#counters,
-      noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
-      sendAudio: (pcm) => this.#stt?.send(pcm),
-      playbackStarted: (generation, at) => {
-        const reply = this.#turn.reply;
-        if (reply?.generation !== generation || reply.audible) return;
-        this.#reply?.audible(at);
-        this.#dispatch({ kind: "replyAudible", generation });
-      },
-      echoOf: (text) => this.#echoOf(text),
-      fail: (err) => this.#fail(err),
-    };
-  }
+  /** What the components and the STT link report goes through here (session-inputs.ts). */
+  readonly #inputs: InputSink = {
+    dispatch: (event) => this.#dispatch(event),
+    events: this.#events,
+    counters: this.#counters,
+    noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
+    sendAudio: (pcm) => this.#stt?.send(pcm),
+    playbackStarted: (generation, at) => {
+      const reply = this.#turn.reply;
+      if (reply?.generation !== generation || reply.audible) return;
+      this.#reply?.audible(at);
+      this.#dispatch({ kind: "replyAudible", generation });
+    },
+    echoOf: (text) => this.#echoOf(text),
+    fail: (err) => this.#fail(err),
+  };
 
   // ─── the machine and its effects ──────────────────────────────────────────
 

@@ -32,7 +32,7 @@
  * Pure: no DOM; the sink and the clock are injected.
  */
 import { ConfigError } from "../errors.js";
-import { Emitter, Subscribable } from "../util/emitter.js";
+import { Emitter, type Listener } from "../util/emitter.js";
 
 export type OverloadPolicy = "end" | "gap";
 
@@ -109,7 +109,7 @@ const WAIT_WINDOW = 256;
 /** What a gap marker is counted as against the budget (a small msgpack/JSON message). */
 const GAP_MARKER_BYTES = 32;
 
-export class Uplink extends Subscribable<UplinkEvents> {
+export class Uplink {
   readonly budgetBytes: number;
   /** The most the socket's own buffer is given; see the header. */
   readonly #socketHighWater: number;
@@ -120,7 +120,7 @@ export class Uplink extends Subscribable<UplinkEvents> {
   readonly #bytesPerSample: number;
   readonly #retryMs: number;
   readonly #now: () => number;
-  readonly #events: Emitter<UplinkEvents>;
+  readonly #events = new Emitter<UplinkEvents>();
   readonly #queue: Item[] = [];
   #queuedBytes = 0;
   #audioFrames = 0;
@@ -145,9 +145,6 @@ export class Uplink extends Subscribable<UplinkEvents> {
   };
 
   constructor(sink: UplinkSink, options: UplinkOptions) {
-    const emitter = new Emitter<UplinkEvents>();
-    super(emitter);
-    this.#events = emitter;
     const budgetMs = options.budgetMs ?? 500;
     if (!(budgetMs > 0)) throw new ConfigError(`Uplink: \`budgetMs\` must be > 0, not ${budgetMs}`);
     if (!(options.sampleRate > 0)) throw new ConfigError(`Uplink: \`sampleRate\` must be > 0`);
@@ -168,6 +165,22 @@ export class Uplink extends Subscribable<UplinkEvents> {
     this.#now = options.now ?? (() => performance.now());
   }
 
+  on<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): () => void {
+    return this.#events.on(name, fn);
+  }
+
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof UplinkEvents & string>(name: K, signal?: AbortSignal): Promise<UplinkEvents[K]>;
+  once<K extends keyof UplinkEvents & string>(name: K, fnOrSignal?: Listener<UplinkEvents[K]> | AbortSignal): (() => void) | Promise<UplinkEvents[K]> {
+    return typeof fnOrSignal === "function" ? this.#events.once(name, fnOrSignal) : this.#events.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): void {
+    this.#events.off(name, fn);
+  }
 
   /** True once the "end" policy ended the stream. */
   get ended(): boolean {

@@ -118,34 +118,3 @@ function report(err: unknown): void {
     throw err;
   });
 }
-
-/**
- * The subscribe side of an Emitter, for a class that keeps the emitting side
- * to itself: `on`, `once` and `off` as the Emitter has them, and no `emit`.
- * The subclass makes the Emitter, hands it to `super()` and emits on it.
- */
-export class Subscribable<Events extends EventMap> {
-  readonly #emitter: Emitter<Events>;
-
-  constructor(emitter: Emitter<Events>) {
-    this.#emitter = emitter;
-  }
-
-  /** Subscribes to an event; returns the function that unsubscribes. */
-  on<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): () => void {
-    return this.#emitter.on(name, fn);
-  }
-
-  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
-  once<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): () => void;
-  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
-  once<K extends keyof Events & string>(name: K, signal?: AbortSignal): Promise<Events[K]>;
-  once<K extends keyof Events & string>(name: K, fnOrSignal?: Listener<Events[K]> | AbortSignal): (() => void) | Promise<Events[K]> {
-    return typeof fnOrSignal === "function" ? this.#emitter.once(name, fnOrSignal) : this.#emitter.once(name, fnOrSignal);
-  }
-
-  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
-  off<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): void {
-    this.#emitter.off(name, fn);
-  }
-}
