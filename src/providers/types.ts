@@ -67,7 +67,21 @@ export type SttEvent =
    */
   | { kind: "pause"; probability: number; stepIndex: number }
   /** A marker sent by `flush` came back: every sample before it was processed. */
-  | { kind: "marker"; id: number };
+  | { kind: "marker"; id: number }
+  /**
+   * The service heard speech begin at `startS` (Deepgram `SpeechStarted`,
+   * AssemblyAI `SpeechStarted`). Informational: barge-in is the VAD's call.
+   */
+  | { kind: "speech-start"; startS: number }
+  /**
+   * The service judged the user's turn over (Deepgram Flux `EndOfTurn`,
+   * AssemblyAI `end_of_turn`). `eager` marks a likely end that may still
+   * resume (Flux `EagerEndOfTurn`); `confidence` is the service's own (0..1)
+   * when it gives one. The session's turn policy decides what to do with it.
+   */
+  | { kind: "end-of-turn"; eager: boolean; confidence?: number }
+  /** The user went on after an eager end of turn (Flux `TurnResumed`). */
+  | { kind: "turn-resumed" };
 
 /** An open speech-to-text stream. One producer sends; one consumer reads `events`. */
 export interface SttStream {
