@@ -37,12 +37,18 @@ export type {
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
 export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
-export { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "./providers/index.js";
+export { kyutaiStt, kyutaiTts, elevenlabsTts, cartesiaTts, openaiChat, websocketLlm } from "./providers/index.js";
 export type {
   KyutaiSttOptions,
   KyutaiServiceOptions,
   KyutaiTtsOptions,
   KyutaiTtsProvider,
+  ElevenlabsTtsOptions,
+  ElevenlabsPcmFormat,
+  ElevenlabsVoiceSettings,
+  CartesiaTtsOptions,
+  CartesiaEncoding,
+  CartesiaSampleRate,
   OpenaiChatOptions,
   WebsocketLlmOptions,
   SttProvider,
