@@ -4,6 +4,8 @@
 //   WS   /api/tts_streaming                 TTS (tts.mjs, flite)
 //   POST /v1/chat/completions               LLM over SSE (llm.mjs, scripted ELIZA)
 //   WS   /v1/responses                      LLM over a WebSocket
+//   WS   /v1/text-to-speech/{voice}/multi-stream-input  ElevenLabs TTS (emulators/elevenlabs.mjs, flite)
+//   WS   /tts/websocket                     Cartesia TTS (emulators/cartesia.mjs, flite)
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
 //   GET  /api/token                         a token for the page's token functions
@@ -19,6 +21,8 @@ import { installCommand } from "./speech-deps.mjs";
 import { createSttService } from "./stt.mjs";
 import { createTtsService } from "./tts.mjs";
 import { createLlmService } from "./llm.mjs";
+import { ELEVENLABS_PATH, createElevenlabsEmulator } from "./emulators/elevenlabs.mjs";
+import { CARTESIA_PATH, createCartesiaEmulator } from "./emulators/cartesia.mjs";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -101,17 +105,21 @@ export async function startReferenceBackend(options = {}) {
   });
 
   const wss = new WebSocketServer({ noServer: true });
-  /** @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL) => unknown, knobs?: import("./knobs.mjs").Knobs }>} */
+  // A `*` in a route's path matches one path segment (a voice id). An emulator checks the
+  // token the way its service does (`authorize`); the others take `isAuthorized`'s ways.
+  /** @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL) => unknown, knobs?: import("./knobs.mjs").Knobs, authorize?: typeof isAuthorized }>} */
   const routes = {
     "/api/asr-streaming": { handle: stt, knobs: defaults.stt },
     "/api/tts_streaming": { handle: tts, knobs: defaults.tts },
     "/v1/responses": { handle: llm.handleResponses, knobs: defaults.llm },
+    [ELEVENLABS_PATH]: { ...createElevenlabsEmulator({ stats }), knobs: defaults.tts },
+    [CARTESIA_PATH]: { ...createCartesiaEmulator({ stats }), knobs: defaults.tts },
   };
   server.on("upgrade", (req, socket, head) => {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const route = routes[url.pathname];
+    const route = findRoute(routes, url.pathname);
     if (!route) return refuseUpgrade(socket, 404, "Not Found");
-    if (!isAuthorized(req, url, token)) {
+    if (!(route.authorize ?? isAuthorized)(req, url, token)) {
       stats.add("http", "unauthorized");
       return refuseUpgrade(socket, 401, "Unauthorized");
     }
@@ -147,6 +155,20 @@ export async function startReferenceBackend(options = {}) {
 }
 
 /** @typedef {Awaited<ReturnType<typeof startReferenceBackend>>} ReferenceBackend */
+
+/**
+ * The route for a path: an exact match, else one whose `*` segments match any one segment.
+ * @template T @param {Record<string, T>} routes @param {string} pathname @returns {T | undefined}
+ */
+function findRoute(routes, pathname) {
+  if (routes[pathname]) return routes[pathname];
+  const segments = pathname.split("/");
+  for (const [path, route] of Object.entries(routes)) {
+    const pattern = path.split("/");
+    if (pattern.length === segments.length && pattern.every((p, i) => p === segments[i] || (p === "*" && segments[i] !== ""))) return route;
+  }
+  return undefined;
+}
 
 /** @param {import("node:http").ServerResponse} res @param {number} status @param {unknown} body */
 function sendJson(res, status, body) {

@@ -27,7 +27,7 @@
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError } from "../errors.js";
 import { DEFAULT_CONNECT_TIMEOUT_MS, finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, type MessageSocket } from "./message-socket.js";
-import { base64Pcm, randomContextId, type PcmEncoding } from "./pcm-base64.js";
+import { PcmAssembler, base64Bytes, randomContextId, type PcmEncoding } from "./pcm-base64.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import type { TtsEvent, TtsProvider, TtsStream } from "./types.js";
 import { decodeJson, protocolError, stringField, type TaggedMessage, type WireContext } from "./wire.js";
@@ -120,6 +120,7 @@ export function cartesiaParser(
   encoding: PcmEncoding,
   sampleRate: number,
 ): (data: ArrayBuffer | string, ctx: WireContext) => CartesiaEvent[] | undefined {
+  const pcmOf = new PcmAssembler(encoding);
   return (data, ctx) => {
     const msg = decodeJson(data, ctx);
     if (msg.type === "error") throw cartesiaServerError(msg, ctx);
@@ -130,7 +131,7 @@ export function cartesiaParser(
     }
     switch (msg.type) {
       case "chunk": {
-        const pcm = base64Pcm(stringField(msg, "data", ctx), encoding, ctx, "chunk.data");
+        const pcm = pcmOf.push(base64Bytes(stringField(msg, "data", ctx), ctx, "chunk.data"), ctx, "chunk.data");
         return pcm.length > 0 ? [{ kind: "audio", pcm, sampleRate }] : undefined;
       }
       case "timestamps": {

@@ -32,7 +32,7 @@ import { alignWords, flushWord, type AlignedWord, type CharAlignment } from "./c
 import { DEFAULT_CONNECT_TIMEOUT_MS, decodeJsonObject, finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
 import type { MessageSocket } from "./message-socket.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./message-socket.js";
-import { base64Pcm, randomContextId } from "./pcm-base64.js";
+import { PcmAssembler, base64Bytes, randomContextId } from "./pcm-base64.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import type { TtsEvent, TtsProvider, TtsStream } from "./types.js";
 import { protocolError, type WireContext } from "./wire.js";
@@ -140,6 +140,7 @@ export function elevenlabsParser(contextId: string, sampleRate: number): (data: 
   let samplesSoFar = 0;
   let open: AlignedWord | undefined;
   let final = false;
+  const pcmOf = new PcmAssembler("s16le");
   return (data, ctx) => {
     const msg = decodeJsonObject(data, ctx);
     if (final) return undefined;
@@ -155,7 +156,7 @@ export function elevenlabsParser(contextId: string, sampleRate: number): (data: 
     const audio = msg.audio;
     if (audio !== undefined && audio !== null) {
       if (typeof audio !== "string") throw protocolError(ctx, "audio should be a base64 string");
-      const pcm = base64Pcm(audio, "s16le", ctx, "audio");
+      const pcm = pcmOf.push(base64Bytes(audio, ctx, "audio"), ctx, "audio");
       const alignment = readAlignment(msg.alignment ?? msg.normalizedAlignment, ctx);
       if (alignment) {
         const step = alignWords(open, alignment, samplesSoFar / sampleRate);

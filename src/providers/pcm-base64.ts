@@ -28,33 +28,47 @@ export function base64Bytes(text: string, ctx: WireContext, what: string): Uint8
 }
 
 /**
- * Little-endian PCM bytes to float32 in -1..1 (s16 as v/32768). A byte count
- * that is not a whole number of samples is a ProtocolError: a service sends
- * whole samples in each message, so a torn one means a broken stream.
+ * Little-endian PCM bytes to float32 in -1..1 (s16 as v/32768), across
+ * messages: a message may end inside a sample (the services' docs do not
+ * promise whole samples per message; Cartesia's own example chunk is 17
+ * bytes), so the bytes of a torn sample wait for the next message.
+ * One instance per stream.
  */
-export function pcmToFloat32(bytes: Uint8Array, encoding: PcmEncoding, ctx: WireContext, what: string): Float32Array {
-  const width = encoding === "s16le" ? 2 : 4;
-  if (bytes.byteLength % width !== 0) {
-    throw protocolError(ctx, `${what} holds ${bytes.byteLength} bytes, not a whole number of ${encoding} samples`);
-  }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const out = new Float32Array(bytes.byteLength / width);
-  if (encoding === "s16le") {
-    for (let i = 0; i < out.length; i++) out[i] = view.getInt16(i * 2, true) / 32768;
-  } else {
-    for (let i = 0; i < out.length; i++) {
-      const v = view.getFloat32(i * 4, true);
-      // A NaN or an infinity would poison the player's resampler and every sample after it.
-      if (!Number.isFinite(v)) throw protocolError(ctx, `${what} holds a sample that is not a finite number`);
-      out[i] = v;
-    }
-  }
-  return out;
-}
+export class PcmAssembler {
+  readonly #encoding: PcmEncoding;
+  readonly #width: number;
+  /** The first bytes of a sample torn by the last message. */
+  #carry = new Uint8Array(0);
 
-/** Both steps: base64 text to float32 samples. */
-export function base64Pcm(text: string, encoding: PcmEncoding, ctx: WireContext, what: string): Float32Array {
-  return pcmToFloat32(base64Bytes(text, ctx, what), encoding, ctx, what);
+  constructor(encoding: PcmEncoding) {
+    this.#encoding = encoding;
+    this.#width = encoding === "s16le" ? 2 : 4;
+  }
+
+  /** The whole samples that `bytes` completes, as a fresh array (possibly empty). */
+  push(bytes: Uint8Array, ctx: WireContext, what: string): Float32Array {
+    let data = bytes;
+    if (this.#carry.byteLength > 0) {
+      data = new Uint8Array(this.#carry.byteLength + bytes.byteLength);
+      data.set(this.#carry);
+      data.set(bytes, this.#carry.byteLength);
+    }
+    const whole = data.byteLength - (data.byteLength % this.#width);
+    this.#carry = data.slice(whole);
+    const view = new DataView(data.buffer, data.byteOffset, whole);
+    const out = new Float32Array(whole / this.#width);
+    if (this.#encoding === "s16le") {
+      for (let i = 0; i < out.length; i++) out[i] = view.getInt16(i * 2, true) / 32768;
+    } else {
+      for (let i = 0; i < out.length; i++) {
+        const v = view.getFloat32(i * 4, true);
+        // A NaN or an infinity would poison the player's resampler and every sample after it.
+        if (!Number.isFinite(v)) throw protocolError(ctx, `${what} holds a sample that is not a finite number`);
+        out[i] = v;
+      }
+    }
+    return out;
+  }
 }
 
 /**
