@@ -144,7 +144,10 @@ export function elevenlabsParser(contextId: string, sampleRate: number): (data: 
   return (data, ctx) => {
     const msg = decodeJsonObject(data, ctx);
     if (final) return undefined;
-    if (msg.error !== undefined || (typeof msg.message === "string" && msg.audio === undefined && msg.isFinal === undefined)) {
+    if (msg.error !== undefined || (msg.message !== undefined && msg.audio === undefined && msg.isFinal === undefined)) {
+      if ((msg.error !== undefined && typeof msg.error !== "string") || (msg.message !== undefined && typeof msg.message !== "string")) {
+        throw protocolError(ctx, "an error message should have string `error` and `message` fields");
+      }
       throw elevenlabsServerError(msg, ctx);
     }
     const context = msg.contextId ?? msg.context_id;

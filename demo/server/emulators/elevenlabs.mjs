@@ -107,8 +107,12 @@ export function createElevenlabsEmulator({ stats }) {
         if (context.closing) {
           const tail = context.speech.finish();
           if (tail.length > 0) void sender.send(JSON.stringify({ audio: base64Pcm(tail, "pcm_s16le"), alignment: null, normalizedAlignment: null, contextId: id }), tail.length / rate);
-          contexts.delete(id);
-          void sender.send(JSON.stringify({ isFinal: true, contextId: id })).then(() => stats.add("tts", "completed"));
+          // The context is over once isFinal is out: until then a client that leaves cut it short.
+          void sender.send(JSON.stringify({ isFinal: true, contextId: id })).then(() => {
+            if (abort.signal.aborted) return;
+            contexts.delete(id);
+            stats.add("tts", "completed");
+          });
         }
       });
     }
@@ -168,6 +172,7 @@ export function createElevenlabsEmulator({ stats }) {
       }
       if (!context) return; // a keep-alive, or a flush or close of a context that has ended
       if (typeof msg.text === "string" && msg.text.trim() !== "" && !context.closing) context.speech.push(msg.text);
+      if (context.closing) return; // its ending is under way
       if (msg.close_context === true) context.closing = true;
       speakReady(id, msg.flush === true);
     });
