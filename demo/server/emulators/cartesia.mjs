@@ -103,7 +103,8 @@ export function createCartesiaEmulator({ stats }) {
       }
       const id = typeof msg?.context_id === "string" ? msg.context_id : `ctx-${contexts.size}`;
       if (msg?.cancel === true) {
-        contexts.delete(id);
+        // A context cancelled before its done: the client cut it short (barge-in).
+        if (contexts.delete(id)) stats.add("tts", "closedByClient");
         return;
       }
       const format = msg?.output_format;
