@@ -130,17 +130,32 @@ export function createCartesiaEmulator({ stats }) {
         contexts.set(id, context);
       }
       if (context.ended) return sendError(400, "this context has ended (continue: false was sent)", id);
-      context.speech.push(msg.transcript);
-      if (msg.continue !== true) context.ended = true;
-      const flush = msg.flush === true;
-      setImmediate(() => speak(id, context, flush));
+      const ends = msg.continue !== true;
+      context.ended = ends;
+      work.push({ id, context, transcript: msg.transcript, flush: msg.flush === true, ends });
+      if (work.length === 1) setImmediate(drain);
     }
 
-    /** @param {string} id @param {NonNullable<ReturnType<typeof contexts.get>>} context @param {boolean} flush */
-    function speak(id, context, flush) {
-      if (abort.signal.aborted || contexts.get(id) !== context) return;
+    /**
+     * The inputs, spoken one at a time in arrival order (flite is synchronous, ~50 ms a
+     * phrase; a turn of the event loop between inputs lets the socket's messages in, a cancel too).
+     * @type {{ id: string, context: NonNullable<ReturnType<typeof contexts.get>>, transcript: string, flush: boolean, ends: boolean }[]}
+     */
+    const work = [];
+    function drain() {
+      const item = work[0];
+      if (!item || abort.signal.aborted) return;
+      speak(item);
+      work.shift();
+      if (work.length > 0) setImmediate(drain);
+    }
+
+    /** @param {(typeof work)[number]} item */
+    function speak({ id, context, transcript, flush, ends }) {
+      if (contexts.get(id) !== context) return; // cancelled
+      context.speech.push(transcript);
       const { rate, encoding } = context.format;
-      for (const phrase of context.speech.takePhrases(flush || context.ended)) {
+      for (const phrase of context.speech.takePhrases(flush || ends)) {
         let w = 0;
         const chunk = Math.round(CHUNK_S * rate);
         for (let at = 0; at < phrase.pcm.length; at += chunk) {
@@ -166,7 +181,7 @@ export function createCartesiaEmulator({ stats }) {
         }
       }
       if (flush) void send(id, { type: "flush_done", done: false, flush_done: true, flush_id: ++context.flushId, status_code: 206, context_id: id });
-      if (context.ended) {
+      if (ends) {
         const tail = context.speech.finish();
         if (tail.length > 0) void send(id, { type: "chunk", data: base64Pcm(tail, encoding), done: false, status_code: 206, step_time: 0, context_id: id }, tail.length / rate);
         void send(id, { type: "done", done: true, status_code: 206, context_id: id }).then(() => {
