@@ -123,4 +123,22 @@ describe("Cartesia emulator /tts/websocket", () => {
     expect(ofType(ws, "error")[0]).toMatchObject({ status_code: 400, context_id: client.generationRequest.context_id });
     ws.close();
   });
+
+  test("delay_ms holds the first audio; stall_ms opens a gap in the middle of the stream", async () => {
+    const timed = async (query: string) => {
+      const ws = new RecordingSocket(url(query), "json");
+      await ws.opened;
+      ws.send(request("One two three four five six seven eight.", { continue: false }));
+      await ws.until(() => ofType(ws, "done").length > 0, 20_000, "done");
+      ws.close();
+      const at = [ws.openedAt, ...ws.messages.map((m) => m.at)];
+      const gaps = at.slice(1).map((t, i) => t - at[i]);
+      return { first: gaps[0], maxGap: Math.max(...gaps) };
+    };
+    expect((await timed("&delay_ms=400")).first).toBeGreaterThanOrEqual(380);
+    // Paced at real time, so the stream is still going when the stall begins.
+    const steady = await timed("&pace=1&burst_s=0");
+    const stalled = await timed("&pace=1&burst_s=0&stall_after_ms=300&stall_ms=700");
+    expect(stalled.maxGap).toBeGreaterThanOrEqual(steady.maxGap + 400);
+  });
 });

@@ -117,4 +117,23 @@ describe("ElevenLabs emulator /v1/text-to-speech/{voice_id}/multi-stream-input",
     expect((await mp3.closed).code).toBe(1008);
     expect(mp3.messages[0].message?.error).toBe("invalid_output_format");
   });
+
+  test("delay_ms holds the first audio; stall_ms opens a gap in the middle of the stream", async () => {
+    const timed = async (query: string) => {
+      const ws = new RecordingSocket(path("v", query), "json");
+      await ws.opened;
+      ws.send({ text: "One two three four five six seven eight. ", context_id: "t" });
+      ws.send({ context_id: "t", close_context: true });
+      await ws.until(() => ws.messages.some((m) => m.message?.isFinal), 20_000, "isFinal");
+      ws.close();
+      const at = [ws.openedAt, ...ws.messages.map((m) => m.at)];
+      const gaps = at.slice(1).map((t, i) => t - at[i]);
+      return { first: gaps[0], maxGap: Math.max(...gaps) };
+    };
+    expect((await timed("&delay_ms=400")).first).toBeGreaterThanOrEqual(380);
+    // Paced at real time, so the stream is still going when the stall begins.
+    const steady = await timed("&pace=1&burst_s=0");
+    const stalled = await timed("&pace=1&burst_s=0&stall_after_ms=300&stall_ms=700");
+    expect(stalled.maxGap).toBeGreaterThanOrEqual(steady.maxGap + 400);
+  });
 });

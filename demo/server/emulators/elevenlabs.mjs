@@ -90,10 +90,12 @@ export function createElevenlabsEmulator({ stats }) {
       faults.dispose();
     });
 
-    await sleep(knobs.delayMs ?? 0, abort.signal);
-    if (abort.signal.aborted) return;
-    if (knobs.malformed) faults.send(knobs.malformed === "notype" ? JSON.stringify([1, 2, 3]) : '{"audio": "AAAA", "alignm');
-    if (knobs.oversize) faults.send(JSON.stringify({ audio: "A".repeat(Math.ceil(knobs.oversize / 4) * 4), contextId: "oversize" }));
+    // Messages that arrive during the start-up delay wait for it, in order.
+    const started = sleep(knobs.delayMs ?? 0, abort.signal).then(() => {
+      if (abort.signal.aborted) return;
+      if (knobs.malformed) faults.send(knobs.malformed === "notype" ? JSON.stringify([1, 2, 3]) : '{"audio": "AAAA", "alignm');
+      if (knobs.oversize) faults.send(JSON.stringify({ audio: "A".repeat(Math.ceil(knobs.oversize / 4) * 4), contextId: "oversize" }));
+    });
 
     /** Speaks what is ready in a context; when it is closing, all of it, then isFinal. @param {string} id @param {boolean} force */
     function speakReady(id, force) {
@@ -145,7 +147,13 @@ export function createElevenlabsEmulator({ stats }) {
     ws.on("message", (data, isBinary) => {
       clearTimeout(inactivity);
       inactivity = setTimeout(onInactive, inactivityS * 1000);
-      const raw = /** @type {Buffer} */ (data);
+      void started.then(() => {
+        if (!abort.signal.aborted) receive(/** @type {Buffer} */ (data), isBinary);
+      });
+    });
+
+    /** @param {Buffer} raw @param {boolean} isBinary */
+    function receive(raw, isBinary) {
       if (isBinary || raw.byteLength > MAX_INBOUND_BYTES) return sendError({ message: "messages must be JSON text under 64 kB", error: "invalid_message" });
       /** @type {any} */
       let msg;
@@ -175,7 +183,7 @@ export function createElevenlabsEmulator({ stats }) {
       if (context.closing) return; // its ending is under way
       if (msg.close_context === true) context.closing = true;
       speakReady(id, msg.flush === true);
-    });
+    }
   }
   return { handle, authorize: authorizeElevenlabs };
 }

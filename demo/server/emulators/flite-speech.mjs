@@ -134,13 +134,14 @@ export class PacedSender {
   send(data, seconds = 0, wanted = () => true) {
     this.chain = this.chain.then(async () => {
       if (this.signal.aborted || !wanted()) return;
-      await this.faults.stall.waitIfStalled(this.signal);
       const now = Date.now();
       if (this.firstAt === null) this.firstAt = now;
       if (this.pace > 0 && seconds > 0) {
         const due = this.firstAt + (Math.max(0, this.audioS - this.burstS) / this.pace) * 1000;
         await sleep(due - now, this.signal);
       }
+      // After the pacing wait: a message that falls due inside the stall window waits it out.
+      await this.faults.stall.waitIfStalled(this.signal);
       if (this.signal.aborted || !wanted()) return;
       this.faults.send(data);
       this.audioS += seconds;
