@@ -196,16 +196,17 @@ function readAlignment(value: unknown, ctx: WireContext): CharAlignment | undefi
 }
 
 /**
- * `{message, error, code}`: a full account or too many contexts is
- * AtCapacityError (try later), a refused key or token ConfigError (fix the
- * token function), anything else the service's own error.
+ * `{message, error, code}`: too many concurrent requests or contexts, or a
+ * rate limit, is AtCapacityError (try later); a refused key or token
+ * ConfigError (fix the token function); anything else, an exhausted quota
+ * included, the service's own error quoting its message.
  */
 function elevenlabsServerError(msg: Readonly<Record<string, unknown>>, ctx: WireContext): BargeinError {
   const code = typeof msg.error === "string" ? msg.error : "";
   const text = typeof msg.message === "string" ? msg.message : code || "no message";
   const options = { service: ctx.service, url: ctx.url };
   const both = `${code} ${text}`;
-  if (/max_active_conversations|concurren|rate.?limit|too.?many|quota|capacity|system_busy/i.test(both)) {
+  if (/max_active_conversations|concurren|rate.?limit|too.?many|capacity|system_busy/i.test(both)) {
     return new AtCapacityError(`${ctx.service} at ${ctx.url} is at capacity or rate-limited ("${text}"); try again later`, options);
   }
   if (/auth|api.?key|token|unauthori[sz]ed|permission/i.test(both)) {
