@@ -144,7 +144,7 @@ export function elevenlabsParser(contextId: string, sampleRate: number): (data: 
   return (data, ctx) => {
     const msg = decodeJsonObject(data, ctx);
     if (final) return undefined;
-    if (msg.error !== undefined || (msg.message !== undefined && msg.audio === undefined && msg.isFinal === undefined)) {
+    if (msg.error !== undefined || (msg.message !== undefined && msg.audio === undefined && msg.isFinal === undefined && msg.is_final === undefined)) {
       if ((msg.error !== undefined && typeof msg.error !== "string") || (msg.message !== undefined && typeof msg.message !== "string")) {
         throw protocolError(ctx, "an error message should have string `error` and `message` fields");
       }
@@ -169,10 +169,12 @@ export function elevenlabsParser(contextId: string, sampleRate: number): (data: 
       if (pcm.length > 0) events.push({ kind: "audio", pcm, sampleRate });
       samplesSoFar += pcm.length;
     }
-    if (msg.isFinal !== undefined && msg.isFinal !== null && typeof msg.isFinal !== "boolean") {
+    // The API reference spells it isFinal; some of the service's own guides show is_final.
+    const isFinal = msg.isFinal ?? msg.is_final;
+    if (isFinal !== undefined && isFinal !== null && typeof isFinal !== "boolean") {
       throw protocolError(ctx, "isFinal should be a boolean");
     }
-    if (msg.isFinal === true) {
+    if (isFinal === true) {
       final = true;
       for (const w of flushWord(open)) events.push({ kind: "text", ...w });
       open = undefined;

@@ -130,6 +130,20 @@ describe("elevenlabsTts against the emulator", () => {
     }
   });
 
+  test("the final marker spelled is_final ends the context too", async () => {
+    const srv = await startWsServer(async (conn) => {
+      const open = await conn.next();
+      conn.sendJson({ ...server.audioOutput, contextId: open.context_id });
+      conn.sendJson({ is_final: true, contextId: open.context_id });
+    });
+    try {
+      const stream = await elevenlabsTts({ voiceId: "v", url: srv.url }).connect();
+      expect((await collect(stream.events())).map((e) => e.kind)).toEqual(["audio", "text"]);
+    } finally {
+      await srv.close();
+    }
+  });
+
   test("close() mid-reply (barge-in) sends close_context, closes the socket, and the server sees the client leave", async () => {
     const before = backend.stats().tts.closedByClient;
     const stream = await tts("pace=1&burst_s=0").connect();
