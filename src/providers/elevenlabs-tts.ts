@@ -19,9 +19,9 @@
  * sent ("3" stays "3"), so its words match the reply's words one to one.
  *
  * Auth: a single-use token (type `tts_websocket`, minted by your server with
- * `POST /v1/single-use-token/tts_websocket`) in the `single_use_token` query
- * parameter; the page never holds the API key
- * (https://elevenlabs.io/docs/api-reference/tokens/create).
+ * `POST /v1/single-use-token/tts_websocket`, the API reference's "Create Single
+ * Use Token": valid 15 minutes, consumed on first use) in the `single_use_token`
+ * query parameter; the page never holds the API key.
  *
  * Not built on `@elevenlabs/elevenlabs-js`: that SDK is for servers (it takes
  * the API key) and would hide the per-chunk alignment and the socket's close,

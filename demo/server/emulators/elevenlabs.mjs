@@ -3,7 +3,8 @@
 // Built from the public docs:
 //   https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-multi-stream-input
 //   https://elevenlabs.io/docs/eleven-api/guides/how-to/websockets/multi-context-web-socket
-//   https://elevenlabs.io/docs/api-reference/tokens/create (single-use tokens, type tts_websocket)
+//   the API reference's "Create Single Use Token", POST /v1/single-use-token/{token_type}
+//     (type tts_websocket: 15 minutes, consumed on first use)
 // and the errors the service is seen to send (`{message, error, code: 1008}`, then a 1008 close:
 // max_active_conversations at 5 contexts, livekit/agents-js#1985; the 20 s input timeout,
 // elevenlabs/elevenlabs-docs#426).
