@@ -104,14 +104,19 @@ export class AssemblyAiTurns {
   #ended = false;
   /** Word count when an eager end of turn was reported, while it stands. */
   #eagerAt: number | undefined;
+  /** SpeechStarted came and its turn's first Turn not yet: the docs promise one follows. */
+  #speechHeard = false;
 
   constructor(timeline: PaddedTimeline) {
     this.#timeline = timeline;
   }
 
-  /** True while a turn has begun (a Turn came) and not ended: a ForceEndpoint has something to end. */
+  /**
+   * True while a turn has begun (SpeechStarted or a Turn came) and not ended:
+   * a ForceEndpoint has something to end.
+   */
   get turnOpen(): boolean {
-    return this.#turnOrder >= 0 && !this.#ended;
+    return this.#speechHeard || (this.#turnOrder >= 0 && !this.#ended);
   }
 
   receive(msg: TaggedMessage, ctx: WireContext): TurnStep {
@@ -119,7 +124,8 @@ export class AssemblyAiTurns {
       case "Turn":
         return this.#turn(msg, ctx);
       case "SpeechStarted":
-        return step([{ kind: "speech-start", startS: this.#timeline.toStreamSeconds(numberField(msg, "timestamp", ctx)) }]);
+        this.#speechHeard = true;
+        return step([{ kind: "speech-start", startS: this.#timeline.toStreamSeconds(timeField(msg, "timestamp", ctx)) }]);
       case "Termination":
         return { events: [], turnEnded: false, terminated: true };
       case "Error":
@@ -139,6 +145,7 @@ export class AssemblyAiTurns {
     const utterance = msg.utterance === undefined || msg.utterance === null ? "" : stringField(msg, "utterance", ctx);
     if (!Number.isInteger(order) || order < 0) throw protocolError(ctx, `Turn.turn_order should be a whole number ≥ 0, got ${order}`);
     if (order < this.#turnOrder) return step([]); // a late repeat of an earlier turn
+    this.#speechHeard = false;
     if (order > this.#turnOrder) {
       this.#turnOrder = order;
       this.#emitted = 0;
@@ -197,13 +204,15 @@ function wordsField(msg: TaggedMessage, ctx: WireContext): TurnWord[] {
     const word = { type: `Turn.words[${i}]`, ...(w as Record<string, unknown>) } as TaggedMessage;
     const final = word.word_is_final;
     if (typeof final !== "boolean") throw protocolError(ctx, `Turn.words[${i}].word_is_final should be a boolean`);
-    return {
-      text: stringField(word, "text", ctx),
-      startMs: numberField(word, "start", ctx),
-      endMs: numberField(word, "end", ctx),
-      final,
-    };
+    return { text: stringField(word, "text", ctx), startMs: timeField(word, "start", ctx), endMs: timeField(word, "end", ctx), final };
   });
+}
+
+/** A time in ms on the stream's timeline: ≥ 0 and under a day (a session lasts at most 3 hours). */
+function timeField(msg: TaggedMessage, key: string, ctx: WireContext): number {
+  const ms = numberField(msg, key, ctx);
+  if (ms < 0 || ms > 86_400_000) throw protocolError(ctx, `${msg.type}.${key} should be a time in ms within the session, got ${ms}`);
+  return ms;
 }
 
 function errorText(msg: TaggedMessage): string {
