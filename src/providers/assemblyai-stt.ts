@@ -31,10 +31,14 @@
  * times), then the service ends the open turn and its last words come back in
  * a Turn with `end_of_turn: true`; flush resolves there, and a `marker` event
  * follows the turn's events. How exact: it is exact for the turn the service
- * has open. When no turn is open (the service already ended it, or heard no
- * speech), there is nothing to wait for and flush resolves at once; words of
- * audio still in the service's pipeline at that moment come later, in a new
- * turn (the session takes them as late words).
+ * has open (SpeechStarted or a Turn came, no end of turn yet). When none is
+ * open and the service ended a turn by itself since the last flush (the usual
+ * case: its end of turn comes before the VAD's), every word is out and flush
+ * resolves at once. When none is open and none ended, the service has not
+ * reported the speech yet (it lags, or the stream is new after a reconnect):
+ * flush waits up to `flushGraceMs` for a turn to begin, then for its end; with
+ * still no turn, it resolves. Words the service reports after that come as a
+ * new turn (the session takes them as late words).
  *
  * Errors: close 1008 (token refused, account problem) is a ConfigError; 3009
  * (too many concurrent sessions) an AtCapacityError; 3008 (session expired) a
@@ -73,6 +77,11 @@ export interface AssemblyaiSttOptions {
   keytermsPrompt?: readonly string[];
   /** Audio per binary message, in ms (default 50; the service takes 50–1000). */
   chunkMs?: number;
+  /**
+   * How long `flush()` waits for a turn to begin when none is open and the service ended none since
+   * the last flush (it may lag behind the audio), in ms (default 800). See the header.
+   */
+  flushGraceMs?: number;
   /** Largest inbound message, in bytes (default 256 KiB; a Turn of 100 words is about 10 kB). */
   maxMessageBytes?: number;
   /** `Begin` must arrive within this, in ms (default 3000: a cloud service across the internet). */
@@ -136,7 +145,7 @@ export function assemblyaiStt(options: AssemblyaiSttOptions = {}): AssemblyaiStt
         { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? 3000, random: options.random, signal },
         async (base, attemptSignal) => {
           const endpoint = withKeyterms(serviceUrl(base, PATH, query(token), { websocket: true, secrets: ["token"] }), options.keytermsPrompt);
-          const stream = new AssemblyaiStream(sampleRate, chunkMs, options.maxMessageBytes ?? 256 * 1024);
+          const stream = new AssemblyaiStream(sampleRate, chunkMs, options.maxMessageBytes ?? 256 * 1024, options.flushGraceMs ?? 800);
           await stream.open(endpoint, attemptSignal);
           return stream;
         },
@@ -165,6 +174,14 @@ function withKeyterms(endpoint: ServiceUrl, keyterms: readonly string[] | undefi
   return { url: add(endpoint.url), safeUrl: add(endpoint.safeUrl) };
 }
 
+interface FlushWaiter {
+  id: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  /** While no turn is open: the timer that gives up waiting for one. */
+  grace?: ReturnType<typeof setTimeout>;
+}
+
 class AssemblyaiStream implements AssemblyaiSttStream {
   readonly bytesPerSample = 2;
   readonly #chunkSamples: number;
@@ -182,9 +199,13 @@ class AssemblyaiStream implements AssemblyaiSttStream {
   #sentSamples = 0;
   #nextMarkerId = 1;
   /** Flushes waiting for the forced end of turn, in call order. */
-  readonly #flushes: { id: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  readonly #flushes: FlushWaiter[] = [];
+  /** Turns the service ended by itself (no flush waiting) since the last flush. */
+  #turnsEndedSinceFlush = 0;
+  readonly #flushGraceMs: number;
 
-  constructor(sampleRate: number, chunkMs: number, maxMessageBytes: number) {
+  constructor(sampleRate: number, chunkMs: number, maxMessageBytes: number, flushGraceMs: number) {
+    this.#flushGraceMs = flushGraceMs;
     this.#chunkSamples = Math.round((sampleRate * chunkMs) / 1000);
     this.#minSamples = Math.ceil((sampleRate * MIN_CHUNK_MS) / 1000);
     this.#held = new Int16Array(this.#chunkSamples);
@@ -261,15 +282,29 @@ class AssemblyaiStream implements AssemblyaiSttStream {
     }
     socket.send(JSON.stringify({ type: "ForceEndpoint" }));
     const id = this.#nextMarkerId++;
-    if (!this.#turns.turnOpen) {
-      // Nothing open to end: every word of the turns so far is out.
+    const heardTurnEnd = this.#turnsEndedSinceFlush > 0;
+    this.#turnsEndedSinceFlush = 0;
+    if (!this.#turns.turnOpen && heardTurnEnd) {
+      // The service ended the turn itself, and nothing new has begun: every word is out.
       this.#events.push({ kind: "marker", id });
       return;
     }
     return abortable<void>((resolve, reject) => {
-      const waiter = { id, resolve, reject };
+      const waiter: FlushWaiter = { id, resolve, reject };
       this.#flushes.push(waiter);
+      if (!this.#turns.turnOpen) {
+        // No turn open and none ended since the last flush: the service may not have reported the
+        // speech yet (it lags, or this stream is new and got a replay). Wait for a turn to begin;
+        // after the grace, with still none, there is nothing to end.
+        waiter.grace = setTimeout(() => {
+          if (this.#turns.turnOpen || !this.#flushes.includes(waiter)) return;
+          this.#flushes.splice(this.#flushes.indexOf(waiter), 1);
+          this.#events.push({ kind: "marker", id });
+          resolve();
+        }, this.#flushGraceMs);
+      }
       return () => {
+        clearTimeout(waiter.grace);
         const at = this.#flushes.indexOf(waiter);
         if (at >= 0) this.#flushes.splice(at, 1);
       };
@@ -325,7 +360,7 @@ class AssemblyaiStream implements AssemblyaiSttStream {
       if (flush) {
         this.#events.push({ kind: "marker", id: flush.id });
         flush.resolve();
-      }
+      } else this.#turnsEndedSinceFlush++;
     }
   }
 

@@ -6,6 +6,13 @@ import WebSocket from "ws";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { TurnCutter, turnSettings } from "../../demo/server/emulators/assemblyai.mjs";
 import { readWav } from "../../demo/server/wav.mjs";
+import { assemblyaiStt } from "../../src/providers/assemblyai-stt.js";
+import type { SttProvider } from "../../src/providers/types.js";
+import type { SessionComponents } from "../../src/session/ports.js";
+import { VoiceSession } from "../../src/session/voice-session.js";
+import { fakeLlm, fakeTts } from "../../src/testing/fake-providers.js";
+import { Emitter } from "../../src/util/emitter.js";
+import { VirtualPlayer, VirtualVad } from "../unit/session-fakes.js";
 import { RecordingSocket, type Message } from "./helpers";
 
 const TOKEN = "aai-temp-token-1";
@@ -161,6 +168,67 @@ describe("AssemblyAI emulator /v3/ws", () => {
     const dropped = connect("&drop_after_ms=100");
     expect((await dropped.closed).code).toBe(1006);
   });
+});
+
+describe("a VoiceSession on assemblyaiStt and the emulator", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  /**
+   * The audio parts are scripted (test/unit/session-fakes.ts): the fixture goes in as 20 ms capture
+   * frames at real-time pace, the VAD's start and end where the fixture's speech is; a drop knob
+   * on the first connection, if given.
+   */
+  async function converse(name: string, firstUrl: string) {
+    const { samples, meta } = speech(name);
+    let connections = 0;
+    const base = assemblyaiStt({ urls: backend.wsUrl, token: async () => TOKEN });
+    const stt: SttProvider = {
+      ...base,
+      connect: (signal) => assemblyaiStt({ urls: connections++ === 0 ? firstUrl : backend.wsUrl, token: async () => TOKEN, startupTimeoutMs: 15_000 }).connect(signal),
+    };
+    const llm = fakeLlm({ reply: () => "sure", msPerWord: 1 });
+    const player = new VirtualPlayer();
+    const vad = new VirtualVad();
+    const capture = new Emitter<any>();
+    const components: SessionComponents = { player, vad, capture: { on: (n: any, fn: any) => capture.on(n, fn), setMeter: () => {} }, dispose: async () => {} };
+    // A generous flush timeout: on this shared 2-core machine pocketsphinx can lag real time by a second or more.
+    const session = new VoiceSession({ stt, llm: llm.provider, tts: fakeTts({ secondsPerWord: 0.1 }).provider, components: async () => components, turn: { flushTimeoutMs: 10_000 } });
+    const warnings: string[] = [];
+    const errors: string[] = [];
+    session.on("warning", (e) => warnings.push(e.message));
+    session.on("error", (e) => errors.push(e.error.name));
+    await session.start();
+    try {
+      const frame = 320;
+      for (let at = 0; at < samples.length + 8000; at += frame) {
+        if (at <= meta.onsetSamples && meta.onsetSamples < at + frame) vad.emit("speechStart");
+        if (at <= meta.offsetSamples + 9600 && meta.offsetSamples + 9600 < at + frame) vad.emit("speechEnd"); // 600 ms redemption
+        const chunk = new Int16Array(frame);
+        chunk.set(samples.subarray(at, Math.min(at + frame, samples.length)));
+        capture.emit("frame", { pcm: chunk, capturedAt: 0 });
+        await sleep(20);
+      }
+      const deadline = Date.now() + 15_000;
+      while (llm.requests.length === 0 && Date.now() < deadline) await sleep(50);
+      return { turn: String(llm.requests[0]?.messages.at(-1)?.content ?? ""), warnings, errors, connections, spoken: spoken(meta) };
+    } finally {
+      await session.stop();
+    }
+  }
+
+  test("a spoken turn reaches the LLM as the fixture's words; the flush (ForceEndpoint) completes without a warning", async () => {
+    const { turn, warnings, errors, spoken } = await converse("weather-question", backend.wsUrl);
+    expect(turn, JSON.stringify({ warnings, errors })).toBe(spoken);
+    expect(warnings.filter((w) => w.includes("did not confirm"))).toEqual([]);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  test("a stream dropped mid-sentence is reconnected, and the replay gives the new stream the words the old one had not finished", async () => {
+    const { turn, errors, connections } = await converse("weather-question", `${backend.wsUrl}?drop_after=6`);
+    expect(errors).toEqual(["ConnectionClosedError"]);
+    expect(connections).toBe(2);
+    for (const word of ["weather", "like", "today"]) expect(turn.split(" "), turn).toContain(word);
+  }, 60_000);
 });
 
 describe("TurnCutter (the emulator's end of turn)", () => {

@@ -85,13 +85,18 @@ describe("assemblyaiStt against the emulator", () => {
     const eot = log.events.find((e) => e.kind === "end-of-turn")!;
     expect(eot).toMatchObject({ kind: "end-of-turn", eager: false, confidence: expect.any(Number) });
     expect(log.events[0]).toMatchObject({ kind: "speech-start" });
+    // The service ended the turn itself: a flush now has nothing to wait for.
+    const t0 = performance.now();
+    await stream.flush();
+    expect(performance.now() - t0).toBeLessThan(100);
     await stream.close();
     await log.done;
+    expect(log.events.at(-1)).toEqual({ kind: "marker", id: 1 });
   });
 
-  test("flush() is ForceEndpoint: it resolves on the forced end of turn, after the turn's last words, and a marker follows", async () => {
+  test("flush() is ForceEndpoint: it resolves on the forced end of turn, after the turn's last words, and a marker follows; with nothing heard, after the grace", async () => {
     const { samples, meta, spoken } = speech("turn-on-lights");
-    const stream = await assemblyaiStt({ urls: backend.wsUrl, token, ...SLOW_START }).connect();
+    const stream = await assemblyaiStt({ urls: backend.wsUrl, token, ...SLOW_START, flushGraceMs: 200 }).connect();
     const log = record(stream);
     // 90 ms past the speech: far too little silence for the service to end the turn itself, and
     // not a whole chunk, so flush pads the rest.
@@ -104,11 +109,12 @@ describe("assemblyaiStt against the emulator", () => {
     const kinds = log.events.map((e) => e.kind);
     expect(log.words(), JSON.stringify(log.events)).toBe(spoken);
     expect(kinds.slice(-2)).toEqual(["end-of-turn", "marker"]);
-    // No turn open now: the next flush resolves at once, with its marker.
+    // No turn open and none ended by the service since: the next flush waits flushGraceMs (200 here)
+    // for the service to report speech, and with none it resolves with its marker.
     const t0 = performance.now();
     await stream.flush();
-    expect(performance.now() - t0).toBeLessThan(50);
-    await sleep(0);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(190);
+    await sleep(10);
     expect(log.events.at(-1)).toMatchObject({ kind: "marker", id: 2 });
     await stream.close();
   });
