@@ -4,6 +4,7 @@
 //   WS   /api/tts_streaming                 TTS (tts.mjs, flite)
 //   POST /v1/chat/completions               LLM over SSE (llm.mjs, scripted ELIZA)
 //   WS   /v1/responses                      LLM over a WebSocket
+//   WS   /v3/ws                             AssemblyAI Universal-Streaming emulator (emulators/assemblyai.mjs)
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
 //   GET  /api/token                         a token for the page's token functions
@@ -19,6 +20,7 @@ import { installCommand } from "./speech-deps.mjs";
 import { createSttService } from "./stt.mjs";
 import { createTtsService } from "./tts.mjs";
 import { createLlmService } from "./llm.mjs";
+import { createAssemblyAiService } from "./emulators/assemblyai.mjs";
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -101,22 +103,23 @@ export async function startReferenceBackend(options = {}) {
   });
 
   const wss = new WebSocketServer({ noServer: true });
-  /** @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL) => unknown, knobs?: import("./knobs.mjs").Knobs }>} */
+  /** `checksToken`: the handler checks the token itself, the way its service does. @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL, req: import("node:http").IncomingMessage) => unknown, knobs?: import("./knobs.mjs").Knobs, checksToken?: boolean }>} */
   const routes = {
     "/api/asr-streaming": { handle: stt, knobs: defaults.stt },
     "/api/tts_streaming": { handle: tts, knobs: defaults.tts },
     "/v1/responses": { handle: llm.handleResponses, knobs: defaults.llm },
+    "/v3/ws": { handle: createAssemblyAiService({ stats, pool: hasRecogniser ? pool : null, token }), knobs: defaults.stt, checksToken: true },
   };
   server.on("upgrade", (req, socket, head) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     const route = routes[url.pathname];
     if (!route) return refuseUpgrade(socket, 404, "Not Found");
-    if (!isAuthorized(req, url, token)) {
+    if (!route.checksToken && !isAuthorized(req, url, token)) {
       stats.add("http", "unauthorized");
       return refuseUpgrade(socket, 401, "Unauthorized");
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      Promise.resolve(route.handle(ws, parseKnobs(url.searchParams, route.knobs), url)).catch((err) => {
+      Promise.resolve(route.handle(ws, parseKnobs(url.searchParams, route.knobs), url, req)).catch((err) => {
         console.error(`reference backend: ${url.pathname} failed:`, err);
         ws.terminate();
       });
