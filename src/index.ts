@@ -38,6 +38,8 @@ export type {
 export type { VadWorkerOptions } from "./vad/vad-options.js";
 export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
 export { kyutaiStt, kyutaiTts, elevenlabsTts, cartesiaTts, openaiChat, websocketLlm } from "./providers/index.js";
+export { assemblyaiStt } from "./providers/index.js";
+export type { AssemblyaiSttOptions, AssemblyaiSttConfiguration, AssemblyaiSttStream, AssemblyaiSttProvider } from "./providers/index.js";
 export type {
   KyutaiSttOptions,
   KyutaiServiceOptions,

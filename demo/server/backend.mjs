@@ -4,6 +4,7 @@
 //   WS   /api/tts_streaming                 TTS (tts.mjs, flite)
 //   POST /v1/chat/completions               LLM over SSE (llm.mjs, scripted ELIZA)
 //   WS   /v1/responses                      LLM over a WebSocket
+//   WS   /v3/ws                             AssemblyAI Universal-Streaming emulator (emulators/assemblyai.mjs)
 //   WS   /v1/text-to-speech/{voice}/multi-stream-input  ElevenLabs TTS (emulators/elevenlabs.mjs, flite)
 //   WS   /tts/websocket                     Cartesia TTS (emulators/cartesia.mjs, flite)
 //   GET  /__stats                           counters (stats.mjs) as JSON
@@ -21,6 +22,7 @@ import { installCommand } from "./speech-deps.mjs";
 import { createSttService } from "./stt.mjs";
 import { createTtsService } from "./tts.mjs";
 import { createLlmService } from "./llm.mjs";
+import { createAssemblyAiService } from "./emulators/assemblyai.mjs";
 import { ELEVENLABS_PATH, createElevenlabsEmulator } from "./emulators/elevenlabs.mjs";
 import { CARTESIA_PATH, createCartesiaEmulator } from "./emulators/cartesia.mjs";
 
@@ -106,12 +108,14 @@ export async function startReferenceBackend(options = {}) {
 
   const wss = new WebSocketServer({ noServer: true });
   // A `*` in a route's path matches one path segment (a voice id). An emulator checks the
-  // token the way its service does (`authorize`); the others take `isAuthorized`'s ways.
-  /** @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL) => unknown, knobs?: import("./knobs.mjs").Knobs, authorize?: typeof isAuthorized }>} */
+  // token the way its service does: before the upgrade (`authorize`, refused with HTTP 401),
+  // or itself after it (`checksToken`); the others take `isAuthorized`'s ways.
+  /** @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL, req: import("node:http").IncomingMessage) => unknown, knobs?: import("./knobs.mjs").Knobs, checksToken?: boolean, authorize?: typeof isAuthorized }>} */
   const routes = {
     "/api/asr-streaming": { handle: stt, knobs: defaults.stt },
     "/api/tts_streaming": { handle: tts, knobs: defaults.tts },
     "/v1/responses": { handle: llm.handleResponses, knobs: defaults.llm },
+    "/v3/ws": { handle: createAssemblyAiService({ stats, pool: hasRecogniser ? pool : null, token }), knobs: defaults.stt, checksToken: true },
     [ELEVENLABS_PATH]: { ...createElevenlabsEmulator({ stats }), knobs: defaults.tts },
     [CARTESIA_PATH]: { ...createCartesiaEmulator({ stats }), knobs: defaults.tts },
   };
@@ -119,12 +123,12 @@ export async function startReferenceBackend(options = {}) {
     const url = new URL(req.url ?? "/", "http://localhost");
     const route = findRoute(routes, url.pathname);
     if (!route) return refuseUpgrade(socket, 404, "Not Found");
-    if (!(route.authorize ?? isAuthorized)(req, url, token)) {
+    if (!route.checksToken && !(route.authorize ?? isAuthorized)(req, url, token)) {
       stats.add("http", "unauthorized");
       return refuseUpgrade(socket, 401, "Unauthorized");
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      Promise.resolve(route.handle(ws, parseKnobs(url.searchParams, route.knobs), url)).catch((err) => {
+      Promise.resolve(route.handle(ws, parseKnobs(url.searchParams, route.knobs), url, req)).catch((err) => {
         console.error(`reference backend: ${url.pathname} failed:`, err);
         ws.terminate();
       });

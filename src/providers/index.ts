@@ -1,4 +1,6 @@
 /** The providers part: interfaces, the built-in providers, and service discovery. */
+export { assemblyaiStt } from "./assemblyai-stt.js";
+export type { AssemblyaiSttOptions, AssemblyaiSttConfiguration, AssemblyaiSttStream, AssemblyaiSttProvider } from "./assemblyai-stt.js";
 export { kyutaiStt } from "./kyutai-stt.js";
 export type { KyutaiSttOptions } from "./kyutai-stt.js";
 export type { KyutaiServiceOptions } from "./kyutai-socket.js";

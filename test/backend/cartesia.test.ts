@@ -137,10 +137,9 @@ describe("Cartesia emulator /tts/websocket", () => {
     };
     expect((await timed("&delay_ms=400")).first).toBeGreaterThanOrEqual(380);
     // Paced at real time, so the stream is still going when the stall begins.
-    // The longest silence (from the open on), after a warm-up: flite's first call compiles its module.
-    await timed("&pace=0");
-    const steady = await timed("&pace=1&burst_s=0");
-    const stalled = await timed("&pace=1&burst_s=0&stall_after_ms=300&stall_ms=700");
-    expect(stalled.maxGap).toBeGreaterThanOrEqual(steady.maxGap + 300);
+    // The longest silence (from the open on): a 1.5 s stall shows as a gap of more than 1.2 s
+    // (a generous bound: the backend shares this process, and flite blocks it while it speaks).
+    const stalled = await timed("&pace=1&burst_s=0&stall_after_ms=300&stall_ms=1500");
+    expect(stalled.maxGap).toBeGreaterThanOrEqual(1200);
   });
 });
