@@ -1,13 +1,18 @@
 // The reference backend as a library: one HTTP server on loopback that serves the
-// demo and test pages (static.mjs) and the reference services:
-//   WS   /api/asr-streaming                 STT (stt.mjs, pocketsphinx)
-//   WS   /api/tts_streaming                 TTS (tts.mjs, flite)
-//   POST /v1/chat/completions               LLM over SSE (llm.mjs, scripted ELIZA)
+// demo and test pages (static.mjs) and the service emulators, one file each in
+// emulators/ (the protocol only; the shared parts are recogniser.mjs, synthesiser.mjs,
+// eliza.mjs, knobs.mjs, socket-faults.mjs, stream-gate.mjs and the pure cores in core/):
+//   WS   /api/asr-streaming                 Kyutai STT (emulators/kyutai-stt.mjs, pocketsphinx)
+//   WS   /api/tts_streaming                 Kyutai TTS (emulators/kyutai-tts.mjs, flite)
+//   POST /v1/chat/completions               LLM over SSE (emulators/openai-llm.mjs, scripted ELIZA)
 //   WS   /v1/responses                      LLM over a WebSocket
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
 //   GET  /api/token                         a token for the page's token functions
 // Used by main.mjs (`npm run demo`), the backend tests, browser tests and benchmarks.
+//
+// A new emulator is one file exporting a factory (EmulatorDeps → Emulator) and one entry
+// in EMULATORS below.
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer } from "ws";
@@ -16,19 +21,45 @@ import { createStats } from "./stats.mjs";
 import { isAuthorized, parseKnobs } from "./knobs.mjs";
 import { DecoderPool, recogniserAvailable, recogniserUnavailableReason } from "./pocketsphinx.mjs";
 import { installCommand } from "./speech-deps.mjs";
-import { createSttService } from "./stt.mjs";
-import { createTtsService } from "./tts.mjs";
-import { createLlmService } from "./llm.mjs";
+import { kyutaiSttEmulator } from "./emulators/kyutai-stt.mjs";
+import { kyutaiTtsEmulator } from "./emulators/kyutai-tts.mjs";
+import { openaiLlmEmulator } from "./emulators/openai-llm.mjs";
+
+/** Every emulator the backend runs; each contributes its routes and its part of /api/health. */
+const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator];
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * What an emulator is given.
+ * @typedef {object} EmulatorDeps
+ * @property {import("./stats.mjs").Stats} stats
+ * @property {DecoderPool | null} pool     null when there is no recogniser
+ * @property {string} install              the apt-get line that installs the recogniser
+ * @property {string | null} recogniserMissingReason
+ * @property {string | undefined} token    the backend's token (the API key, for services that mint their own)
+ */
+
+/**
+ * One service's protocol. `sockets` and `http` map paths to handlers; the backend parses
+ * the knobs (query parameters over `defaults[name]`). WebSocket upgrades are checked by
+ * `authorize` (default: knobs.mjs `isAuthorized`) before `sockets` sees them; `http`
+ * handlers check auth themselves, as each service answers differently.
+ * @typedef {object} Emulator
+ * @property {string} name  the counter group, `defaults` key and /api/health key
+ * @property {Record<string, (ws: import("ws").WebSocket, knobs: import("./knobs.mjs").Knobs, url: URL, req: import("node:http").IncomingMessage) => unknown>} [sockets]
+ * @property {Record<string, (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, url: URL, knobs: import("./knobs.mjs").Knobs) => unknown>} [http]
+ * @property {(req: import("node:http").IncomingMessage, url: URL, token: string | undefined) => boolean} [authorize]
+ * @property {() => unknown} [health]
+ */
 
 /**
  * @typedef {object} BackendOptions
  * @property {number} [port]    0 (default) picks a free port
  * @property {string} [host]    default 127.0.0.1
  * @property {string} [token]   when set, `auth_id` (or `Authorization: Bearer`) must match
- * @property {{ stt?: import("./knobs.mjs").Knobs, tts?: import("./knobs.mjs").Knobs, llm?: import("./knobs.mjs").Knobs }} [defaults]
- *   knob defaults per service; query parameters override them per request
+ * @property {Record<string, import("./knobs.mjs").Knobs>} [defaults]
+ *   knob defaults per service (stt, tts, llm, …); query parameters override them per request
  * @property {boolean} [serveStatic]  serve dist/, demo/, test/, bench/ (default true)
  * @property {boolean} [prewarm]      load one recogniser at start-up (default true)
  * @property {boolean} [recogniser]   false: run as if pocketsphinx were not installed (for the typed-input path)
@@ -45,21 +76,27 @@ export async function startReferenceBackend(options = {}) {
   const pool = new DecoderPool();
   const install = installCommand();
   const hasRecogniser = options.recogniser === false ? false : await recogniserAvailable();
-  const stt = createSttService({ stats, pool: hasRecogniser ? pool : null, install });
-  const tts = createTtsService({ stats });
-  const llm = createLlmService({ stats });
+  /** @type {EmulatorDeps} */
+  const deps = {
+    stats,
+    pool: hasRecogniser ? pool : null,
+    install,
+    recogniserMissingReason: hasRecogniser ? null : (recogniserUnavailableReason() ?? "disabled by the recogniser:false option"),
+    token,
+  };
+  const emulators = EMULATORS.map((create) => create(deps));
+  /** @type {Map<string, { emulator: Emulator, handle: NonNullable<Emulator["sockets"]>[string] }>} */
+  const socketRoutes = new Map();
+  /** @type {Map<string, { emulator: Emulator, handle: NonNullable<Emulator["http"]>[string] }>} */
+  const httpRoutes = new Map();
+  for (const emulator of emulators) {
+    for (const [path, handle] of Object.entries(emulator.sockets ?? {})) socketRoutes.set(path, { emulator, handle });
+    for (const [path, handle] of Object.entries(emulator.http ?? {})) httpRoutes.set(path, { emulator, handle });
+  }
   const serveStatic = options.serveStatic === false ? () => false : createStaticHandler(REPO_ROOT);
   if (hasRecogniser && options.prewarm !== false) await pool.prewarm();
 
-  const health = () => ({
-    stt: {
-      recogniser: hasRecogniser,
-      reason: hasRecogniser ? null : (recogniserUnavailableReason() ?? "disabled by the recogniser:false option"),
-      install: hasRecogniser ? null : install,
-    },
-    tts: { synthesiser: "flite", voices: ["slt", "rms"] },
-    llm: { model: "bargein-eliza", languageModel: false },
-  });
+  const health = () => Object.fromEntries(emulators.filter((e) => e.health).map((e) => [e.name, e.health?.()]));
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -75,48 +112,26 @@ export async function startReferenceBackend(options = {}) {
     if (url.pathname === "/api/token" && req.method === "GET") {
       return sendJson(res, 200, { token: token ?? "", expiresInS: 300 });
     }
-    if (url.pathname === "/v1/chat/completions") {
-      if (req.method === "OPTIONS") {
-        res.writeHead(204, {
-          "Access-Control-Allow-Origin": "*",
-          "Access-Control-Allow-Methods": "POST, OPTIONS",
-          "Access-Control-Allow-Headers": "Authorization, Content-Type",
-        });
-        return res.end();
-      }
-      if (req.method !== "POST") return sendJson(res, 405, { error: { message: "use POST" } });
-      if (!isAuthorized(req, url, token)) {
-        stats.add("http", "unauthorized");
-        return sendJson(res, 401, { error: { message: "missing or wrong bearer token", type: "unauthorized" } });
-      }
-      llm.handleChat(req, res, parseKnobs(url.searchParams, defaults.llm)).catch((err) => {
-        if (!res.headersSent) sendJson(res, 500, { error: { message: String(err?.message ?? err) } });
-        else res.destroy();
-      });
-      return;
-    }
+    const route = httpRoutes.get(url.pathname);
+    if (route) return void route.handle(req, res, url, parseKnobs(url.searchParams, defaults[route.emulator.name]));
     if (serveStatic(req, res)) return;
     res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
     res.end(`not found: ${req.url}\n`);
   });
 
   const wss = new WebSocketServer({ noServer: true });
-  /** @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL) => unknown, knobs?: import("./knobs.mjs").Knobs }>} */
-  const routes = {
-    "/api/asr-streaming": { handle: stt, knobs: defaults.stt },
-    "/api/tts_streaming": { handle: tts, knobs: defaults.tts },
-    "/v1/responses": { handle: llm.handleResponses, knobs: defaults.llm },
-  };
   server.on("upgrade", (req, socket, head) => {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const route = routes[url.pathname];
+    const route = socketRoutes.get(url.pathname);
     if (!route) return refuseUpgrade(socket, 404, "Not Found");
-    if (!isAuthorized(req, url, token)) {
+    const authorize = route.emulator.authorize ?? isAuthorized;
+    if (!authorize(req, url, token)) {
       stats.add("http", "unauthorized");
       return refuseUpgrade(socket, 401, "Unauthorized");
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      Promise.resolve(route.handle(ws, parseKnobs(url.searchParams, route.knobs), url)).catch((err) => {
+      const knobs = parseKnobs(url.searchParams, defaults[route.emulator.name]);
+      Promise.resolve(route.handle(ws, knobs, url, req)).catch((err) => {
         console.error(`reference backend: ${url.pathname} failed:`, err);
         ws.terminate();
       });
