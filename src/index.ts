@@ -37,8 +37,9 @@ export type {
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
 export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
-export { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "./providers/index.js";
+export { deepgramStt, kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "./providers/index.js";
 export type {
+  DeepgramSttOptions,
   KyutaiSttOptions,
   KyutaiServiceOptions,
   KyutaiTtsOptions,

@@ -6,6 +6,8 @@
 //   WS   /api/tts_streaming                 Kyutai TTS (emulators/kyutai-tts.mjs, flite)
 //   POST /v1/chat/completions               LLM over SSE (emulators/openai-llm.mjs, scripted ELIZA)
 //   WS   /v1/responses                      LLM over a WebSocket
+//   WS   /v1/listen, /v2/listen             Deepgram Nova and Flux (emulators/deepgram.mjs, pocketsphinx)
+//   POST /v1/auth/grant                     Deepgram's short-lived token
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
 //   GET  /api/token                         a token for the page's token functions
@@ -24,9 +26,10 @@ import { installCommand } from "./speech-deps.mjs";
 import { kyutaiSttEmulator } from "./emulators/kyutai-stt.mjs";
 import { kyutaiTtsEmulator } from "./emulators/kyutai-tts.mjs";
 import { openaiLlmEmulator } from "./emulators/openai-llm.mjs";
+import { deepgramEmulator } from "./emulators/deepgram.mjs";
 
 /** Every emulator the backend runs; each contributes its routes and its part of /api/health. */
-const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator];
+const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator, deepgramEmulator];
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -50,6 +53,9 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
  * @property {Record<string, (ws: import("ws").WebSocket, knobs: import("./knobs.mjs").Knobs, url: URL, req: import("node:http").IncomingMessage) => unknown>} [sockets]
  * @property {Record<string, (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, url: URL, knobs: import("./knobs.mjs").Knobs) => unknown>} [http]
  * @property {(req: import("node:http").IncomingMessage, url: URL, token: string | undefined) => boolean} [authorize]
+ * @property {(url: URL, knobs: import("./knobs.mjs").Knobs) => Promise<{ status: number, text: string } | null>} [beforeUpgrade]
+ *   runs after `authorize` and before the upgrade: a service that refuses or delays its handshake
+ *   (an HTTP 429 at capacity, a slow start) does it here; a non-null answer refuses the upgrade
  * @property {() => unknown} [health]
  */
 
@@ -129,14 +135,29 @@ export async function startReferenceBackend(options = {}) {
       stats.add("http", "unauthorized");
       return refuseUpgrade(socket, 401, "Unauthorized");
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const knobs = parseKnobs(url.searchParams, defaults[route.emulator.name]);
-      Promise.resolve(route.handle(ws, knobs, url, req)).catch((err) => {
-        console.error(`reference backend: ${url.pathname} failed:`, err);
-        ws.terminate();
-      });
-    });
+    const knobs = parseKnobs(url.searchParams, defaults[route.emulator.name]);
+    const upgrade = () => wss.handleUpgrade(req, socket, head, (ws) => upgraded(ws, route, knobs, url, req));
+    if (!route.emulator.beforeUpgrade) return upgrade();
+    route.emulator.beforeUpgrade(url, knobs).then((refusal) => {
+      if (socket.destroyed) return; // the client gave up while the handshake waited
+      if (refusal) return refuseUpgrade(socket, refusal.status, refusal.text);
+      upgrade();
+    }, () => refuseUpgrade(socket, 500, "Internal Server Error"));
   });
+
+  /**
+   * @param {import("ws").WebSocket} ws
+   * @param {{ emulator: Emulator, handle: NonNullable<Emulator["sockets"]>[string] }} route
+   * @param {import("./knobs.mjs").Knobs} knobs
+   * @param {URL} url
+   * @param {import("node:http").IncomingMessage} req
+   */
+  function upgraded(ws, route, knobs, url, req) {
+    Promise.resolve(route.handle(ws, knobs, url, req)).catch((err) => {
+      console.error(`reference backend: ${url.pathname} failed:`, err);
+      ws.terminate();
+    });
+  }
 
   await new Promise((resolve, reject) => {
     server.once("error", reject);

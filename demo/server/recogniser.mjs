@@ -108,6 +108,19 @@ export class StreamingRecogniser {
   }
 
   /**
+   * Ends the open utterance now, as if its endpoint had come (a client's flush): its words
+   * become final. Resolves with them, or with [] when no utterance is open.
+   * @returns {Promise<TimedWord[]>}
+   */
+  async finish() {
+    const decoder = this.decoder;
+    if (!decoder || !this.cutter.inUtterance) return [];
+    decoder.endUtterance();
+    this.cutter = { ...this.cutter, inUtterance: false };
+    return this.hypothesis(decoder);
+  }
+
+  /**
    * The decoder's current words, remembered for the stability check.
    * @param {import("./pocketsphinx.mjs").Decoder} decoder
    * @returns {TimedWord[]}
