@@ -1,10 +1,11 @@
 // The reference backend's pure cores (demo/server/core/): word stability, utterance
-// cutting, phrase cutting and send pacing, each tested without audio, sockets or timers.
+// cutting, phrase cutting, send pacing and Flux's turns, each tested without audio, sockets or timers.
 import { describe, expect, test } from "vitest";
 import { rememberHypothesis, stableWordCount } from "../../demo/server/core/word-stability.mjs";
 import { cutFrame, frameRms, initialCutterState, pauseProbabilities } from "../../demo/server/core/utterance-cutter.mjs";
 import { appendText, nextPhrase } from "../../demo/server/core/phrase-cutter.mjs";
 import { frameDueAt } from "../../demo/server/core/send-pacing.mjs";
+import { forceEndTurn, initialTurnState, turnFrame, type TurnFrame, type TurnState } from "../../demo/server/core/flux-turns.mjs";
 
 describe("word stability", () => {
   const feed = (hypotheses: string[][], frames = 4) => {
@@ -125,5 +126,68 @@ describe("send pacing", () => {
     expect(at(0.5)).toBe(1000);
     expect(at(1.5)).toBe(1500); // 1 s past the burst at 2× real time
     expect(at(1.5, 0)).toBe(1000); // pace 0: as fast as synthesised
+  });
+});
+
+describe("Flux turns", () => {
+  const config = { eotThreshold: 0.7, eagerThreshold: 0.4 as number | null, eotTimeoutS: 5, horizonS: 1, updateFrames: 3 };
+  const w = (word: string, start: number) => ({ word, start, end: start + 0.2 });
+  const frame = (over: Partial<TurnFrame>): TurnFrame => ({
+    started: false, ended: false, inUtterance: true, silent: false, silentSeconds: 0, words: [], nowS: 0, utteranceStartS: 0.1, ...over,
+  });
+  const run = (frames: Partial<TurnFrame>[], c = config) => {
+    let state: TurnState = initialTurnState();
+    const events: string[] = [];
+    for (const f of frames) {
+      const step = turnFrame(state, frame(f), c);
+      state = step.state;
+      events.push(...step.events.map((e) => `${e.event}:${e.words.map((x) => x.word).join(" ")}`));
+    }
+    return { state, events };
+  };
+  const hello = [w("hello", 0.1), w("there", 0.4)];
+
+  test("a turn: StartOfTurn, EagerEndOfTurn as the silence grows, EndOfTurn once the words are final", () => {
+    const { events, state } = run([
+      { started: true },
+      { words: hello },
+      { words: hello, silent: true, silentSeconds: 0.24 },
+      { words: hello, silent: true, silentSeconds: 0.48 }, // confidence 0.48 ≥ eager 0.4
+      { words: hello, silent: true, silentSeconds: 0.56, inUtterance: false, ended: true }, // utterance closed
+      { silent: true, silentSeconds: 0.72, inUtterance: false }, // 0.72 ≥ 0.7: the turn ends
+    ]);
+    expect(events).toEqual(["StartOfTurn:", "Update:hello there", "EagerEndOfTurn:hello there", "EndOfTurn:hello there"]);
+    expect(state).toMatchObject({ phase: "Initial", turnIndex: 1, doneWords: [] });
+  });
+
+  test("speech after an eager end resumes the turn; a transcript that changed does too", () => {
+    const resumed = run([
+      { started: true },
+      { words: hello, silent: true, silentSeconds: 0.5 },
+      { words: [...hello, w("friend", 0.9)] },
+    ]);
+    expect(resumed.events).toEqual(["StartOfTurn:", "EagerEndOfTurn:hello there", "TurnResumed:hello there friend"]);
+    const changed = run([
+      { started: true },
+      { words: hello, silent: true, silentSeconds: 0.5 },
+      { words: [w("hello", 0.1), w("their", 0.4)], silent: true, silentSeconds: 0.58, inUtterance: false, ended: true },
+    ]);
+    expect(changed.events.at(-1)).toBe("TurnResumed:hello their");
+  });
+
+  test("no eager events without eager_eot_threshold, and a turn with no words ends at eot_timeout_ms", () => {
+    const { events } = run(
+      [{ started: true }, { silent: true, silentSeconds: 4.9, inUtterance: false }, { silent: true, silentSeconds: 5, inUtterance: false }],
+      { ...config, eagerThreshold: null, updateFrames: 100 },
+    );
+    expect(events).toEqual(["StartOfTurn:", "EndOfTurn:"]);
+  });
+
+  test("ForceEndTurn ends the open turn (trigger manual) with the words it made final; with none open, an Update", () => {
+    const open = turnFrame(initialTurnState(), frame({ started: true }), config).state;
+    const forced = forceEndTurn(open, [w("stop", 0.2)], 0.6);
+    expect(forced.events).toEqual([{ event: "EndOfTurn", turnIndex: 0, windowStartS: 0.1, words: [w("stop", 0.2)], confidence: 1, trigger: "manual" }]);
+    expect(forced.state.turnIndex).toBe(1);
+    expect(forceEndTurn(forced.state, [], 0.9).events).toEqual([{ event: "Update", turnIndex: 1, windowStartS: 0.9, words: [], confidence: 0 }]);
   });
 });

@@ -27,14 +27,16 @@
 //
 // Recognition is the shared StreamingRecogniser (pocketsphinx). Nova: a word is final (`is_final`)
 // once stable (core/word-stability.mjs), the rest of the utterance is interim; the utterance's end
-// (`endpointing`, at least the recogniser's 480 ms) is `speech_final`. Flux: the turn's confidence
-// that it is over is the silence so far over one second.
-import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+// (`endpointing`, at least the recogniser's 480 ms) is `speech_final`. Flux: the turn state machine
+// is core/flux-turns.mjs; the confidence that a turn is over is the silence so far over one second.
+import { randomUUID } from "node:crypto";
 import { RationalResampler, int16ToFloat } from "../resample.mjs";
 import { SocketFaults } from "../socket-faults.mjs";
 import { sleep } from "../knobs.mjs";
 import { admitStream } from "../stream-gate.mjs";
+import { mintJwt, verifyJwt } from "../jwt.mjs";
 import { DECODER_RATE, FRAME_16K, StreamingRecogniser } from "../recogniser.mjs";
+import { forceEndTurn, initialTurnState, turnFrame } from "../core/flux-turns.mjs";
 
 const SERVICE = "deepgram";
 const IDLE_CLOSE_MS = 10_000;
@@ -99,8 +101,8 @@ export function deepgramEmulator({ stats, pool, token }) {
 }
 
 /**
- * The token grant: short-lived JWTs (HS256, signed with the API key) that the WebSocket accepts
- * as `bearer`. With no key configured every request is accepted, as the rest of the backend does.
+ * Deepgram's token grant and its checks. With no key configured every request is accepted, as
+ * the rest of the backend does.
  */
 class JwtGrants {
   /** @param {string | undefined} key */
@@ -115,26 +117,7 @@ class JwtGrants {
     const header = String(req.headers.authorization ?? "");
     if ((offered[0] === "token" && offered[1] === key) || header === `Token ${key}`) return true;
     const jwt = offered[0] === "bearer" ? offered[1] : header.startsWith("Bearer ") ? header.slice(7) : undefined;
-    return jwt !== undefined && this.verify(jwt);
-  }
-
-  /** @param {string} jwt */
-  verify(jwt) {
-    const [head, body, signature] = jwt.split(".");
-    if (!head || !body || !signature || !this.key) return false;
-    const expected = Buffer.from(this.sign(`${head}.${body}`));
-    const given = Buffer.from(signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return false;
-    try {
-      return JSON.parse(Buffer.from(body, "base64url").toString("utf8")).exp * 1000 > Date.now();
-    } catch {
-      return false;
-    }
-  }
-
-  /** @param {string} data */
-  sign(data) {
-    return createHmac("sha256", this.key ?? "").update(data).digest("base64url");
+    return jwt !== undefined && verifyJwt(key, jwt);
   }
 
   /**
@@ -167,9 +150,7 @@ class JwtGrants {
         return json(400, { err_code: "Bad Request", err_msg: "the body is not JSON" });
       }
       if (!(ttl >= 1 && ttl <= 3600)) return json(400, { err_code: "Bad Request", err_msg: "ttl_seconds must be 1–3600" });
-      const head = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
-      const body = Buffer.from(JSON.stringify({ sub: randomUUID(), exp: Math.floor(Date.now() / 1000) + ttl })).toString("base64url");
-      json(200, { access_token: `${head}.${body}.${this.sign(`${head}.${body}`)}`, expires_in: ttl });
+      json(200, { access_token: mintJwt(this.key ?? "", ttl), expires_in: ttl });
     });
   }
 }
@@ -206,9 +187,6 @@ class ListenStream {
     const endpointing = q.get("endpointing");
     this.speechFinal = endpointing !== "false";
     this.endpointMs = Math.max(knobs.endpointMs ?? 480, endpointing && endpointing !== "false" ? Number(endpointing) || 0 : 0);
-    this.eotThreshold = numberParam(q, "eot_threshold", 0.7);
-    this.eagerThreshold = q.has("eager_eot_threshold") ? numberParam(q, "eager_eot_threshold", 0.5) : null;
-    this.eotTimeoutS = numberParam(q, "eot_timeout_ms", 5000) / 1000;
     /** @type {StreamingRecogniser | null} */
     this.recogniser = null;
     this.pending = new Float32Array(0);
@@ -227,15 +205,15 @@ class ListenStream {
     /** @type {number | null} */
     this.lastWordEnd = null;
     this.utteranceEndSent = true;
-    // Flux: the turn's words from utterances already ended, and the turn state.
-    /** @type {import("../recogniser.mjs").TimedWord[]} */
-    this.turnWords = [];
-    /** @type {"Initial" | "TurnOngoing" | "AwaitingEnd"} */
-    this.turnState = "Initial";
-    this.turnIndex = 0;
-    this.turnStartS = 0;
-    this.eagerTranscript = "";
-    this.frames = 0;
+    // Flux: the turn state machine (core/flux-turns.mjs) and its settings from the query.
+    this.turns = initialTurnState();
+    this.turnConfig = {
+      eotThreshold: numberParam(q, "eot_threshold", 0.7),
+      eagerThreshold: q.has("eager_eot_threshold") ? numberParam(q, "eager_eot_threshold", 0.5) : null,
+      eotTimeoutS: numberParam(q, "eot_timeout_ms", 5000) / 1000,
+      horizonS: FLUX_EOT_HORIZON_S,
+      updateFrames: FLUX_UPDATE_FRAMES,
+    };
     this.idle = setTimeout(() => this.closeWith(1011, "NET-0001"), IDLE_CLOSE_MS).unref();
   }
 
@@ -423,80 +401,36 @@ class ListenStream {
   /** @param {import("../recogniser.mjs").FrameResult} r */
   fluxFrame(r) {
     const nowS = r.processed / DECODER_RATE;
-    this.frames++;
-    if (r.started && this.turnState === "Initial") {
-      this.turnState = "TurnOngoing";
-      this.turnStartS = this.recogniserStart();
-      this.turnWords = [];
-      this.sendTurn("StartOfTurn", [], nowS, 0);
-      return;
-    }
-    const words = [...this.turnWords, ...r.words];
-    if (r.ended) this.turnWords = words;
-    if (this.turnState === "Initial") {
-      if (this.frames % FLUX_UPDATE_FRAMES === 0) this.sendTurn("Update", [], nowS, 0);
-      return;
-    }
-    const transcript = words.map((w) => w.word).join(" ");
-    const speaking = r.inUtterance && !r.silent;
-    const confidence = speaking ? 0 : Math.min(1, r.silentSeconds / FLUX_EOT_HORIZON_S);
-    if (this.turnState === "AwaitingEnd" && (speaking || transcript !== this.eagerTranscript)) {
-      this.turnState = "TurnOngoing";
-      this.sendTurn("TurnResumed", words, nowS, confidence);
-      return;
-    }
-    // The turn ends only once its words are final (no utterance open), or at the timeout.
-    const wordsFinal = !r.inUtterance;
-    if ((words.length > 0 && wordsFinal && confidence >= this.eotThreshold) || r.silentSeconds >= this.eotTimeoutS) {
-      return this.endTurn(words, nowS, confidence, "model");
-    }
-    if (this.turnState === "TurnOngoing" && this.eagerThreshold !== null && words.length > 0 && confidence >= this.eagerThreshold) {
-      this.turnState = "AwaitingEnd";
-      this.eagerTranscript = transcript;
-      this.sendTurn("EagerEndOfTurn", words, nowS, confidence);
-      return;
-    }
-    if (this.frames % FLUX_UPDATE_FRAMES === 0) this.sendTurn("Update", words, nowS, confidence);
-  }
-
-  /** @param {import("../recogniser.mjs").TimedWord[]} words @param {number} nowS @param {number} confidence @param {string} trigger */
-  endTurn(words, nowS, confidence, trigger) {
-    this.sendTurn("EndOfTurn", words, nowS, confidence, trigger);
-    this.stats.add(/** @type {any} */ (SERVICE), "words", words.length);
-    this.turnState = "Initial";
-    this.turnIndex++;
-    this.turnWords = [];
+    const frame = { ...r, nowS, utteranceStartS: this.recogniserStart() };
+    this.sendTurns(turnFrame(this.turns, frame, this.turnConfig), nowS);
   }
 
   /** @param {string} type @param {import("../recogniser.mjs").TimedWord[]} words */
   fluxFlush(type, words) {
     const nowS = /** @type {StreamingRecogniser} */ (this.recogniser).processed / DECODER_RATE;
-    const all = [...this.turnWords, ...words];
-    // ForceEndTurn ends the turn on what was transcribed so far; with no turn open it still
-    // reports where the transcription reached, so the client knows its audio was processed.
-    if (this.turnState !== "Initial" || all.length > 0) this.endTurn(all, nowS, 1, "manual");
-    else this.sendTurn("Update", [], nowS, 0);
+    this.sendTurns(forceEndTurn(this.turns, words, nowS), nowS);
     if (type === "CloseStream") this.closeWith(1000, "");
   }
 
-  /**
-   * @param {string} event @param {import("../recogniser.mjs").TimedWord[]} words
-   * @param {number} nowS @param {number} confidence @param {string} [trigger]
-   */
-  sendTurn(event, words, nowS, confidence, trigger) {
-    this.send({
-      type: "TurnInfo",
-      request_id: this.requestId,
-      sequence_id: this.sequenceId++,
-      event,
-      turn_index: this.turnIndex,
-      audio_window_start: round3(this.turnState === "Initial" && event === "Update" ? nowS : this.turnStartS),
-      audio_window_end: round3(nowS),
-      transcript: words.map((w) => w.word).join(" "),
-      words: words.map((w) => ({ word: w.word, confidence: 0.9, start: round3(w.start), end: round3(w.end) })),
-      end_of_turn_confidence: round3(confidence),
-      ...(trigger ? { trigger } : {}),
-    });
+  /** @param {{ state: import("../core/flux-turns.mjs").TurnState, events: import("../core/flux-turns.mjs").TurnEvent[] }} step @param {number} nowS */
+  sendTurns({ state, events }, nowS) {
+    this.turns = state;
+    for (const e of events) {
+      if (e.event === "EndOfTurn") this.stats.add(/** @type {any} */ (SERVICE), "words", e.words.length);
+      this.send({
+        type: "TurnInfo",
+        request_id: this.requestId,
+        sequence_id: this.sequenceId++,
+        event: e.event,
+        turn_index: e.turnIndex,
+        audio_window_start: round3(e.windowStartS),
+        audio_window_end: round3(nowS),
+        transcript: e.words.map((w) => w.word).join(" "),
+        words: e.words.map((w) => ({ word: w.word, confidence: 0.9, start: round3(w.start), end: round3(w.end) })),
+        end_of_turn_confidence: round3(e.confidence),
+        ...(e.trigger ? { trigger: e.trigger } : {}),
+      });
+    }
   }
 
   /** Stops decoding; resolves with the decoder once no call into it is in flight. */
