@@ -30,3 +30,5 @@ export type {
   ProviderEvents,
   ProviderEventSource,
 } from "./types.js";
+export { deepgramStt } from "./deepgram-stt.js";
+export type { DeepgramSttOptions } from "./deepgram-stt.js";
