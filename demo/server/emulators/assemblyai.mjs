@@ -31,13 +31,6 @@ const FRAME_16K = 1280; // 80 ms
 const FRAME_MS = 80;
 const STABLE_FRAMES = 4;
 const PREROLL_FRAMES = 3;
-/**
- * 10 ms frames each pooled decoder has been fed over its life. Seen here with Debian's
- * pocketsphinx 5prealpha: a reused decoder's segment frames go on counting from where its last
- * utterance ended instead of from ps_start_utt, so utterance-relative frames need this base.
- * @type {WeakMap<object, number>}
- */
-const framesFed = new WeakMap();
 
 /** The service's session limit (3 hours); Begin.expires_at says when. */
 const SESSION_S = 3 * 3600;
@@ -184,8 +177,6 @@ class AssemblyAiSession {
     this.preroll = [];
     this.inUtterance = false;
     this.utteranceStartS = 0;
-    /** The decoder's frame count when this utterance began (see framesFed). */
-    this.baseFrame = 0;
     /** @type {{ text: string, start: number, end: number, confidence: number }[]} */
     this.finalWords = [];
     /** @type {string[][]} */
@@ -305,7 +296,6 @@ class AssemblyAiSession {
       this.finalWords = [];
       this.lastSent = "";
       decoder.startUtterance();
-      this.baseFrame = framesFed.get(decoder) ?? 0;
       for (const p of this.preroll) await this.feed(p);
       this.preroll = [];
       this.send({ type: "SpeechStarted", timestamp: Math.round((this.processed16k / DECODER_RATE) * 1000), confidence: 0.9 });
@@ -324,13 +314,12 @@ class AssemblyAiSession {
   async feed(pcm) {
     const decoder = /** @type {import("../pocketsphinx.mjs").Decoder} */ (this.decoder);
     await decoder.process(pcm);
-    framesFed.set(decoder, (framesFed.get(decoder) ?? 0) + Math.round((pcm.length / DECODER_RATE) * FRAME_RATE));
   }
 
   /** The hypothesis's words, with times in ms on the stream's timeline. */
   hypothesis() {
     const segments = /** @type {import("../pocketsphinx.mjs").Decoder} */ (this.decoder).segments();
-    const ms = (/** @type {number} */ frame) => Math.round((this.utteranceStartS + (frame - this.baseFrame) / FRAME_RATE) * 1000);
+    const ms = (/** @type {number} */ frame) => Math.round((this.utteranceStartS + frame / FRAME_RATE) * 1000);
     return segments.map((s, i) => {
       const next = segments[i + 1];
       return { text: s.word, start: ms(s.startFrame), end: ms(Math.min(s.endFrame + 1, next ? next.startFrame : Infinity)), confidence: 0.9 };
