@@ -88,11 +88,11 @@ export class SttLink {
     return this.#open(0);
   }
 
-  /** One uplink frame from the microphone. Never throws. */
-  send(pcm: Float32Array | Int16Array): void {
+  /** One uplink frame from the microphone (`capturedAtMs`: see Uplink.push). Never throws. */
+  send(pcm: Float32Array | Int16Array, capturedAtMs?: number): void {
     if (this.#replayMs > 0) this.#replay.record(pcm);
     try {
-      this.#current()?.uplink.push(pcm);
+      this.#current()?.uplink.push(pcm, capturedAtMs);
     } catch {
       // The socket closed under us; the events loop reports it and reconnects.
     }
