@@ -23,8 +23,14 @@
  * counts `wouldReject`, for a gradual rollout.
  *
  * Bytes handed to the socket cannot be taken back, so the socket is given at
- * most a quarter of the budget (or one frame, when it is idle); the rest waits
- * in the queue, where the age limit and the policy can still act on it.
+ * most a quarter of the budget, or three frames if that is more (up to half
+ * the budget), or one frame when it is idle; the rest waits in the queue,
+ * where the age limit and the policy can still act on it. Three frames,
+ * because Chromium lowers `bufferedAmount` in a main-thread task after the
+ * bytes left: with one 80 ms Kyutai frame (9.6 kB, more than a quarter of
+ * its 60 kB budget's share) a busy page kept each frame waiting for the
+ * last one's report, p95 150-300 ms of queue wait on a healthy loopback link;
+ * with room for three it was under 1 ms (test/browser/uplink-busy.spec.ts).
  *
  * A bounded burst sent on purpose ahead of the live audio (the STT link's
  * replay after a reconnect, `sendBurst`) is not the live audio's backlog: its
@@ -277,7 +283,8 @@ export class Uplink {
   /** True when the socket may take `bytes` more now: it is idle, or stays under its share. */
   #socketHasRoom(bytes: number): boolean {
     const buffered = this.#liveBuffered();
-    return buffered === 0 || buffered + bytes <= this.#socketHighWater;
+    const share = Math.max(this.#socketHighWater, Math.min(3 * bytes, this.budgetBytes / 2));
+    return buffered === 0 || buffered + bytes <= share;
   }
 
   /**

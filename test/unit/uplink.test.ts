@@ -228,6 +228,27 @@ describe("Uplink", () => {
     expect(s.ended).toHaveLength(1);
   });
 
+  test("big frames: the socket may hold three (up to half the budget), so a bufferedAmount reported late does not hold each frame behind the last", () => {
+    // Kyutai: 80 ms frames of 1,920 samples at 5 bytes; the budget's quarter (15,000 B) is one and a half frames.
+    const clock = { t: 0 };
+    const socket = new VirtualSocket(clock, 0, 5);
+    socket.stalled = true; // the browser has not yet reported any byte as sent
+    const uplink = new Uplink(socket, { sampleRate: 24000, bytesPerSample: 5, policy: "end", now: () => clock.t, retryMs: 1e9 });
+    for (let i = 0; i < 4; i++) {
+      clock.t += 80;
+      uplink.push(new Float32Array(1920));
+    }
+    expect(socket.wire).toHaveLength(3);
+    expect(socket.buffered).toBe(3 * 9600);
+    expect(uplink.metrics.pendingFrames).toBe(1);
+    // Small frames keep the quarter: 16 kHz s16, 640 B frames, 4,000 B in the socket at most (see above).
+    const small = new Uplink(new VirtualSocket(clock, 0, 2), { sampleRate: 16000, bytesPerSample: 2, now: () => clock.t, retryMs: 1e9 });
+    for (let i = 0; i < 10; i++) small.push(new Int16Array(FRAME));
+    expect(small.metrics.pendingFrames).toBe(10 - Math.floor(4000 / 640));
+    small.close();
+    uplink.close();
+  });
+
   describe("the age bound, judged from each frame's capture time at the moment of sending", () => {
     afterEach(() => vi.useRealTimers());
 

@@ -8,7 +8,7 @@
 //   uplink's queueWaitMs, and bufferedAmount seen at each send;
 // - timers: how late a 10 ms probe timer fires on this page.
 // It never decides pass/fail.
-import { kyutaiStt } from "/dist/bargein.js";
+import { Microphone, kyutaiStt } from "/dist/bargein.js";
 import { makeSession, until } from "../session/session.js";
 
 const ws = `ws://${location.host}`;
@@ -47,6 +47,65 @@ function timerProbe(everyMs = 10) {
     clearInterval(id);
     const sorted = lates.sort((a, b) => a - b);
     return { lateMsMax: sorted.at(-1) ?? 0, lateMsP95: sorted[Math.floor(0.95 * (sorted.length - 1))] ?? 0 };
+  };
+}
+
+/**
+ * The same capture worklet's frames, timed where they land: on this page's
+ * main thread (uplink frames, where the Uplink lives today) and in a dedicated
+ * worker (VAD frames on a port, where an uplink off the main thread would
+ * live), both on the absolute clock (timeOrigin + now).
+ * - `mainThreadAgeMs`: the audio clock's progress between a frame's end and
+ *   its handling on the main thread (what the session's uplink counts as age
+ *   on arrival);
+ * - `mainBehindWorkerMs`: for each uplink frame, how much later the main
+ *   thread handled it than the worker received the VAD frame that ended at or
+ *   just after it (up to one 32 ms VAD frame early): the part of the delay a
+ *   worker would have saved.
+ */
+export async function deliveryProbe() {
+  const context = new AudioContext();
+  const tone = context.createOscillator();
+  const stream = context.createMediaStreamDestination();
+  tone.connect(stream);
+  tone.start();
+  const mic = new Microphone({ context, assetsPath: "/dist/", input: stream.stream, uplink: { sampleRate: 24000, format: "f32", frameMs: 80 } });
+  await mic.start();
+  const worker = new Worker("/test/browser/pages/uplink/delivery-probe-worker.js", { type: "module" });
+  const channel = new MessageChannel();
+  worker.postMessage({ kind: "port", port: channel.port2 }, [channel.port2]);
+  mic.connectVad(channel.port1);
+  let main = [];
+  mic.on("frame", (e) => main.push([e.contextTime, performance.timeOrigin + performance.now(), (context.currentTime - e.contextTime) * 1000]));
+  const summary = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const at = (q) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+    return { frames: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: Math.round(sorted.at(-1) ?? 0), over500: sorted.filter((d) => d > 500).length };
+  };
+  const collect = () => new Promise((resolve) => {
+    worker.onmessage = (e) => resolve(e.data.arrivals);
+    worker.postMessage({ kind: "report" });
+  });
+  return {
+    /** Forgets what was measured so far (call when the measured period starts). */
+    async reset() {
+      main = [];
+      await collect();
+    },
+    async report() {
+      const fromWorker = await collect();
+      const behind = [];
+      let k = 0;
+      for (const [contextTime, at] of main) {
+        while (k < fromWorker.length && fromWorker[k][0] < contextTime) k++;
+        if (k < fromWorker.length) behind.push(at - fromWorker[k][1]);
+      }
+      const result = { mainThreadAgeMs: summary(main.map((m) => m[2])), mainBehindWorkerMs: summary(behind) };
+      await mic.stop();
+      worker.terminate();
+      await context.close();
+      return result;
+    },
   };
 }
 
@@ -115,6 +174,8 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
     run.listeningAt = performance.now();
     console.log(`uplink-busy: session ${i + 1} listening after ${Math.round(run.listeningAt - began)} ms`);
   }
+  const probe = await deliveryProbe();
+  await probe.reset();
   const stopLoad = busyMs > 0 ? startMainThreadLoad(busyMs, periodMs) : () => ({ busyFraction: 0 });
   const stopProbe = timerProbe();
   const loadedAt = performance.now();
@@ -129,6 +190,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
   await until(() => performance.now() - loadedAt >= durationMs, durationMs + 10000);
   clearInterval(sample);
   const timers = stopProbe();
+  const delivery = await probe.report();
   const load = stopLoad();
   const results = runs.map((run) => {
     const u = run.t.session.metrics.uplink ?? {};
@@ -153,7 +215,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
   });
   await Promise.all(runs.map((run) => run.t.session.stop()));
   await Promise.all(runs.map((run) => run.t.context.close().catch(() => {})));
-  return { sessions: results, timers, busyFraction: load.busyFraction };
+  return { sessions: results, timers, delivery, busyFraction: load.busyFraction };
 }
 
 window.uplinkBusy = { busySessions, startMainThreadLoad };
