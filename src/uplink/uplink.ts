@@ -118,6 +118,8 @@ export class Uplink {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Bytes of a burst (sendBurst) that may still be in the socket's buffer. */
   #burstBytes = 0;
+  /** When #drain last judged the oldest audio: what it kept was within the budget at that moment. */
+  #judgedAt = 0;
   #overloaded = false;
   #ended = false;
   #closed = false;
@@ -305,7 +307,7 @@ export class Uplink {
       const index = queue[0].kind === "gap" ? 1 : 0;
       const oldest = queue[index];
       if (oldest?.kind === "audio") {
-        const age = this.#now() - oldest.at;
+        const age = (this.#judgedAt = this.#now()) - oldest.at;
         if (age > this.#budgetMs) {
           this.#expire(index, age);
           continue;
@@ -402,7 +404,7 @@ export class Uplink {
   #track(): void {
     const m = this.#m;
     m.pendingBytesMax = Math.max(m.pendingBytesMax, this.#pending());
-    m.judged(this.#oldestAge(this.#now()));
+    m.judged(this.#oldestAge(this.#judgedAt));
   }
 
   /** One timer at most, and only while something waits in the queue. */
