@@ -324,10 +324,15 @@ export class Uplink {
         continue;
       }
       if (!this.#socketHasRoom(item.bytes)) break;
+      // Judged again at the very moment of sending: reading bufferedAmount takes time too.
+      const now = this.#now();
+      if (now - item.at > this.#budgetMs) {
+        this.#expire(0, now - item.at);
+        continue;
+      }
       queue.shift();
       this.#queuedBytes -= item.bytes;
       this.#audioFrames--;
-      const now = this.#now();
       this.#sendAudio(item.pcm, now - item.pushedAt, now - item.at);
     }
     // The overload episode is over once the backlog (and any gap marker) has
