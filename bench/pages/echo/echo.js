@@ -16,6 +16,7 @@
 import { makeSession, until } from "/test/browser/pages/session/session.js";
 import { connectEchoPath } from "/test/browser/pages/echo/echo-path.js";
 import { prng } from "/test/lib/prng.mjs";
+import { openaiChat } from "/dist/bargein.js";
 
 const QUESTIONS = ["help-me", "stop-please", "turn-on-lights", "weather-question"];
 /** How long a reply gets to finish (an unguarded bot may answer its own echo for a while). */
@@ -39,8 +40,24 @@ async function settled(t, ms = SETTLE_MS) {
   return false;
 }
 
-function sessionOptions(guard) {
-  return { echoGuard: { enabled: guard } };
+/**
+ * The barge-in trials talk over a long reply: the backend's responder tells a
+ * ~15 s story when asked for one, so every question is asked as that (the
+ * user's words still go through the STT and into the history).
+ */
+function storyLlm() {
+  const chat = openaiChat({ url: `${location.origin}/v1`, model: "eliza" });
+  return {
+    name: "eliza+story",
+    stream(messages, signal) {
+      const last = messages.map((m) => m.role).lastIndexOf("user");
+      return chat.stream(messages.map((m, i) => (i === last ? { role: "user", content: "Tell me a long story." } : m)), signal);
+    },
+  };
+}
+
+function sessionOptions(guard, story) {
+  return story ? { echoGuard: { enabled: guard }, llm: storyLlm() } : { echoGuard: { enabled: guard } };
 }
 
 /** Stops a runaway exchange (the bot answering its own echo) so the next question starts clean. */
@@ -50,8 +67,8 @@ async function quiet(t) {
   await settled(t, 10_000);
 }
 
-async function open({ echo, guard, recordSeconds }) {
-  const t = await makeSession({ llm: "sse", echo, recordSeconds, sessionOptions: sessionOptions(guard) });
+async function open({ echo, guard, recordSeconds, story = false }) {
+  const t = await makeSession({ llm: "sse", echo, recordSeconds, sessionOptions: sessionOptions(guard, story) });
   t.page = { manual: 0 };
   await t.session.start();
   await until(() => t.session.state === "listening", 30_000, "listening");
@@ -138,7 +155,7 @@ function audibleBefore(rec, sampleRate, onset) {
  * an unguarded bot's runaway exchange must not spill into the next trial).
  */
 async function bargeInTrial({ echo, guard, moment }) {
-  const t = await open({ echo, guard, recordSeconds: 30 });
+  const t = await open({ echo, guard, recordSeconds: 30, story: true });
   const trial = { moment };
   try {
     await t.say("weather-question");
@@ -167,6 +184,9 @@ async function bargeInTrial({ echo, guard, moment }) {
     trial.onsetToSilentMs = silentAfterMs(rec, t.context.sampleRate, utterance.onset, speechEnd + 0.4);
     trial.erleDb = echoFigures(t)?.erleDb ?? null;
     trial.errors = t.log.errors;
+    trial.vad = t.log.vad.join(" ");
+    trial.states = t.log.states.join(" ");
+    trial.transcripts = t.log.transcripts;
     return trial;
   } finally {
     await t.session.stop();
