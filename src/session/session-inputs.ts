@@ -107,7 +107,7 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
   const { dispatch, events } = sink;
   switch (e.kind) {
     case "word":
-      return dispatch({ kind: "word", text: e.text, at: now(), ...sink.echoOf(e.text) });
+      return dispatch({ kind: "word", text: e.text, at: now(), spokenAt: e.spokenAtMs, ...sink.echoOf(e.text) });
     case "marker":
       return dispatch({ kind: "sttMarker" });
     case "pause":

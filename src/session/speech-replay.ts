@@ -23,6 +23,8 @@ interface Frame {
   pcm: Pcm;
   /** First sample of the frame in the stream's timeline. */
   start: number;
+  /** When the frame's last sample was captured (performance.now()), if known. */
+  capturedAtMs?: number;
 }
 
 export class SpeechReplay {
@@ -48,11 +50,24 @@ export class SpeechReplay {
   }
 
   /** A frame of the stream's audio, in order (live or replayed). */
-  record(pcm: Pcm): void {
-    this.#frames.push({ pcm, start: this.#cursor });
+  record(pcm: Pcm, capturedAtMs?: number): void {
+    this.#frames.push({ pcm, start: this.#cursor, capturedAtMs });
     this.#cursor += pcm.length;
     this.#kept += pcm.length;
     this.#trim();
+  }
+
+  /**
+   * When the audio `startS` into the stream was captured (performance.now()),
+   * from the frame that holds it; undefined when that frame is no longer held
+   * or came without a capture time. An STT word arrives late (its model's
+   * look-ahead, the network); this says when it was spoken.
+   */
+  spokenAtMs(startS: number): number | undefined {
+    const at = Math.round(startS * this.#sampleRate);
+    const frame = this.#frames.find((f) => f.start <= at && at < f.start + f.pcm.length);
+    if (frame?.capturedAtMs === undefined) return undefined;
+    return frame.capturedAtMs - ((frame.start + frame.pcm.length - at) / this.#sampleRate) * 1000;
   }
 
   /** The STT recognised a word that starts `startS` into the stream. */
@@ -80,7 +95,7 @@ export class SpeechReplay {
     const reopened = this.#openWordAt !== undefined && kept.length > 0 && kept[0].start <= this.#openWordAt;
     const frames = kept.map((f) => f.pcm);
     this.clear();
-    for (const pcm of frames) this.record(pcm);
+    for (const f of kept) this.record(f.pcm, f.capturedAtMs);
     return { frames, reopened };
   }
 

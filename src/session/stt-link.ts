@@ -21,7 +21,8 @@ import { SpeechReplay } from "./speech-replay.js";
 import type { VoiceSessionOptions } from "./types.js";
 
 export type SttLinkEvent =
-  | { kind: "word"; text: string }
+  /** `spokenAtMs`: when its audio was captured (performance.now()), when the link still knows. */
+  | { kind: "word"; text: string; spokenAtMs?: number }
   | { kind: "marker" }
   | { kind: "pause"; probability: number }
   /** The new stream hears the last word again (it was still open): take it back. */
@@ -90,7 +91,7 @@ export class SttLink {
 
   /** One uplink frame from the microphone (`capturedAtMs`: see Uplink.push). Never throws. */
   send(pcm: Float32Array | Int16Array, capturedAtMs?: number): void {
-    if (this.#replayMs > 0) this.#replay.record(pcm);
+    if (this.#replayMs > 0) this.#replay.record(pcm, capturedAtMs);
     try {
       this.#current()?.uplink.push(pcm, capturedAtMs);
     } catch {
@@ -189,8 +190,9 @@ export class SttLink {
     try {
       for await (const event of stream.events(signal)) {
         if (event.kind === "word") {
+          const spokenAtMs = this.#replay.spokenAtMs(event.startS);
           this.#replay.word(event.startS);
-          this.#o.emit({ kind: "word", text: event.text });
+          this.#o.emit({ kind: "word", text: event.text, spokenAtMs });
         } else if (event.kind === "word-end") {
           this.#replay.wordEnd(event.stopS);
         } else if (event.kind === "marker") {

@@ -59,7 +59,7 @@ export interface TurnState {
    * them (TurnConfig.vouchWordsMs): real speech soon after makes them the
    * user's, a misfire or the window passing makes them echo.
    */
-  readonly heldWords: readonly { readonly text: string; readonly at: number }[];
+  readonly heldWords: readonly { readonly text: string; readonly at: number; readonly spokenAt?: number }[];
 }
 
 export type InterruptReason = InterruptionEvent["reason"];
@@ -77,7 +77,8 @@ export type TurnEvent =
    * the bot's own voice heard back; `nearBot`: the bot was audible within the
    * echo guard's word window (only with the guard on).
    */
-  | { kind: "word"; text: string; at: number; echo?: boolean; nearBot?: boolean }
+  /** `at`: when it arrived; `spokenAt`: when its audio was captured, when known (same clock). */
+  | { kind: "word"; text: string; at: number; spokenAt?: number; echo?: boolean; nearBot?: boolean }
   /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
   | { kind: "wordRetracted" }
   | { kind: "sttPause"; probability: number }
@@ -199,8 +200,12 @@ const HANDLERS: Handlers = {
     const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
     if (overBot && !vouched(s, e.at, config)) {
       const { kept, expired } = splitHeld(s.heldWords, e.at, config);
-      return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at }] }, effects: expired };
+      return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at, spokenAt: e.spokenAt }] }, effects: expired };
     }
+    // Leading the user's turn, but spoken before the utterance began, while the bot was audible: the
+    // bot's echo, however late it arrived. (Once the turn has words, a pause may start a new utterance
+    // while the last one's words are still arriving: those stay the user's.)
+    if (overBot && s.userWords.length === 0 && spokenBefore(e, s.speechStartAt)) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
     if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
     const userWords = [...s.userWords, e.text];
     const heard: TurnStep = { state: { ...s, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
@@ -331,11 +336,24 @@ function splitHeld(held: TurnState["heldWords"], at: number, config: TurnConfig)
 function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
   if (s.heldWords.length === 0) return same(s);
   const inWindow = splitHeld(s.heldWords, at, config);
-  const kept = inWindow.kept.filter((w) => w.at >= s.speechStartAt);
-  const early: TurnEffect[] = inWindow.kept.filter((w) => w.at < s.speechStartAt).map((w) => ({ kind: "echoWord", text: w.text }));
+  const kept = inWindow.kept.filter((w) => w.at >= s.speechStartAt && !(s.userWords.length === 0 && spokenBefore(w, s.speechStartAt)));
+  const early: TurnEffect[] = inWindow.kept.filter((w) => !kept.includes(w)).map((w) => ({ kind: "echoWord", text: w.text }));
   let step: TurnStep = { state: { ...s, heldWords: [] }, effects: [...inWindow.expired, ...early] };
   for (const w of kept) step = then(step, (next) => HANDLERS.word(next, { kind: "word", text: w.text, at: w.at }, config));
   return step;
+}
+
+/**
+ * How much earlier than the VAD's speech start a user's word may seem to
+ * start: the VAD decides a few frames after the onset, and reaches the main
+ * thread later still, while an STT's word start times can lead the sound by
+ * a frame or two.
+ */
+const SPOKEN_SLACK_MS = 400;
+
+/** The word's audio was captured before the utterance at `speechStartAt` began (unknown: no). */
+function spokenBefore(w: { spokenAt?: number }, speechStartAt: number): boolean {
+  return w.spokenAt !== undefined && w.spokenAt < speechStartAt - SPOKEN_SLACK_MS;
 }
 
 /** The user's turn is over: flush the STT for its last words (once). */

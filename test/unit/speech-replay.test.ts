@@ -68,6 +68,18 @@ describe("SpeechReplay", () => {
     expect(ids(replay.rebase().frames)).toEqual([8, 9, 10]);
   });
 
+  test("spokenAtMs: when the audio at a stream time was captured, from its frame's capture time, across a rebase; unknown once trimmed", () => {
+    const replay = new SpeechReplay(RATE, 10);
+    // Frame i ends at capture time 10_000 + 100 (i + 1) ms.
+    for (let i = 0; i < 6; i++) replay.record(frame(i), 10_000 + 100 * (i + 1));
+    expect(replay.spokenAtMs(0.25)).toBe(10_250);
+    expect(replay.spokenAtMs(0.6)).toBeUndefined(); // not sent yet
+    replay.wordEnd(0.3); // frames 0–2 transcribed and let go
+    expect(replay.spokenAtMs(0.1)).toBeUndefined();
+    replay.rebase(); // frames 3–5 start the new stream's timeline
+    expect(replay.spokenAtMs(0.05)).toBe(10_350);
+  });
+
   test("clear() forgets everything", () => {
     const replay = recorded(3);
     replay.clear();

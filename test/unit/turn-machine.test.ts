@@ -260,6 +260,28 @@ describe("turn machine with the echo guard: words near the bot's audio need real
     expect(state.userWords).toEqual(["stop"]);
   });
 
+  test("an echo word that arrives late, after the user began, but was spoken before: echo, whether held or vouched; the user's own words stay", () => {
+    const s = botSpeaking(GUARDED);
+    const { state, effects } = run(
+      [
+        { kind: "speechStart", pausedByWorker: true, at: 5000 },
+        // Held, then the utterance vouches: "once" was captured 1.2 s before the onset (the STT's lag).
+        { kind: "word", text: "once", at: 5300, spokenAt: 3800, nearBot: true },
+        { kind: "speechRealStart", at: 5400 },
+        // Arriving while real speech vouches for everything: "upon" was spoken before the onset too.
+        { kind: "word", text: "upon", at: 5450, spokenAt: 4100, nearBot: true },
+        { kind: "word", text: "stop", at: 5600, spokenAt: 5050, nearBot: true },
+      ],
+      s,
+      GUARDED,
+    );
+    expect(effects.filter((e) => e.kind === "echoWord")).toEqual([{ kind: "echoWord", text: "once" }, { kind: "echoWord", text: "upon" }]);
+    expect(state.userWords).toEqual(["stop"]);
+    // Once the turn has words, an earlier utterance's late word is still the user's (a pause split it).
+    const more = run([{ kind: "speechEnd", at: 6000 }, { kind: "speechStart", pausedByWorker: false, at: 6300 }, { kind: "word", text: "please", at: 6500, spokenAt: 5700, nearBot: true }], state, GUARDED);
+    expect(more.state.userWords).toEqual(["stop", "please"]);
+  });
+
   test("with the guard off, nearBot changes nothing", () => {
     const { state } = run([{ kind: "word", text: "guy", at: 6000, nearBot: true }], run([{ kind: "replyDone", generation: 1 }], botSpeaking()).state);
     expect(state.userWords).toEqual(["guy"]);
