@@ -13,8 +13,8 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 import { track } from "./cleanup.mjs";
 
 const HOST = "127.0.0.1";
-/** The backend loads flite and pocketsphinx before it listens: seconds here, more on a busy machine. */
-const START_TIMEOUT_MS = 30_000;
+/** The backend loads flite and pocketsphinx before it listens: 3 s idle here, 30 s seen with two benches running. */
+const START_TIMEOUT_MS = 60_000;
 /** How long close() waits for the child to exit after SIGTERM before SIGKILL. */
 const EXIT_GRACE_MS = 5_000;
 /** The end of the backend's stderr kept for error messages. */

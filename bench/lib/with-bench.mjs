@@ -51,7 +51,14 @@ export async function withBench(options, body) {
   const children = new Set();
   try {
     if (port !== null) server = await startServer({ port: benchPort(port), env });
-    if (wantBrowser) browser = await launchBrowser(browserArgs);
+    if (wantBrowser) {
+      try {
+        browser = await launchBrowser(browserArgs);
+      } catch (err) {
+        const stopped = server ? `; the reference backend started for this bench (port ${server.port}, pid ${server.pid}) is stopped` : "";
+        throw new Error(`could not launch Chromium: ${err.message}${stopped}`, { cause: err });
+      }
+    }
     const step = (name, fn, { timeoutMs = stepTimeoutMs } = {}) => bounded(name, fn, timeoutMs, server);
     const run = (cmd, args, runOptions = {}) => runChild(cmd, args, runOptions, children);
     return await body(/** @type {BenchContext} */ ({ server, browser, step, run }));
