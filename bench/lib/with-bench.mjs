@@ -61,7 +61,10 @@ export async function withBench(options, body) {
     }
     const step = (name, fn, { timeoutMs = stepTimeoutMs } = {}) => bounded(name, fn, timeoutMs, server);
     const run = (cmd, args, runOptions = {}) => runChild(cmd, args, runOptions, children);
-    return await body(/** @type {BenchContext} */ ({ server, browser, step, run }));
+    const result = await body(/** @type {BenchContext} */ ({ server, browser, step, run }));
+    // A backend that died outside any step still spoils the figures the body measured.
+    if (server?.exited()) await bounded("the bench's last step", () => server.died, 1000, undefined);
+    return result;
   } finally {
     for (const child of children) child.kill("SIGTERM");
     await browser?.close().catch((err) => console.error(`bench: closing Chromium failed: ${err.message}`));
