@@ -194,6 +194,8 @@ async function runSoak(bench) {
     csp: runs.flatMap((r) => r.csp),
     notIdleAfterStop: sum("notIdleAfterStop"),
     leaks: runs.flatMap((r, page) => r.leaks.map((l) => ({ page, ...l }))),
+    sttDown: runs.flatMap((r, page) => r.sttDown.map((l) => ({ page, ...l }))),
+    sttDownAtUserFinal: sum("sttDownAtUserFinal"),
     warnings: sum("warnings"),
     warningSamples: runs.flatMap((r) => r.warningSamples).slice(0, 10),
     phaseMs: Object.fromEntries(Object.keys(runs[0].phaseMs).map((k) => [k, runs.reduce((n, r) => n + r.phaseMs[k], 0)])),
@@ -203,7 +205,7 @@ async function runSoak(bench) {
 /** Prints each leak the soak named, so a run's log says which and when, not only how many. */
 function printLeaks(leaks) {
   for (const l of leaks) {
-    console.log(`  LEAK ${l.where}: session ${l.session}, barge-in ${l.bargeIn} (attempt ${l.attempt}, retries ${l.retries}), state ${l.state}, at ${l.atMs} ms: quests [${l.quests.join(", ")}], sockets [${l.sockets.join(", ")}]; 2 s later: quests [${l.after?.quests.join(", ")}], sockets [${l.after?.sockets.join(", ")}], state ${l.after?.state}`);
+    console.log(`  ${l.where.includes("STT down") ? "STT DOWN (not a leak)" : "LEAK"} ${l.where}: session ${l.session}, barge-in ${l.bargeIn} (attempt ${l.attempt}, retries ${l.retries}), state ${l.state}, at ${l.atMs} ms: quests [${l.quests.join(", ")}], sockets [${l.sockets.join(", ")}]; 2 s later: quests [${l.after?.quests.join(", ")}], sockets [${l.after?.sockets.join(", ")}], state ${l.after?.state}`);
     for (const line of l.trail) console.log(`      ${line}`);
   }
 }
@@ -218,6 +220,7 @@ export default function reliability() {
     console.log(`soak: up to ${BARGE_INS} barge-ins or ${SOAK_MINUTES} min…`);
     const soak = await runSoak(bench);
     printLeaks(soak.leaks);
+    printLeaks(soak.sttDown);
     return {
       bargeIns: soak.bargeIns,
       soakPages: soak.pages,
@@ -236,6 +239,9 @@ export default function reliability() {
       // Each leak named (see the header); the backend's streams still open after every stop, by service.
       leaks: soak.leaks,
       leakedServerStreams: soak.serverOpenAfterStop,
+      // Not leaks: user finals while the STT was reconnecting (an uplink overload or a drop), named in sttDown.
+      sttDownAtUserFinal: soak.sttDownAtUserFinal,
+      sttDown: soak.sttDown,
       soakWarnings: soak.warnings,
       soakWarningSamples: soak.warningSamples,
       notIdleAfterStop: soak.notIdleAfterStop,

@@ -14,7 +14,9 @@
 // Every leak is named in `leaks`: which quests and socket URLs were live, at
 // which barge-in and session, in which state, with the session's last events
 // (`trail`), and whether it was still there LEAK_RECHECK_MS later (a real
-// leak) or had closed by then (a slow close).
+// leak) or had closed by then (a slow close). A user final that comes while
+// the STT is reconnecting (no STT quest or socket) is not a leak: it is
+// counted as sttDownAtUserFinal and named in `sttDown`.
 import { kyutaiStt, kyutaiTts, openaiChat, VoiceSession } from "/dist/bargein.js";
 import { prng } from "/test/lib/prng.mjs";
 import { recordedOutput } from "/test/browser/pages/session/recorded-output.js";
@@ -24,6 +26,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Time for the flush to reach the playback worklet: a quantum and the port hop, with room to spare. */
 const FENCE_SLACK_S = 0.03;
 const LOUD = 1e-4;
+/** The STT's socket path (Kyutai's ASR endpoint), as pageWatch.openSocketUrls() gives it. */
+const STT_PATH = "/api/asr-streaming";
 /** A leak seen between turns is looked at again this much later: still there, it is not a slow close. */
 const LEAK_RECHECK_MS = 2000;
 /** Session events kept for a leak's report. */
@@ -95,6 +99,9 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     leakedAfterStop: [],
     /** Each leak, named: see the header. */
     leaks: [],
+    /** User finals that came while the STT stream was down (reconnecting): not leaks, but named the same way. */
+    sttDownAtUserFinal: 0,
+    sttDown: [],
     warnings: 0,
     warningSamples: [],
   };
@@ -105,7 +112,7 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     if (trail.length > TRAIL_LENGTH) trail.shift();
   };
   /** Records a leak with what the session was doing, and looks again LEAK_RECHECK_MS later. */
-  function recordLeak(where, s, quests, sockets) {
+  function recordLeak(list, where, s, quests, sockets) {
     const leak = {
       where,
       session: stats.sessions,
@@ -118,7 +125,7 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
       sockets,
       trail: trail.slice(),
     };
-    stats.leaks.push(leak);
+    list.push(leak);
     leak.recheck = new Promise((resolve) =>
       setTimeout(() => {
         leak.after = { quests: s.liveQuests, sockets: window.pageWatch.openSocketUrls(), state: s.state };
@@ -161,12 +168,20 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
       if (e.final || e.revised) note(`transcript ${e.role} ${e.final ? "final" : "revised"} ${JSON.stringify(e.text.slice(-40))}`);
       if (e.role !== "user" || !e.final || stopping) return;
       lap("toUserFinal");
-      // Between turns: only the STT stream and its socket.
+      // Between turns: nothing but the STT stream and its one socket. The STT
+      // may be down (reconnecting after an overload or a drop): fewer is not
+      // a leak, and is counted apart (sttDownAtUserFinal, named in sttDown).
       const quests = next.liveQuests;
       const sockets = window.pageWatch.openSocketUrls();
-      if (quests.join() !== "stt") stats.leakedQuests++;
-      if (sockets.length !== 1) stats.leakedSockets++;
-      if (quests.join() !== "stt" || sockets.length !== 1) recordLeak("between turns", next, quests, sockets);
+      const extraQuests = quests.filter((q) => q !== "stt");
+      const extraSockets = sockets.filter((u) => u !== STT_PATH).length + Math.max(0, sockets.filter((u) => u === STT_PATH).length - 1);
+      if (extraQuests.length) stats.leakedQuests++;
+      if (extraSockets) stats.leakedSockets++;
+      if (extraQuests.length || extraSockets) recordLeak(stats.leaks, "between turns", next, quests, sockets);
+      else if (!quests.includes("stt") || !sockets.includes(STT_PATH)) {
+        stats.sttDownAtUserFinal++;
+        recordLeak(stats.sttDown, "between turns, STT down", next, quests, sockets);
+      }
     });
     next.on("turn", (e) => note(`turn ${e.turn} interrupted=${e.interrupted}`));
     next.on("vad", (e) => e.kind !== "meter" && note(`vad ${e.kind}`));
@@ -196,7 +211,7 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     const left = { quests: session.liveQuests, pageSockets: window.pageWatch.openSockets() };
     if (left.quests.length || left.pageSockets) {
       stats.leakedAfterStop.push({ session: stats.sessions, ...left });
-      recordLeak("after stop", session, left.quests, window.pageWatch.openSocketUrls());
+      recordLeak(stats.leaks, "after stop", session, left.quests, window.pageWatch.openSocketUrls());
     }
   }
 
@@ -267,8 +282,9 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     await closeSession();
   }
   await sleep(200);
-  await Promise.all(stats.leaks.map((l) => l.recheck));
-  for (const l of stats.leaks) delete l.recheck;
+  const named = [...stats.leaks, ...stats.sttDown];
+  await Promise.all(named.map((l) => l.recheck));
+  for (const l of named) delete l.recheck;
   const server = checkServer ? await (await fetch("/__stats")).json() : undefined;
   await context.close();
   return {
