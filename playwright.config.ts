@@ -8,6 +8,8 @@ export const TEST_PORT = Number(process.env.BARGEIN_TEST_PORT ?? 8787);
 
 export default defineConfig({
   testDir: "test/browser",
+  // Acceptance tests of open work, which fail today: run them with playwright.pending.config.ts.
+  testIgnore: ["**/pending/**"],
   testMatch: "**/*.spec.ts",
   timeout: 60_000,
   workers: 1,

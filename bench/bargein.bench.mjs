@@ -37,9 +37,13 @@
 // (Unmute) decides from its STT; measured on the same moments and fixtures.
 // mainThreadLoad: the SDK's barge-in with the page's main thread busy 50 ms
 // in every 60 ms.
+// humanSpeech: the SDK's barge-in with recordings of real people instead of
+// flite (bench/lib/human-speech.mjs, from pocketsphinx-testdata): real
+// onsets are softer.
 import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 import { prng } from "../test/lib/prng.mjs";
+import { prepareHumanSpeech } from "./lib/human-speech.mjs";
 
 const PORT = 8851;
 const SEED = 7;
@@ -50,14 +54,15 @@ const RUNS = [
   { name: "vad-2", mode: "vad", from: 25, to: 50 },
   { name: "server", mode: "server", from: 0, to: 25 },
   { name: "vad-load", mode: "vad", load: true, from: 0, to: 20 },
+  { name: "vad-human", mode: "vad", human: true, from: 0, to: 30 },
 ];
 
 
-function plan(n) {
+function plan(n, fixtures = FIXTURES) {
   const random = prng(SEED);
-  return Array.from({ length: n }, () => ({
+  return Array.from({ length: n }, (_, i) => ({
     moment: MOMENT_S[0] + (MOMENT_S[1] - MOMENT_S[0]) * random(),
-    fixture: FIXTURES[random() < 0.5 ? 0 : 1],
+    fixture: fixtures.length === 2 ? fixtures[random() < 0.5 ? 0 : 1] : fixtures[i % fixtures.length],
   }));
 }
 
@@ -96,6 +101,7 @@ function summarise(trials) {
 
 export default async function bargeinBench() {
   const trialsPlan = plan(50);
+  const humanPlan = plan(30, prepareHumanSpeech());
   const runs = {};
   const problems = [];
   await withBench({ port: PORT }, async ({ server, browser, step }) => {
@@ -107,7 +113,7 @@ export default async function bargeinBench() {
     });
     for (const r of RUNS) {
       const started = Date.now();
-      const trials = trialsPlan.slice(r.from, r.to);
+      const trials = (r.human ? humanPlan : trialsPlan).slice(r.from, r.to);
       // A trial takes a few seconds; a minute each is a bound, not a measurement.
       const result = await step(`run ${r.name} (${trials.length} trials)`, () => page.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, trials }), { timeoutMs: 60_000 * Math.max(1, trials.length) });
       runs[r.name] = result;
@@ -120,6 +126,7 @@ export default async function bargeinBench() {
   const vad = summarise(vadTrials);
   const serverDriven = summarise(runs.server.trials);
   const loaded = summarise(runs["vad-load"].trials);
+  const human = summarise(runs["vad-human"].trials);
   const okServer = runs.server.trials.filter((t) => !t.failed);
   return {
     trials: vad.trials,
@@ -151,13 +158,25 @@ export default async function bargeinBench() {
       staleSamples: loaded.staleSamples,
       heardWordError: loaded.heardWordError,
     },
+    humanSpeech: {
+      recordings: "pocketsphinx-testdata: 5 LibriVox readings (female) and 5 CMU cards utterances (male), each 3 times",
+      trials: human.trials,
+      failedTrials: human.failed,
+      onsetToPauseMs: human.onsetToSilenceMs,
+      onsetToVadSpeechStartMs: human.onsetToVadSpeechStartMs,
+      onsetToFlushMs: human.onsetToFlushMs,
+      staleSamples: human.staleSamples,
+      confirmReasons: human.reasons,
+      slowdownVsFlite: round(human.onsetToSilenceMs.p95 / vad.onsetToSilenceMs.p95),
+      goal: "onsetToPauseMs p95 ≤ 100",
+    },
     checks: {
       botAudibleAtOnset: `${vad.botAudibleAtOnset}/${vad.trials}`,
       trialsWithLeakAfterPause: vad.trialsWithLeak + loaded.trialsWithLeak,
       directPauses: `${vad.directPauses}/${vad.trials}`,
       confirmReasons: vad.reasons,
       renderedAgreementMs: vad.renderedAgreementMs,
-      unknownQuanta: vad.unknownQuanta + serverDriven.unknownQuanta + loaded.unknownQuanta,
+      unknownQuanta: vad.unknownQuanta + serverDriven.unknownQuanta + loaded.unknownQuanta + human.unknownQuanta,
       outputLatencyMs: round(runs["vad-1"].outputLatency * 1000),
       sampleRate: runs["vad-1"].sampleRate,
     },

@@ -3,17 +3,46 @@
 // scripts/size-budget.json. Prints a table; exits 1 when a file is over its
 // budget or missing. gzip -9 is what a CDN or a static host typically serves;
 // the .wasm and .onnx files are fixed third-party binaries and not budgeted.
+// The `app:` rows are what an app ships: dist/bargein.js bundled by esbuild
+// (minified, tree-shaken) with only the names it imports; "app: + X" is the
+// marginal cost of provider X over the base app.
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
 
 const root = new URL("../", import.meta.url);
 const budgets = JSON.parse(readFileSync(new URL("scripts/size-budget.json", root), "utf8"));
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
+const BASE = ["VoiceSession", "kyutaiStt", "kyutaiTts", "openaiChat"];
+
+/** gzip bytes of an app that imports `names` from dist/bargein.js, as a bundler ships it (minified, tree-shaken). */
+async function appBytes(names) {
+  const result = await build({
+    stdin: { contents: `import { ${names.join(", ")} } from "./dist/bargein.js"; globalThis.__app = [${names.join(", ")}];`, resolveDir: new URL(".", root).pathname, loader: "js" },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    write: false,
+    logLevel: "silent",
+  });
+  return gzipSync(result.outputFiles[0].contents, { level: 9 }).length;
+}
+
 const rows = [];
 let failed = false;
+const baseApp = Object.keys(budgets).some((k) => k.startsWith("app:")) ? await appBytes(BASE) : 0;
 for (const [file, budget] of Object.entries(budgets)) {
   if (file.startsWith("//")) continue;
+  if (file.startsWith("app:")) {
+    // "app: + name" is that provider's marginal cost over the base app.
+    const extra = file.match(/^app: \+ (\w+)$/)?.[1];
+    const gz = extra ? (await appBytes([...BASE, extra])) - baseApp : baseApp;
+    const over = gz > budget;
+    failed ||= over;
+    rows.push([file, "-", kb(gz), kb(budget), `${(((budget - gz) / budget) * 100).toFixed(1)}%`, over ? "OVER BUDGET" : "ok"]);
+    continue;
+  }
   let bytes;
   try {
     bytes = readFileSync(new URL(`dist/${file}`, root));

@@ -37,12 +37,20 @@ export type {
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
 export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
-export { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "./providers/index.js";
+export { kyutaiStt, kyutaiTts, deepgramStt, assemblyaiStt, elevenlabsTts, cartesiaTts, openaiChat, websocketLlm } from "./providers/index.js";
+export type { AssemblyaiSttOptions, AssemblyaiSttConfiguration, AssemblyaiSttStream, AssemblyaiSttProvider } from "./providers/index.js";
 export type {
+  DeepgramSttOptions,
   KyutaiSttOptions,
   KyutaiServiceOptions,
   KyutaiTtsOptions,
   KyutaiTtsProvider,
+  ElevenlabsTtsOptions,
+  ElevenlabsPcmFormat,
+  ElevenlabsVoiceSettings,
+  CartesiaTtsOptions,
+  CartesiaEncoding,
+  CartesiaSampleRate,
   OpenaiChatOptions,
   WebsocketLlmOptions,
   SttProvider,

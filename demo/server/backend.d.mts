@@ -31,7 +31,8 @@ export interface BackendOptions {
   host?: string;
   /** When set, `auth_id` (query) or `Authorization: Bearer` must match. */
   token?: string;
-  defaults?: { stt?: Knobs; tts?: Knobs; llm?: Knobs };
+  /** Knob defaults per emulator (its name: stt, tts, llm, deepgram…); query parameters override them. */
+  defaults?: { stt?: Knobs; tts?: Knobs; llm?: Knobs; [emulator: string]: Knobs | undefined };
   /** Serve dist/, demo/, test/, bench/ (default true). */
   serveStatic?: boolean;
   /** Load one recogniser at start-up (default true). */

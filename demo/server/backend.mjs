@@ -1,13 +1,23 @@
 // The reference backend as a library: one HTTP server on loopback that serves the
-// demo and test pages (static.mjs) and the reference services:
-//   WS   /api/asr-streaming                 STT (stt.mjs, pocketsphinx)
-//   WS   /api/tts_streaming                 TTS (tts.mjs, flite)
-//   POST /v1/chat/completions               LLM over SSE (llm.mjs, scripted ELIZA)
+// demo and test pages (static.mjs) and the service emulators, one file each in
+// emulators/ (the protocol only; the shared parts are recogniser.mjs, synthesiser.mjs,
+// eliza.mjs, knobs.mjs, socket-faults.mjs, stream-gate.mjs and the pure cores in core/):
+//   WS   /api/asr-streaming                 Kyutai STT (emulators/kyutai-stt.mjs, pocketsphinx)
+//   WS   /api/tts_streaming                 Kyutai TTS (emulators/kyutai-tts.mjs, flite)
+//   POST /v1/chat/completions               LLM over SSE (emulators/openai-llm.mjs, scripted ELIZA)
 //   WS   /v1/responses                      LLM over a WebSocket
+//   WS   /v1/listen, /v2/listen             Deepgram Nova and Flux (emulators/deepgram.mjs, pocketsphinx)
+//   POST /v1/auth/grant                     Deepgram's short-lived token
+//   WS   /v3/ws                             AssemblyAI Universal-Streaming (emulators/assemblyai.mjs, pocketsphinx)
+//   WS   /v1/text-to-speech/{voice}/multi-stream-input  ElevenLabs TTS (emulators/elevenlabs.mjs, flite)
+//   WS   /tts/websocket                     Cartesia TTS (emulators/cartesia.mjs, flite)
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
 //   GET  /api/token                         a token for the page's token functions
 // Used by main.mjs (`npm run demo`), the backend tests, browser tests and benchmarks.
+//
+// A new emulator is one file exporting a factory (EmulatorDeps → Emulator) and one entry
+// in EMULATORS below.
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer } from "ws";
@@ -16,19 +26,72 @@ import { createStats } from "./stats.mjs";
 import { isAuthorized, parseKnobs } from "./knobs.mjs";
 import { DecoderPool, recogniserAvailable, recogniserUnavailableReason } from "./pocketsphinx.mjs";
 import { installCommand } from "./speech-deps.mjs";
-import { createSttService } from "./stt.mjs";
-import { createTtsService } from "./tts.mjs";
-import { createLlmService } from "./llm.mjs";
+import { kyutaiSttEmulator } from "./emulators/kyutai-stt.mjs";
+import { kyutaiTtsEmulator } from "./emulators/kyutai-tts.mjs";
+import { openaiLlmEmulator } from "./emulators/openai-llm.mjs";
+import { deepgramEmulator } from "./emulators/deepgram.mjs";
+import { createAssemblyAiService } from "./emulators/assemblyai.mjs";
+import { ELEVENLABS_PATH, createElevenlabsEmulator } from "./emulators/elevenlabs.mjs";
+import { CARTESIA_PATH, createCartesiaEmulator } from "./emulators/cartesia.mjs";
+
+/** @param {EmulatorDeps} deps @returns {Emulator} AssemblyAI checks the token itself, after the upgrade (close 1008), as the service does. */
+const assemblyaiEmulator = ({ stats, pool, token }) => ({
+  name: "assemblyai",
+  knobsFrom: "stt",
+  sockets: { "/v3/ws": createAssemblyAiService({ stats, pool, token }) },
+  authorize: () => true,
+});
+/** @param {EmulatorDeps} deps @returns {Emulator} */
+const elevenlabsEmulator = ({ stats }) => {
+  const { handle, authorize } = createElevenlabsEmulator({ stats });
+  return { name: "elevenlabs", knobsFrom: "tts", sockets: { [ELEVENLABS_PATH]: handle }, authorize };
+};
+/** @param {EmulatorDeps} deps @returns {Emulator} */
+const cartesiaEmulator = ({ stats }) => {
+  const { handle, authorize } = createCartesiaEmulator({ stats });
+  return { name: "cartesia", knobsFrom: "tts", sockets: { [CARTESIA_PATH]: handle }, authorize };
+};
+
+/** Every emulator the backend runs; each contributes its routes and its part of /api/health. */
+const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator, deepgramEmulator, assemblyaiEmulator, elevenlabsEmulator, cartesiaEmulator];
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * What an emulator is given.
+ * @typedef {object} EmulatorDeps
+ * @property {import("./stats.mjs").Stats} stats
+ * @property {DecoderPool | null} pool     null when there is no recogniser
+ * @property {string} install              the apt-get line that installs the recogniser
+ * @property {string | null} recogniserMissingReason
+ * @property {string | undefined} token    the backend's token (the API key, for services that mint their own)
+ */
+
+/**
+ * One service's protocol. `sockets` and `http` map paths to handlers; the backend parses
+ * the knobs (query parameters over `defaults[name]`). WebSocket upgrades are checked by
+ * `authorize` (default: knobs.mjs `isAuthorized`) before `sockets` sees them; `http`
+ * handlers check auth themselves, as each service answers differently.
+ * @typedef {object} Emulator
+ * @property {string} name  the counter group, `defaults` key and /api/health key
+ * @property {string} [knobsFrom]  the `defaults` key to read instead of `name` (an emulator of a
+ *   hosted STT or TTS takes the reference stt/tts defaults)
+ * @property {Record<string, (ws: import("ws").WebSocket, knobs: import("./knobs.mjs").Knobs, url: URL, req: import("node:http").IncomingMessage) => unknown>} [sockets]
+ * @property {Record<string, (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, url: URL, knobs: import("./knobs.mjs").Knobs) => unknown>} [http]
+ * @property {(req: import("node:http").IncomingMessage, url: URL, token: string | undefined) => boolean} [authorize]
+ * @property {(url: URL, knobs: import("./knobs.mjs").Knobs) => Promise<{ status: number, text: string } | null>} [beforeUpgrade]
+ *   runs after `authorize` and before the upgrade: a service that refuses or delays its handshake
+ *   (an HTTP 429 at capacity, a slow start) does it here; a non-null answer refuses the upgrade
+ * @property {() => unknown} [health]
+ */
 
 /**
  * @typedef {object} BackendOptions
  * @property {number} [port]    0 (default) picks a free port
  * @property {string} [host]    default 127.0.0.1
  * @property {string} [token]   when set, `auth_id` (or `Authorization: Bearer`) must match
- * @property {{ stt?: import("./knobs.mjs").Knobs, tts?: import("./knobs.mjs").Knobs, llm?: import("./knobs.mjs").Knobs }} [defaults]
- *   knob defaults per service; query parameters override them per request
+ * @property {Record<string, import("./knobs.mjs").Knobs>} [defaults]
+ *   knob defaults per service (stt, tts, llm, …); query parameters override them per request
  * @property {boolean} [serveStatic]  serve dist/, demo/, test/, bench/ (default true)
  * @property {boolean} [prewarm]      load one recogniser at start-up (default true)
  * @property {boolean} [recogniser]   false: run as if pocketsphinx were not installed (for the typed-input path)
@@ -45,21 +108,27 @@ export async function startReferenceBackend(options = {}) {
   const pool = new DecoderPool();
   const install = installCommand();
   const hasRecogniser = options.recogniser === false ? false : await recogniserAvailable();
-  const stt = createSttService({ stats, pool: hasRecogniser ? pool : null, install });
-  const tts = createTtsService({ stats });
-  const llm = createLlmService({ stats });
+  /** @type {EmulatorDeps} */
+  const deps = {
+    stats,
+    pool: hasRecogniser ? pool : null,
+    install,
+    recogniserMissingReason: hasRecogniser ? null : (recogniserUnavailableReason() ?? "disabled by the recogniser:false option"),
+    token,
+  };
+  const emulators = EMULATORS.map((create) => create(deps));
+  /** @type {Map<string, { emulator: Emulator, handle: NonNullable<Emulator["sockets"]>[string] }>} */
+  const socketRoutes = new Map();
+  /** @type {Map<string, { emulator: Emulator, handle: NonNullable<Emulator["http"]>[string] }>} */
+  const httpRoutes = new Map();
+  for (const emulator of emulators) {
+    for (const [path, handle] of Object.entries(emulator.sockets ?? {})) socketRoutes.set(path, { emulator, handle });
+    for (const [path, handle] of Object.entries(emulator.http ?? {})) httpRoutes.set(path, { emulator, handle });
+  }
   const serveStatic = options.serveStatic === false ? () => false : createStaticHandler(REPO_ROOT);
   if (hasRecogniser && options.prewarm !== false) await pool.prewarm();
 
-  const health = () => ({
-    stt: {
-      recogniser: hasRecogniser,
-      reason: hasRecogniser ? null : (recogniserUnavailableReason() ?? "disabled by the recogniser:false option"),
-      install: hasRecogniser ? null : install,
-    },
-    tts: { synthesiser: "flite", voices: ["slt", "rms"] },
-    llm: { model: "bargein-eliza", languageModel: false },
-  });
+  const health = () => Object.fromEntries(emulators.filter((e) => e.health).map((e) => [e.name, e.health?.()]));
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -75,53 +144,46 @@ export async function startReferenceBackend(options = {}) {
     if (url.pathname === "/api/token" && req.method === "GET") {
       return sendJson(res, 200, { token: token ?? "", expiresInS: 300 });
     }
-    if (url.pathname === "/v1/chat/completions") {
-      if (req.method === "OPTIONS") {
-        res.writeHead(204, {
-          "Access-Control-Allow-Origin": "*",
-          "Access-Control-Allow-Methods": "POST, OPTIONS",
-          "Access-Control-Allow-Headers": "Authorization, Content-Type",
-        });
-        return res.end();
-      }
-      if (req.method !== "POST") return sendJson(res, 405, { error: { message: "use POST" } });
-      if (!isAuthorized(req, url, token)) {
-        stats.add("http", "unauthorized");
-        return sendJson(res, 401, { error: { message: "missing or wrong bearer token", type: "unauthorized" } });
-      }
-      llm.handleChat(req, res, parseKnobs(url.searchParams, defaults.llm)).catch((err) => {
-        if (!res.headersSent) sendJson(res, 500, { error: { message: String(err?.message ?? err) } });
-        else res.destroy();
-      });
-      return;
-    }
+    const route = httpRoutes.get(url.pathname);
+    if (route) return void route.handle(req, res, url, parseKnobs(url.searchParams, defaults[route.emulator.name]));
     if (serveStatic(req, res)) return;
     res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
     res.end(`not found: ${req.url}\n`);
   });
 
   const wss = new WebSocketServer({ noServer: true });
-  /** @type {Record<string, { handle: (ws: import("ws").WebSocket, knobs: any, url: URL) => unknown, knobs?: import("./knobs.mjs").Knobs }>} */
-  const routes = {
-    "/api/asr-streaming": { handle: stt, knobs: defaults.stt },
-    "/api/tts_streaming": { handle: tts, knobs: defaults.tts },
-    "/v1/responses": { handle: llm.handleResponses, knobs: defaults.llm },
-  };
   server.on("upgrade", (req, socket, head) => {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const route = routes[url.pathname];
+    const route = findRoute(socketRoutes, url.pathname);
     if (!route) return refuseUpgrade(socket, 404, "Not Found");
-    if (!isAuthorized(req, url, token)) {
+    const authorize = route.emulator.authorize ?? isAuthorized;
+    if (!authorize(req, url, token)) {
       stats.add("http", "unauthorized");
       return refuseUpgrade(socket, 401, "Unauthorized");
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      Promise.resolve(route.handle(ws, parseKnobs(url.searchParams, route.knobs), url)).catch((err) => {
-        console.error(`reference backend: ${url.pathname} failed:`, err);
-        ws.terminate();
-      });
-    });
+    const knobs = parseKnobs(url.searchParams, defaults[route.emulator.knobsFrom ?? route.emulator.name]);
+    const upgrade = () => wss.handleUpgrade(req, socket, head, (ws) => upgraded(ws, route, knobs, url, req));
+    if (!route.emulator.beforeUpgrade) return upgrade();
+    route.emulator.beforeUpgrade(url, knobs).then((refusal) => {
+      if (socket.destroyed) return; // the client gave up while the handshake waited
+      if (refusal) return refuseUpgrade(socket, refusal.status, refusal.text);
+      upgrade();
+    }, () => refuseUpgrade(socket, 500, "Internal Server Error"));
   });
+
+  /**
+   * @param {import("ws").WebSocket} ws
+   * @param {{ emulator: Emulator, handle: NonNullable<Emulator["sockets"]>[string] }} route
+   * @param {import("./knobs.mjs").Knobs} knobs
+   * @param {URL} url
+   * @param {import("node:http").IncomingMessage} req
+   */
+  function upgraded(ws, route, knobs, url, req) {
+    Promise.resolve(route.handle(ws, knobs, url, req)).catch((err) => {
+      console.error(`reference backend: ${url.pathname} failed:`, err);
+      ws.terminate();
+    });
+  }
 
   await new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -147,6 +209,24 @@ export async function startReferenceBackend(options = {}) {
 }
 
 /** @typedef {Awaited<ReturnType<typeof startReferenceBackend>>} ReferenceBackend */
+
+/**
+ * The route for `pathname`: an exact path, or one whose `*` segments match one
+ * non-empty segment each (ElevenLabs' voice id).
+ * @template T
+ * @param {Map<string, T>} routes
+ * @param {string} pathname
+ */
+function findRoute(routes, pathname) {
+  const exact = routes.get(pathname);
+  if (exact) return exact;
+  const segments = pathname.split("/");
+  for (const [path, route] of routes) {
+    const pattern = path.split("/");
+    if (pattern.length === segments.length && pattern.every((p, i) => p === segments[i] || (p === "*" && segments[i] !== ""))) return route;
+  }
+  return undefined;
+}
 
 /** @param {import("node:http").ServerResponse} res @param {number} status @param {unknown} body */
 function sendJson(res, status, body) {

@@ -117,18 +117,34 @@ export class Decoder {
   constructor(handle) {
     this.handle = handle;
     this.inUtterance = false;
+    // pocketsphinx numbers segment frames over the decoder's whole life, not per utterance
+    // (measured: the same 2.01 s utterance fed three times starts at frame 29, 230, 431), and
+    // ends each utterance on a whole frame. These count the frames of earlier utterances, so
+    // `segments()` can give frames from the start of the current one.
+    this.frameBase = 0;
+    this.utteranceSamples = 0;
   }
 
   startUtterance() {
     if (this.inUtterance) return;
+    this.settleFrameBase();
     api.ps_start_utt(this.handle);
     this.inUtterance = true;
+    this.utteranceSamples = 0;
   }
 
   /** Decode a chunk off the event loop. @param {Int16Array} pcm16k */
   async process(pcm16k) {
     this.startUtterance();
+    this.utteranceSamples += pcm16k.length;
     await callAsync(api.ps_process_raw, this.handle, pcm16k, pcm16k.length, 0, 0);
+  }
+
+  /** Ends pocketsphinx's utterance and moves the frame base past it. */
+  endPsUtterance() {
+    api.ps_end_utt(this.handle);
+    // The partial frame at the end counts as one (10 ms frames of 160 samples at 16 kHz).
+    this.nextFrameBase = this.frameBase + Math.ceil(this.utteranceSamples / 160);
   }
 
   /** The current best word segmentation, fillers (<s>, </s>, <sil>, [NOISE]) left out. @returns {Segment[]} */
@@ -143,7 +159,7 @@ export class Decoder {
       api.ps_seg_frames(seg, sf, ef);
       if (!raw || raw.startsWith("<") || raw.startsWith("[") || raw.startsWith("+")) continue;
       // Alternate pronunciations are spelled "word(2)".
-      out.push({ word: raw.replace(/\(\d+\)$/, ""), startFrame: sf[0], endFrame: ef[0] });
+      out.push({ word: raw.replace(/\(\d+\)$/, ""), startFrame: sf[0] - this.frameBase, endFrame: ef[0] - this.frameBase });
     }
     return out;
   }
@@ -151,16 +167,23 @@ export class Decoder {
   /** Ends the utterance; `segments()` then returns the final result until the next start. */
   endUtterance() {
     if (!this.inUtterance) return;
-    api.ps_end_utt(this.handle);
+    this.endPsUtterance();
     this.inUtterance = false;
     this.finished = true;
   }
 
   /** Prepares for reuse by another stream. */
   reset() {
-    if (this.inUtterance) api.ps_end_utt(this.handle);
+    if (this.inUtterance) this.endPsUtterance();
     this.inUtterance = false;
     this.finished = false;
+    this.settleFrameBase();
+  }
+
+  /** The finished utterance's segments are read relative to its own base; the next one starts after it. */
+  settleFrameBase() {
+    if (this.nextFrameBase !== undefined) this.frameBase = this.nextFrameBase;
+    this.nextFrameBase = undefined;
   }
 
   free() {

@@ -20,8 +20,10 @@ export function createStats() {
    * @param {number} [by]
    */
   function add(service, name, by = 1) {
-    const group = /** @type {Record<string, number>} */ (counters[service]);
-    group[/** @type {string} */ (name)] += by;
+    // An emulator may count under a service name or a counter not listed above; both start at 0.
+    const groups = /** @type {Record<string, Record<string, number>>} */ (/** @type {unknown} */ (counters));
+    const group = (groups[/** @type {string} */ (service)] ??= {});
+    group[/** @type {string} */ (name)] = (group[/** @type {string} */ (name)] ?? 0) + by;
     events.emit("count", { service, name, value: group[/** @type {string} */ (name)] });
   }
 

@@ -1,9 +1,15 @@
-/** The providers part: interfaces, the four built-in providers, and service discovery. */
+/** The providers part: interfaces, the built-in providers, and service discovery. */
+export { assemblyaiStt } from "./assemblyai-stt.js";
+export type { AssemblyaiSttOptions, AssemblyaiSttConfiguration, AssemblyaiSttStream, AssemblyaiSttProvider } from "./assemblyai-stt.js";
 export { kyutaiStt } from "./kyutai-stt.js";
 export type { KyutaiSttOptions } from "./kyutai-stt.js";
 export type { KyutaiServiceOptions } from "./kyutai-socket.js";
 export { kyutaiTts } from "./kyutai-tts.js";
 export type { KyutaiTtsOptions, KyutaiTtsProvider } from "./kyutai-tts.js";
+export { elevenlabsTts } from "./elevenlabs-tts.js";
+export type { ElevenlabsTtsOptions, ElevenlabsPcmFormat, ElevenlabsVoiceSettings } from "./elevenlabs-tts.js";
+export { cartesiaTts } from "./cartesia-tts.js";
+export type { CartesiaTtsOptions, CartesiaEncoding, CartesiaSampleRate } from "./cartesia-tts.js";
 export { openaiChat } from "./openai-chat.js";
 export type { OpenaiChatOptions } from "./openai-chat.js";
 export { websocketLlm } from "./websocket-llm.js";
@@ -24,3 +30,5 @@ export type {
   ProviderEvents,
   ProviderEventSource,
 } from "./types.js";
+export { deepgramStt } from "./deepgram-stt.js";
+export type { DeepgramSttOptions } from "./deepgram-stt.js";

@@ -145,7 +145,14 @@ function capturePort(mic: Microphone): CapturePort {
     setMeter: (on) => mic.setMeter(on),
     on: ((name: "frame" | "level" | "ended" | "gap" | "echo", fn: (e?: any) => void) => {
       if (name === "echo") return mic.on("echo", (e) => fn({ erleDb: e.erleDb, delayMs: e.delayMs, converged: e.converged }));
-      if (name === "frame") return mic.on("frame", (e) => fn({ pcm: e.samples, capturedAt: e.contextTime }));
+      if (name === "frame") {
+        // The render thread's clock kept going while the message waited for the main thread:
+        // how far it got since the frame's end is how long ago the frame was captured.
+        return mic.on("frame", (e) => {
+          const sinceCaptureMs = Math.max(0, (mic.context.currentTime - e.contextTime) * 1000);
+          fn({ pcm: e.samples, capturedAt: e.contextTime, capturedAtMs: performance.now() - sinceCaptureMs });
+        });
+      }
       if (name === "level") return mic.on("level", (e) => fn({ rms: e.rms }));
       if (name === "gap") return mic.on("gap", (e) => fn({ ms: (e.frames / mic.context.sampleRate) * 1000 }));
       return mic.on("ended", () => fn());

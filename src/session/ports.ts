@@ -61,7 +61,13 @@ export interface VadPort {
 
 /** The microphone's uplink frames, at the STT's rate and encoding. */
 export interface CapturePort {
-  on(name: "frame", fn: (e: { pcm: Float32Array | Int16Array; capturedAt: number }) => void): () => void;
+  /**
+   * `capturedAt`: the AudioContext time (s) at the frame's end. `capturedAtMs`,
+   * when given: the same moment on `performance.now()`'s clock, so that the
+   * uplink judges the frame's age from its capture, however late a busy main
+   * thread delivered it (without it, from its arrival).
+   */
+  on(name: "frame", fn: (e: { pcm: Float32Array | Int16Array; capturedAt: number; capturedAtMs?: number }) => void): () => void;
   /** Only once the meter is on: the microphone's RMS level (0..1). */
   on(name: "level", fn: (e: { rms: number }) => void): () => void;
   /** The microphone's track ended while in use (unplugged, permission revoked): no more audio comes. */

@@ -52,7 +52,7 @@ interface OpenStream {
 }
 
 /** Uplink metrics that count over the whole session, across reconnects. */
-const UPLINK_COUNTS = ["admissionRejects", "wouldReject", "gapSamples", "overloads"] as const;
+const UPLINK_COUNTS = ["admissionRejects", "lateArrivals", "wouldReject", "gapSamples", "overloads"] as const;
 type UplinkCounts = Record<(typeof UPLINK_COUNTS)[number], number>;
 
 const DEFAULT_REPLAY_MS = 3000;
@@ -73,7 +73,7 @@ export class SttLink {
   /** The reconnect episode in progress (see ReconnectContext). */
   #episode: { startedAt: number; retries: number } | undefined;
   #connectedAt = -Infinity;
-  #earlierUplinks: UplinkCounts = { admissionRejects: 0, wouldReject: 0, gapSamples: 0, overloads: 0 };
+  #earlierUplinks: UplinkCounts = { admissionRejects: 0, lateArrivals: 0, wouldReject: 0, gapSamples: 0, overloads: 0 };
   #lastUplink: Uplink | undefined;
 
   constructor(options: SttLinkOptions) {
@@ -88,11 +88,11 @@ export class SttLink {
     return this.#open(0);
   }
 
-  /** One uplink frame from the microphone. Never throws. */
-  send(pcm: Float32Array | Int16Array): void {
+  /** One uplink frame from the microphone (`capturedAtMs`: see Uplink.push). Never throws. */
+  send(pcm: Float32Array | Int16Array, capturedAtMs?: number): void {
     if (this.#replayMs > 0) this.#replay.record(pcm);
     try {
-      this.#current()?.uplink.push(pcm);
+      this.#current()?.uplink.push(pcm, capturedAtMs);
     } catch {
       // The socket closed under us; the events loop reports it and reconnects.
     }

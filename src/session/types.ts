@@ -101,7 +101,12 @@ export interface VoiceSessionOptions {
   turn?: TurnOptions;
   /** The bounded sender of microphone audio to the STT. */
   uplink?: {
-    /** Latency budget in ms of audio; bounds queued bytes + the socket's bufferedAmount, and frame age. Default 500. */
+    /**
+     * Latency budget in ms of audio; bounds queued bytes + the socket's
+     * bufferedAmount, and frame age, counted from the frame's capture: a
+     * main thread that stalls longer than this delivers frames already past
+     * it, which the policy then skips or ends on. Default 500.
+     */
     budgetMs?: number;
     /**
      * Past the budget: "end" ends the STT stream cleanly and reconnects; "gap"

@@ -212,7 +212,7 @@ export class VoiceSession {
     events: this.#events,
     counters: this.#counters,
     noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
-    sendAudio: (pcm) => this.#stt?.send(pcm),
+    sendAudio: (pcm, capturedAtMs) => this.#stt?.send(pcm, capturedAtMs),
     playbackStarted: (generation, at) => {
       const reply = this.#turn.reply;
       if (reply?.generation !== generation || reply.audible) return;

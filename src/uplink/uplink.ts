@@ -8,8 +8,11 @@
  *
  *   pending bytes = queued bytes + sink.bufferedAmount ≤ budgetBytes
  *
- * A frame that does not fit is an admission reject. So is a queued frame older
- * than the budget. Either starts an overload, reported once per episode with
+ * A frame that does not fit is an admission reject. So is a frame older than
+ * the budget: age is counted from the frame's capture (`push(pcm, capturedAt)`),
+ * not from when it reached the uplink, and it is judged at the moment of
+ * sending, so a frame that a busy thread delivered late, or that waited while
+ * the retry timer fired late, is never sent past the budget. Either starts an overload, reported once per episode with
  * the `overload` event, and handled by the explicit policy:
  *   - "end": end the stream cleanly (`ended` event); the owner reconnects;
  *   - "gap": skip the audio and send a gap marker carrying the count of
@@ -20,8 +23,14 @@
  * counts `wouldReject`, for a gradual rollout.
  *
  * Bytes handed to the socket cannot be taken back, so the socket is given at
- * most a quarter of the budget (or one frame, when it is idle); the rest waits
- * in the queue, where the age limit and the policy can still act on it.
+ * most a quarter of the budget, or three frames if that is more (up to half
+ * the budget), or one frame when it is idle; the rest waits in the queue,
+ * where the age limit and the policy can still act on it. Three frames,
+ * because Chromium lowers `bufferedAmount` in a main-thread task after the
+ * bytes left: with one 80 ms Kyutai frame (9.6 kB, more than a quarter of
+ * its 60 kB budget's share) a busy page kept each frame waiting for the
+ * last one's report, p95 150-300 ms of queue wait on a healthy loopback link;
+ * with room for three it was under 1 ms (test/browser/uplink-busy.spec.ts).
  *
  * A bounded burst sent on purpose ahead of the live audio (the STT link's
  * replay after a reconnect, `sendBurst`) is not the live audio's backlog: its
@@ -33,7 +42,9 @@
  */
 import { ConfigError } from "../errors.js";
 import { Emitter, type Listener } from "../util/emitter.js";
+import { UplinkStats, type UplinkMetrics } from "./uplink-stats.js";
 
+export type { UplinkMetrics } from "./uplink-stats.js";
 export type OverloadPolicy = "end" | "gap";
 
 /** Where the uplink sends: a provider's stream (SttStream fits). */
@@ -59,28 +70,8 @@ export interface UplinkOptions {
   observe?: boolean;
   /** How often (ms) to retry a stuck queue. Default 10. */
   retryMs?: number;
-  /** The clock, in ms. Default performance.now. */
+  /** The clock, in ms; `push`'s `capturedAt` is on it. Default performance.now. */
   now?: () => number;
-}
-
-export interface UplinkMetrics {
-  budgetBytes: number;
-  /** Queued bytes plus the socket's bufferedAmount. */
-  pendingBytes: number;
-  /** The highest pendingBytes seen. */
-  pendingBytesMax: number;
-  pendingFrames: number;
-  /** p95 of the time frames waited in the queue (ms), over the last 256 frames sent. */
-  queueWaitMsP95: number;
-  oldestFrameAgeMs: number;
-  oldestFrameAgeMsMax: number;
-  admissionRejects: number;
-  wouldReject: number;
-  gapSamples: number;
-  sentSamples: number;
-  pushedSamples: number;
-  unsentAfterEndSamples: number;
-  overloads: number;
 }
 
 /** The queue went past its budget, in bytes or in the age of its oldest frame; `policy` is what it did ("observe": nothing). */
@@ -101,11 +92,11 @@ export type UplinkEvents = {
   ended: UplinkEnded;
 };
 
+/** `at`: the frame's capture time on the uplink's clock. */
 type Item =
-  | { kind: "audio"; pcm: Float32Array | Int16Array; bytes: number; at: number }
+  | { kind: "audio"; pcm: Float32Array | Int16Array; bytes: number; at: number; pushedAt: number }
   | { kind: "gap"; samples: number };
 
-const WAIT_WINDOW = 256;
 /** What a gap marker is counted as against the budget (a small msgpack/JSON message). */
 const GAP_MARKER_BYTES = 32;
 
@@ -127,22 +118,12 @@ export class Uplink {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Bytes of a burst (sendBurst) that may still be in the socket's buffer. */
   #burstBytes = 0;
+  /** When #drain last judged the oldest audio: what it kept was within the budget at that moment. */
+  #judgedAt = 0;
   #overloaded = false;
   #ended = false;
   #closed = false;
-  readonly #waits = new Float64Array(WAIT_WINDOW);
-  #waitCount = 0;
-  readonly #m = {
-    pendingBytesMax: 0,
-    oldestFrameAgeMsMax: 0,
-    admissionRejects: 0,
-    wouldReject: 0,
-    gapSamples: 0,
-    sentSamples: 0,
-    pushedSamples: 0,
-    unsentAfterEndSamples: 0,
-    overloads: 0,
-  };
+  readonly #m = new UplinkStats();
 
   constructor(sink: UplinkSink, options: UplinkOptions) {
     const budgetMs = options.budgetMs ?? 500;
@@ -187,34 +168,50 @@ export class Uplink {
     return this.#ended;
   }
 
-  /** Offers one captured frame. Never blocks, never allocates a promise. */
-  push(pcm: Float32Array | Int16Array): void {
+  /**
+   * Offers one captured frame. Never blocks, never allocates a promise.
+   * `capturedAt`: when its last sample was captured, on the uplink's clock
+   * (default: now). A frame that arrives already older than the budget (its
+   * delivery was late) is rejected at once, by the policy, and counted.
+   */
+  push(pcm: Float32Array | Int16Array, capturedAt?: number): void {
     if (this.#closed) return;
-    this.#m.pushedSamples += pcm.length;
+    const m = this.#m;
+    m.pushedSamples += pcm.length;
     if (this.#ended) {
-      this.#m.unsentAfterEndSamples += pcm.length;
+      m.unsentAfterEndSamples += pcm.length;
       return;
     }
+    const now = this.#now();
+    const at = capturedAt === undefined || !(capturedAt <= now) ? now : capturedAt;
+    const age = now - at;
+    m.arrived(age);
     const bytes = pcm.length * this.#bytesPerSample;
     if (this.#observe) {
-      if (this.#pending() + bytes > this.budgetBytes) {
-        this.#m.wouldReject++;
-        this.#signalOverload("bytes");
+      const over = age > this.#budgetMs ? "age" : this.#pending() + bytes > this.budgetBytes ? "bytes" : undefined;
+      if (over) {
+        m.wouldReject++;
+        this.#signalOverload(over);
       } else this.#overloaded = false;
-      this.#sendAudio(pcm, 0);
+      this.#sendAudio(pcm, 0, age);
       this.#track();
       return;
     }
     this.#drain();
     if (this.#ended) {
-      this.#m.unsentAfterEndSamples += pcm.length;
+      m.unsentAfterEndSamples += pcm.length;
       return;
     }
-    if (this.#pending() + bytes > this.budgetBytes) {
-      this.#m.admissionRejects++;
+    if (age > this.#budgetMs) {
+      m.admissionRejects++;
+      m.lateArrivals++;
+      m.expired(age);
+      this.#reject(pcm.length, "age");
+    } else if (this.#pending() + bytes > this.budgetBytes) {
+      m.admissionRejects++;
       this.#reject(pcm.length, "bytes");
     } else {
-      this.#queue.push({ kind: "audio", pcm, bytes, at: this.#now() });
+      this.#queue.push({ kind: "audio", pcm, bytes, at, pushedAt: now });
       this.#queuedBytes += bytes;
       this.#audioFrames++;
       this.#drain();
@@ -228,7 +225,8 @@ export class Uplink {
    * the owner chose to send (the replay of speech a failed stream lost). Its
    * bytes are not counted against the budget while the socket drains them;
    * the live audio behind it is, as usual. Not counted in `pushedSamples` or
-   * `sentSamples` (the owner counts what it replays).
+   * `sentSamples` (the owner counts what it replays), and not judged by age
+   * (it is old on purpose).
    */
   sendBurst(frames: ReadonlyArray<Float32Array | Int16Array>): void {
     if (this.#closed || this.#ended) return;
@@ -242,11 +240,7 @@ export class Uplink {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    for (const item of this.#queue.splice(0)) {
-      if (item.kind === "audio") this.#m.unsentAfterEndSamples += item.pcm.length;
-    }
-    this.#queuedBytes = 0;
-    this.#audioFrames = 0;
+    this.#abandonQueue();
   }
 
   /** Queued bytes plus the socket's bufferedAmount, now; cheaper than `metrics` (no sort), for per-frame polling. */
@@ -260,23 +254,12 @@ export class Uplink {
   }
 
   get metrics(): UplinkMetrics {
-    const age = this.#oldestAge();
-    return {
+    return this.#m.snapshot({
       budgetBytes: this.budgetBytes,
       pendingBytes: this.#pending(),
-      pendingBytesMax: this.#m.pendingBytesMax,
       pendingFrames: this.#audioFrames,
-      queueWaitMsP95: this.#waitP95(),
-      oldestFrameAgeMs: age,
-      oldestFrameAgeMsMax: Math.max(this.#m.oldestFrameAgeMsMax, age),
-      admissionRejects: this.#m.admissionRejects,
-      wouldReject: this.#m.wouldReject,
-      gapSamples: this.#m.gapSamples,
-      sentSamples: this.#m.sentSamples,
-      pushedSamples: this.#m.pushedSamples,
-      unsentAfterEndSamples: this.#m.unsentAfterEndSamples,
-      overloads: this.#m.overloads,
-    };
+      oldestFrameAgeMs: this.#oldestAge(this.#now()),
+    });
   }
 
   #pending(): number {
@@ -294,72 +277,87 @@ export class Uplink {
     return buffered - this.#burstBytes;
   }
 
-  #oldestAge(): number {
+  #oldestAge(now: number): number {
     const front = this.#queue.find((i) => i.kind === "audio");
-    return front && front.kind === "audio" ? this.#now() - front.at : 0;
+    return front && front.kind === "audio" ? now - front.at : 0;
   }
 
   /** True when the socket may take `bytes` more now: it is idle, or stays under its share. */
   #socketHasRoom(bytes: number): boolean {
     const buffered = this.#liveBuffered();
-    return buffered === 0 || buffered + bytes <= this.#socketHighWater;
+    const share = Math.max(this.#socketHighWater, Math.min(3 * bytes, this.budgetBytes / 2));
+    return buffered === 0 || buffered + bytes <= share;
   }
 
-  /** Sends queued items in order while the socket has room (see #socketHasRoom). */
+  /**
+   * Sends queued items in order while the socket has room (see
+   * #socketHasRoom). The oldest audio is judged against the clock at each
+   * step, just before it would be sent: past the budget, it is rejected
+   * instead, so no frame goes out older than the budget however late this runs.
+   */
   #drain(): void {
-    this.#expire();
-    while (this.#queue.length && !this.#ended) {
-      const item = this.#queue[0];
+    const queue = this.#queue;
+    while (queue.length && !this.#ended) {
+      // Gap markers that meet at the front (an expiry's and an admission reject's) are one gap.
+      while (queue[0].kind === "gap" && queue[1]?.kind === "gap") {
+        queue[0].samples += queue[1].samples;
+        queue.splice(1, 1);
+      }
+      // The oldest audio is first, or right behind the gap marker it will join.
+      const index = queue[0].kind === "gap" ? 1 : 0;
+      const oldest = queue[index];
+      if (oldest?.kind === "audio") {
+        const age = (this.#judgedAt = this.#now()) - oldest.at;
+        if (age > this.#budgetMs) {
+          this.#expire(index, age);
+          continue;
+        }
+      }
+      const item = queue[0];
       if (item.kind === "gap") {
         // Held back until the audio after it can go too: while the socket is
         // stuck the marker keeps growing, so an episode is one marker, not one per frame.
-        const next = this.#queue[1];
+        const next = queue[1];
         if (!next || !this.#socketHasRoom(GAP_MARKER_BYTES + (next.kind === "audio" ? next.bytes : GAP_MARKER_BYTES))) break;
-        this.#queue.shift();
+        queue.shift();
         this.#sink.sendGap!(item.samples);
         continue;
       }
       if (!this.#socketHasRoom(item.bytes)) break;
-      this.#queue.shift();
+      // Judged again at the very moment of sending: reading bufferedAmount takes time too.
+      const now = this.#now();
+      if (now - item.at > this.#budgetMs) {
+        this.#expire(0, now - item.at);
+        continue;
+      }
+      queue.shift();
       this.#queuedBytes -= item.bytes;
       this.#audioFrames--;
-      this.#sendAudio(item.pcm, this.#now() - item.at);
+      this.#sendAudio(item.pcm, now - item.pushedAt, now - item.at);
     }
     // The overload episode is over once the backlog (and any gap marker) has
     // gone out. Not when one frame is admitted or sent: a stalled queue admits
     // and expires frames, a slow link sends one now and then, and either is one
     // long episode, not one per frame.
-    if (this.#queue.length === 0) this.#overloaded = false;
+    if (queue.length === 0) this.#overloaded = false;
   }
 
   /** Queued audio older than the budget is past saving: it counts as a reject. */
-  #expire(): void {
-    const now = this.#now();
-    const queue = this.#queue;
-    for (;;) {
-      // Gap markers that meet at the front (an expiry's and an admission reject's) are one gap.
-      while (queue[0]?.kind === "gap" && queue[1]?.kind === "gap") {
-        queue[0].samples += queue[1].samples;
-        queue.splice(1, 1);
-      }
-      // The oldest audio is first, or right behind the gap marker it will join.
-      const at = queue[0]?.kind === "gap" ? 1 : 0;
-      const front = queue[at];
-      if (!front || front.kind !== "audio" || now - front.at <= this.#budgetMs) return;
-      this.#m.oldestFrameAgeMsMax = Math.max(this.#m.oldestFrameAgeMsMax, now - front.at);
-      queue.splice(at, 1);
-      this.#queuedBytes -= front.bytes;
-      this.#audioFrames--;
-      this.#m.admissionRejects++;
-      this.#reject(front.pcm.length, "age", true);
-      if (this.#ended) return;
-    }
+  #expire(index: number, age: number): void {
+    const [item] = this.#queue.splice(index, 1);
+    if (item.kind !== "audio") return;
+    this.#m.expired(age);
+    this.#queuedBytes -= item.bytes;
+    this.#audioFrames--;
+    this.#m.admissionRejects++;
+    this.#reject(item.pcm.length, "age", true);
   }
 
-  #sendAudio(pcm: Float32Array | Int16Array, waitedMs: number): void {
+  #sendAudio(pcm: Float32Array | Int16Array, waitedMs: number, ageMs: number): void {
     this.#sink.sendAudio(pcm);
     this.#m.sentSamples += pcm.length;
-    this.#waits[this.#waitCount++ % WAIT_WINDOW] = waitedMs;
+    this.#m.waits.add(waitedMs);
+    this.#m.judged(ageMs);
   }
 
   /** `atFront`: the skipped samples come before everything still queued. */
@@ -393,19 +391,25 @@ export class Uplink {
   #end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    for (const item of this.#queue.splice(0)) {
-      if (item.kind === "audio") this.#m.unsentAfterEndSamples += item.pcm.length;
-    }
-    this.#queuedBytes = 0;
-    this.#audioFrames = 0;
+    this.#abandonQueue();
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#events.emit("ended", { reason: "overload" });
   }
 
+  #abandonQueue(): void {
+    for (const item of this.#queue.splice(0)) {
+      if (item.kind === "audio") this.#m.unsentAfterEndSamples += item.pcm.length;
+    }
+    this.#queuedBytes = 0;
+    this.#audioFrames = 0;
+  }
+
+  /** After each run: what is pending, and the age of the audio it kept (all within the budget, #drain just judged it). */
   #track(): void {
-    this.#m.pendingBytesMax = Math.max(this.#m.pendingBytesMax, this.#pending());
-    this.#m.oldestFrameAgeMsMax = Math.max(this.#m.oldestFrameAgeMsMax, this.#oldestAge());
+    const m = this.#m;
+    m.pendingBytesMax = Math.max(m.pendingBytesMax, this.#pending());
+    m.judged(this.#oldestAge(this.#judgedAt));
   }
 
   /** One timer at most, and only while something waits in the queue. */
@@ -418,12 +422,5 @@ export class Uplink {
       this.#track();
       this.#schedule();
     }, this.#retryMs);
-  }
-
-  #waitP95(): number {
-    const n = Math.min(this.#waitCount, WAIT_WINDOW);
-    if (n === 0) return 0;
-    const sorted = Array.from(this.#waits.subarray(0, n)).sort((a, b) => a - b);
-    return sorted[Math.min(n - 1, Math.ceil(0.95 * n) - 1)];
   }
 }

@@ -57,7 +57,10 @@ test("self-interruption: over 6 replies with the bot's echo at −6 dB and no br
   expect(r.metrics.echo.converged).toBe(true);
 });
 
-test("barge-in over the echo: a real utterance over the bot's −6 dB echo is confirmed and the output goes silent within the bound", async ({ page }) => {
+for (const [name, echoPath] of [
+  ["barge-in over the echo: a real utterance over the bot's −6 dB echo is confirmed and the output goes silent within the bound", ECHO],
+  ["headphones (the guard on, no echo): a real utterance over the bot is confirmed and the output goes silent within the bound", undefined],
+] as const) test(name, async ({ page }) => {
   await page.goto("/test/browser/pages/session/session.html");
   await page.waitForFunction(() => (window as any).sessionPageReady);
   const r = await page.evaluate(async (echo) => {
@@ -79,7 +82,7 @@ test("barge-in over the echo: a real utterance over the bot's −6 dB echo is co
     const rec = await t.recording();
     await t.session.stop();
     return { samples: Array.from(rec.samples as Float32Array), startFrame: rec.startFrame, missed: rec.missed, sampleRate: t.context.sampleRate, onset: second.onset, speechEnd, log: t.log, starts, echoAtStart, echoAtEnd: t.session.metrics.echo };
-  }, ECHO);
+  }, echoPath);
   const { samples, sampleRate } = r;
   const index = (time: number) => Math.round(time * sampleRate) - r.startFrame;
   const skipped = new Set<number>(r.missed.map((q: number) => Math.floor(q / 128)));
@@ -95,7 +98,7 @@ test("barge-in over the echo: a real utterance over the bot's −6 dB echo is co
   }
   expect(silentAt, "the output never went silent").toBeGreaterThan(0);
   const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
-  console.log(`barge-in over echo: silent ${silentAfterMs.toFixed(1)} ms after the onset; ${JSON.stringify(r.log.interruptions[0])}; starts ${JSON.stringify(r.starts)} onset ${r.onset}; echo ${JSON.stringify([r.echoAtStart, r.echoAtEnd])}`);
+  console.log(`${echoPath ? "barge-in over echo" : "headphones"}: silent ${silentAfterMs.toFixed(1)} ms after the onset; ${JSON.stringify(r.log.interruptions[0])}; starts ${JSON.stringify(r.starts)} onset ${r.onset}; echo ${JSON.stringify([r.echoAtStart, r.echoAtEnd])}`);
   // The bot was speaking up to the onset (a phrase break may leave a short gap), and its echo paused nothing before it.
   expect(Math.max(...samples.slice(onsetAt - Math.round(sampleRate * 0.3), onsetAt).map(Math.abs)), "the bot was audible before the onset").toBeGreaterThan(0.01);
   // An echo that starts speech before the user is a pause the guard could not prevent; it must not confirm

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { Uplink, type UplinkSink } from "../../src/uplink/uplink.js";
 
 /**
@@ -228,9 +228,195 @@ describe("Uplink", () => {
     expect(s.ended).toHaveLength(1);
   });
 
+  test("big frames: the socket may hold three (up to half the budget), so a bufferedAmount reported late does not hold each frame behind the last", () => {
+    // Kyutai: 80 ms frames of 1,920 samples at 5 bytes; the budget's quarter (15,000 B) is one and a half frames.
+    const clock = { t: 0 };
+    const socket = new VirtualSocket(clock, 0, 5);
+    socket.stalled = true; // the browser has not yet reported any byte as sent
+    const uplink = new Uplink(socket, { sampleRate: 24000, bytesPerSample: 5, policy: "end", now: () => clock.t, retryMs: 1e9 });
+    for (let i = 0; i < 4; i++) {
+      clock.t += 80;
+      uplink.push(new Float32Array(1920));
+    }
+    expect(socket.wire).toHaveLength(3);
+    expect(socket.buffered).toBe(3 * 9600);
+    expect(uplink.metrics.pendingFrames).toBe(1);
+    // Small frames keep the quarter: 16 kHz s16, 640 B frames, 4,000 B in the socket at most (see above).
+    const small = new Uplink(new VirtualSocket(clock, 0, 2), { sampleRate: 16000, bytesPerSample: 2, now: () => clock.t, retryMs: 1e9 });
+    for (let i = 0; i < 10; i++) small.push(new Int16Array(FRAME));
+    expect(small.metrics.pendingFrames).toBe(10 - Math.floor(4000 / 640));
+    small.close();
+    uplink.close();
+  });
+
+  describe("the age bound, judged from each frame's capture time at the moment of sending", () => {
+    afterEach(() => vi.useRealTimers());
+
+    /**
+     * A 16 kHz s16 uplink on a virtual clock and vitest's fake timers, so the
+     * test decides when the retry timer runs (late, as on a busy main thread).
+     * Each frame carries its sequence number in sample 0; the sink writes down
+     * when each one went out, so the age at sending is read off the wire.
+     */
+    function tagged(policy: "gap" | "end") {
+      vi.useFakeTimers();
+      const clock = { t: 0 };
+      const socket = new VirtualSocket(clock, 64, 2);
+      const sent: Array<{ seq: number; at: number }> = [];
+      const sendAudio = socket.sendAudio.bind(socket);
+      socket.sendAudio = (pcm) => {
+        sent.push({ seq: pcm[0], at: clock.t });
+        return sendAudio(pcm);
+      };
+      const uplink = new Uplink(socket, { sampleRate: 16000, bytesPerSample: 2, policy, now: () => clock.t, retryMs: 10 });
+      const overloads: Array<{ reason: string }> = [];
+      const ended: unknown[] = [];
+      uplink.on("overload", (e) => overloads.push(e));
+      uplink.on("ended", (e) => ended.push(e));
+      const capturedAt: number[] = [];
+      /** One frame whose capture ended at `at` (default now), pushed now. */
+      const push = (at = clock.t) => {
+        const pcm = new Int16Array(FRAME);
+        pcm[0] = capturedAt.length;
+        capturedAt.push(at);
+        uplink.push(pcm, at);
+      };
+      const ageAtSend = () => sent.map((s) => s.at - capturedAt[s.seq]);
+      const accounted = () => {
+        const m = uplink.metrics;
+        return m.sentSamples + m.gapSamples + m.unsentAfterEndSamples + m.pendingFrames * FRAME;
+      };
+      return { clock, socket, uplink, overloads, ended, push, sent, ageAtSend, accounted };
+    }
+
+    test("the retry timer fires 800 ms late (a blocked main thread): the frames it finds past the budget go into one gap, none is sent late", () => {
+      const t = tagged("gap");
+      t.socket.stalled = true;
+      for (let i = 0; i < 10; i++) {
+        t.clock.t += 20;
+        t.push();
+      }
+      // The thread blocks: the clock runs on, no timer and no push for 800 ms; the socket drains meanwhile.
+      t.clock.t += 800;
+      t.socket.stalled = false;
+      t.socket.buffered = 0;
+      vi.advanceTimersByTime(10); // the late timer finally runs
+      for (let i = 0; i < 5; i++) {
+        t.clock.t += 20;
+        t.push();
+        vi.advanceTimersByTime(20);
+      }
+      const ages = t.ageAtSend();
+      expect(Math.max(...ages)).toBeLessThanOrEqual(500);
+      const m = t.uplink.metrics;
+      // What the socket held before the stall went out fresh; the rest of the ten expired in the queue.
+      const expiredSeqs = capturedSeqs(t.sent, 10).missing;
+      expect(expiredSeqs.length).toBeGreaterThan(0);
+      expect(m.gapSamples).toBe(expiredSeqs.length * FRAME);
+      expect(m.oldestFrameAgeMsMax).toBeLessThanOrEqual(500);
+      // Found 800 ms late, the oldest expired frame was over 1 s old: reported apart, never sent.
+      expect(m.expiredFrameAgeMsMax).toBeGreaterThan(800);
+      expect(t.overloads.map((o) => o.reason)).toEqual(["age"]);
+      const gaps = t.socket.wire.filter((w): w is { gap: number } => "gap" in w);
+      expect(gaps.reduce((n, g) => n + g.gap, 0)).toBe(m.gapSamples);
+      expect(t.accounted()).toBe(m.pushedSamples);
+      expect(m.pushedSamples).toBe(15 * FRAME);
+    });
+
+    test('the same late timer with the "end" policy: the stream ends once, and what it did not send is counted', () => {
+      const t = tagged("end");
+      t.socket.stalled = true;
+      for (let i = 0; i < 10; i++) {
+        t.clock.t += 20;
+        t.push();
+      }
+      t.clock.t += 800;
+      t.socket.stalled = false;
+      t.socket.buffered = 0;
+      vi.advanceTimersByTime(10);
+      t.clock.t += 20;
+      t.push();
+      expect(t.ended).toEqual([{ reason: "overload" }]);
+      expect(t.overloads.map((o) => o.reason)).toEqual(["age"]);
+      expect(Math.max(...t.ageAtSend())).toBeLessThanOrEqual(500);
+      const m = t.uplink.metrics;
+      expect(m.unsentAfterEndSamples).toBeGreaterThan(0);
+      expect(m.sentSamples + m.unsentAfterEndSamples).toBe(m.pushedSamples);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    test("frames a busy thread delivered late are judged by their capture time: one past the budget is rejected on arrival, one inside it expires while it waits", () => {
+      for (const policy of ["gap", "end"] as const) {
+        const t = tagged(policy);
+        t.clock.t = 1000;
+        t.push(t.clock.t - 600); // captured 600 ms ago: over the budget as it arrives
+        expect(t.sent).toEqual([]);
+        const m = t.uplink.metrics;
+        expect(m.lateArrivals).toBe(1);
+        expect(m.arrivalAgeMsMax).toBe(600);
+        expect(t.overloads).toEqual([expect.objectContaining({ reason: "age", policy })]);
+        if (policy === "gap") {
+          expect(m.gapSamples).toBe(FRAME);
+          // Captured 450 ms ago, it fits, but the socket is busy: 60 ms later it is past the budget and never goes out.
+          t.socket.buffered = 8000;
+          t.socket.stalled = true;
+          t.push(t.clock.t - 450);
+          expect(t.uplink.metrics.pendingFrames).toBe(1);
+          t.clock.t += 60;
+          vi.advanceTimersByTime(10);
+          expect(t.sent).toEqual([]);
+          expect(t.uplink.metrics.gapSamples).toBe(2 * FRAME);
+          expect(t.uplink.metrics.pendingFrames).toBe(0);
+        } else {
+          expect(t.ended).toHaveLength(1);
+          expect(m.unsentAfterEndSamples).toBe(FRAME);
+        }
+        expect(t.accounted()).toBe(t.uplink.metrics.pushedSamples);
+        vi.useRealTimers();
+      }
+    });
+
+    test("a stalled socket and late timers at random, 2,000 frames: no sample leaves older than the budget, and every sample pushed is sent, in a gap, or counted unsent", () => {
+      let seed = 7;
+      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      for (const policy of ["gap", "end"] as const) {
+        const t = tagged(policy);
+        for (let i = 0; i < 2000; i++) {
+          const late = random() < 0.05 ? 200 + random() * 900 : 0; // now and then the thread blocks
+          t.clock.t += 20 + late;
+          t.socket.stalled = random() < 0.3;
+          // Frames come as captured, some delivered late in a burst after the block.
+          t.push(t.clock.t - random() * late);
+          vi.advanceTimersByTime(20);
+          const m = t.uplink.metrics;
+          expect(t.accounted()).toBe(m.pushedSamples);
+        }
+        expect(Math.max(0, ...t.ageAtSend())).toBeLessThanOrEqual(500);
+        const m = t.uplink.metrics;
+        expect(m.oldestFrameAgeMsMax).toBeLessThanOrEqual(500);
+        expect(m.pushedSamples).toBe(2000 * FRAME);
+        if (policy === "gap") {
+          expect(m.gapSamples).toBeGreaterThan(0);
+          const wired = t.socket.wire.reduce((n, w) => n + ("gap" in w ? w.gap : w.audio), 0);
+          const heldGap = m.gapSamples - t.socket.wire.reduce((n, w) => n + ("gap" in w ? w.gap : 0), 0);
+          expect(wired + heldGap + m.pendingFrames * FRAME).toBe(m.pushedSamples);
+        } else {
+          expect(t.ended).toHaveLength(1);
+        }
+        vi.useRealTimers();
+      }
+    });
+  });
+
   test("bad options fail with a ConfigError naming the option", () => {
     const sink = { sendAudio: () => 0, bufferedAmount: 0 };
     expect(() => new Uplink(sink, { sampleRate: 16000, bytesPerSample: 2, policy: "gap" })).toThrow(/gap markers/);
     expect(() => new Uplink(sink, { sampleRate: 16000, bytesPerSample: 2, budgetMs: 0 })).toThrow(/budgetMs/);
   });
 });
+
+/** Which of the first `count` sequence numbers never went out. */
+function capturedSeqs(sent: Array<{ seq: number }>, count: number) {
+  const seen = new Set(sent.map((s) => s.seq));
+  return { missing: Array.from({ length: count }, (_, i) => i).filter((i) => !seen.has(i)) };
+}

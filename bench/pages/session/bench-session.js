@@ -56,9 +56,11 @@ export async function makeBenchSession({ story = false, sessionOptions = {} } = 
    */
   async function say(name, { onsetAt } = {}) {
     if (!buffers.has(name)) {
-      const data = await (await fetch(`/test/fixtures/speech/${name}.wav`)).arrayBuffer();
+      // "human/…": a recording of a real person, copied here by bench/lib/human-speech.mjs.
+      const base = name.startsWith("human/") ? `/bench/pages/session/${name}` : `/test/fixtures/speech/${name}`;
+      const data = await (await fetch(`${base}.wav`)).arrayBuffer();
       const buffer = await context.decodeAudioData(data);
-      const meta = await (await fetch(`/test/fixtures/speech/${name}.json`)).json();
+      const meta = await (await fetch(`${base}.json`)).json();
       buffers.set(name, { buffer, meta, onsetS: envelopeOnsetSeconds(buffer) });
     }
     const { buffer, meta, onsetS } = buffers.get(name);

@@ -197,6 +197,8 @@ export class EchoGuard {
       estimate: 0,
       cross: 0,
       referenceActive: false,
+      reference: 0,
+      mic: 0,
     };
     this.#checkBlocks = Math.round(CHECK_S * blockRate);
     this.#settleBlocks = Math.round(1 * blockRate);
@@ -260,18 +262,24 @@ export class EchoGuard {
     const x = this.#x;
     const d = this.#d;
     let quiet = true;
+    let px = 0;
+    let pd = 0;
     for (let i = 0; i < n; i++) {
       const t = start + i - this.#delay;
       x[i] = t >= 1 ? ring[t & mask] - PRE * ring[(t - 1) & mask] : t === 0 ? ring[0] : 0;
       if (Math.abs(x[i]) > 1e-6) quiet = false;
       d[i] = this.#mic[i] - PRE * this.#micLast;
       this.#micLast = this.#mic[i];
+      px += x[i] * x[i];
+      pd += d[i] * d[i];
     }
     this.#quietBlocks = quiet ? this.#quietBlocks + 1 : 0;
     const partitions = this.#filter.partitions;
     const referenceActive = this.#quietBlocks <= partitions;
     // Once the filter's whole span is silent its estimate is exactly zero: skip it.
-    const bypass = this.#quietBlocks > partitions + 1;
+    const silentSpan = this.#quietBlocks > partitions + 1;
+    // With no echo path (headphones) the mic passes through as well.
+    const bypass = silentSpan || this.#detector.noEchoPath;
 
     const y = this.#y;
     const e = this.#e;
@@ -307,7 +315,7 @@ export class EchoGuard {
     // The probe always adapts (never frozen): it is both the coarse delay and
     // the witness of an echo-path change, when it out-cancels the main filter.
     const probe = this.#probe;
-    if (!bypass) probe.push(this.#ref, this.#mic, 0, n, referenceActive, out);
+    if (!silentSpan) probe.push(this.#ref, this.#mic, 0, n, referenceActive, out);
     const energy = this.#energies;
     energy.error = pe / n;
     energy.filterError = filterError / n;
@@ -317,9 +325,15 @@ export class EchoGuard {
     energy.estimate = estimate / n;
     energy.cross = cross / n;
     energy.referenceActive = referenceActive;
+    energy.reference = px / n;
+    energy.mic = pd / n;
     const det = this.#detector;
     det.update(energy);
     if (!bypass) this.#filter.adapt(det.step);
+    if (det.echoAppeared) {
+      det.echoAppeared = false;
+      this.#filter.reset();
+    }
 
     s.blockCount++;
     this.#sinceAlign++;

@@ -71,6 +71,9 @@ export interface BlockEnergies {
   cross: number;
   /** The aligned reference was active within the filter's span. */
   referenceActive: boolean;
+  /** Mean squares of the aligned reference and of the mic, this block (pre-emphasised). */
+  reference: number;
+  mic: number;
 }
 
 const LEAK_QUANTILE = 0.9;
@@ -88,6 +91,17 @@ const OUTLIER = 4;
  * echo alone in 1–7 % of blocks; a talker still shows in ≥ 2 higher bands.
  */
 const FIRST_GATE_BAND = 2;
+/**
+ * Headphones, or a speaker too far to matter: while the bot plays (its
+ * reference over −60 dB), the mic stays 35 dB or more below it. Then there is
+ * no echo to cancel, and the filter cannot converge on one; half a second of
+ * such blocks counts as convergence, so a talker's gate opening is trusted.
+ * (An echo at −20 dB against the output keeps the mic 15–25 dB above this.)
+ */
+const UNCOUPLED_RATIO = 10 ** (-35 / 10);
+const LOUD_REFERENCE = 1e-6;
+/** The probe out-cancels the pass-through by 5 dB in the low band: an echo has appeared. */
+const ECHO_APPEARED = 10 ** 0.5;
 
 export class NearEndDetector {
   readonly #margin: number;
@@ -126,6 +140,10 @@ export class NearEndDetector {
   #stuck = 0;
   #openBlocks = 0;
   #everConverged = false;
+  /** Fast averages of the reference and mic energies, and the blocks that showed no echo path. */
+  #refFast = 0;
+  #micFast = 0;
+  #uncoupledBlocks = 0;
   #quiet = 0;
   readonly #quietBlocks: number;
 
@@ -141,6 +159,12 @@ export class NearEndDetector {
   noiseFloor = 0;
   /** Step scale for the adaptive filter, 0 … 1. */
   step = 1;
+  /**
+   * No echo path (headphones): the bot played for half a second with the mic
+   * 35 dB or more below it, and no echo was heard since. The guard passes the
+   * mic through and leaves the filter alone.
+   */
+  noEchoPath = false;
 
   constructor(options: NearEndDetectorOptions) {
     const rate = options.blockRate;
@@ -157,6 +181,19 @@ export class NearEndDetector {
     this.#undecidedBlocks = Math.round(0.15 * rate);
     this.#quietBlocks = Math.round(0.2 * rate);
   }
+
+  /** An echo appeared after all (the headset came off): learn it from the start, untrusted until converged. */
+  #leaveNoEchoPath(): void {
+    this.noEchoPath = false;
+    this.converged = false;
+    this.#everConverged = false;
+    this.#echoBlocks = 0;
+    this.#uncoupledBlocks = 0;
+    this.echoAppeared = true;
+  }
+
+  /** Set when a no-echo-path state ended; the guard clears it after resetting its filter. */
+  echoAppeared = false;
 
   /** The gate may confirm a barge-in. */
   get trusted(): boolean {
@@ -273,6 +310,26 @@ export class NearEndDetector {
       const limit = this.converged ? this.#convergedDb - 4 : this.#convergedDb;
       this.converged = (this.erleDb >= limit || atFloor) && !doubt;
       if (this.converged) this.#everConverged = true;
+    }
+    // No echo path (headphones): before any echo was heard, a loud bot and a
+    // mic far below it. The guard then passes the mic through, and the gate
+    // alone judges it; the delay probe stays on as the witness that an echo
+    // has appeared (it out-cancels the pass-through), which ends the state.
+    this.#refFast = f * this.#refFast + (1 - f) * b.reference;
+    this.#micFast = f * this.#micFast + (1 - f) * b.mic;
+    const loud = b.referenceActive && this.#refFast > LOUD_REFERENCE;
+    if (this.noEchoPath) {
+      if (loud && this.#mainLow > ECHO_APPEARED * this.#probeLow) this.#leaveNoEchoPath();
+    } else if (!this.#everConverged && loud && !talkerNear) {
+      this.#uncoupledBlocks = this.#micFast < UNCOUPLED_RATIO * this.#refFast ? this.#uncoupledBlocks + 1 : 0;
+      if (this.#uncoupledBlocks >= this.#minEchoBlocks) this.noEchoPath = true;
+    }
+    if (this.noEchoPath) {
+      // The first 150 ms of an opening stay untrusted: long enough for the probe to show an echo that just appeared.
+      this.converged = true;
+      this.residualEchoLike = this.nearEnd && this.#openBlocks < this.#undecidedBlocks;
+      this.step = 0;
+      return;
     }
     this.residualEchoLike = pathChanged || doubt || undecided;
 

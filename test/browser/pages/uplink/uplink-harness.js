@@ -87,11 +87,11 @@ class NaiveTracker {
     this.pushedSamples = 0;
     this.sentSamples = 0;
   }
-  push(pcm) {
+  push(pcm, capturedAt = performance.now()) {
     this.pushedSamples += pcm.length;
     this.sentBytes += this.stream.sendAudio(pcm);
     this.sentSamples += pcm.length;
-    this.frames.push({ end: this.sentBytes, at: performance.now() });
+    this.frames.push({ end: this.sentBytes, at: capturedAt });
   }
   get pendingBytes() {
     return this.stream.bufferedAmount;
@@ -192,11 +192,17 @@ export async function runStreams({
   };
   let framesPushed = 0;
   let primedMs = 0;
-  const pushOne = () => {
+  /**
+   * `capturedAt`: when a real microphone would have finished the frame. In the
+   * real-time run that is the frame's due time, so a tick that runs late (a
+   * busy page) hands over frames that are already old, as a late delivery from
+   * the capture worklet would; priming bursts are "captured" as they are pushed.
+   */
+  const pushOne = (capturedAt) => {
     for (const link of links) {
       const pcm = link.tone(frameSamples);
-      if (link.naive) link.naive.push(pcm);
-      else link.uplink.push(pcm);
+      if (link.naive) link.naive.push(pcm, capturedAt);
+      else link.uplink.push(pcm, capturedAt);
     }
     framesPushed++;
     observe(performance.now());
@@ -230,7 +236,10 @@ export async function runStreams({
       const elapsed = performance.now() - tRun;
       const due = framesPerTick ? framesPushed + framesPerTick : primeFrames + Math.floor(elapsed / frameMs);
       const limit = primeFrames + (totalFrames ?? Math.floor(durationMs / frameMs));
-      while (framesPushed < Math.min(due, limit)) pushOne();
+      while (framesPushed < Math.min(due, limit)) {
+        const k = framesPushed - primeFrames;
+        pushOne(framesPerTick ? undefined : Math.min(performance.now(), tRun + (k + 1) * frameMs));
+      }
       if (framesPushed >= limit) {
         clearInterval(tick);
         resolve();
@@ -284,6 +293,10 @@ function summarise({ links, obs, budgetBytes, census, framesPushed, pushedForMs,
       queueWaitMsP95: m.queueWaitMsP95,
       oldestFrameAgeMsMax: m.oldestFrameAgeMsMax,
       oldestFrameAgeMsNow: m.oldestFrameAgeMs,
+      expiredFrameAgeMsMax: m.expiredFrameAgeMsMax,
+      arrivalAgeMsMax: m.arrivalAgeMsMax,
+      arrivalAgeMsP95: m.arrivalAgeMsP95,
+      lateArrivals: m.lateArrivals,
       admissionRejects: m.admissionRejects,
       gapSamples: m.gapSamples,
       pushedSamples: m.pushedSamples,
@@ -319,6 +332,10 @@ function summarise({ links, obs, budgetBytes, census, framesPushed, pushedForMs,
     queueWaitMsP95: max("queueWaitMsP95"),
     oldestFrameAgeMsMax: max("oldestFrameAgeMsMax"),
     oldestFrameAgeMsAfterDrain: max("oldestFrameAgeMsNow"),
+    expiredFrameAgeMsMax: max("expiredFrameAgeMsMax"),
+    arrivalAgeMsMax: max("arrivalAgeMsMax"),
+    arrivalAgeMsP95: max("arrivalAgeMsP95"),
+    lateArrivals: sum("lateArrivals"),
     admissionRejects: sum("admissionRejects"),
     gapSamples: sum("gapSamples"),
     gapMarkers: sum("gapMarkers"),

@@ -1,5 +1,5 @@
-// LLM service, from one scripted ELIZA-style responder (eliza.mjs, NOT a language
-// model), over two transports:
+// OpenAI-compatible LLM emulator, from one scripted ELIZA-style responder (eliza.mjs,
+// NOT a language model), over two transports:
 // - POST /v1/chat/completions: OpenAI-compatible; `stream:true` answers with
 //   text/event-stream chunks `data: {choices:[{delta:{content}}]}` and `data: [DONE]`.
 // - WebSocket /v1/responses: JSON text frames with Responses-API event names;
@@ -8,9 +8,9 @@
 // Replies stream word by word, `wordMs` apart (default 40 ms). A client that goes
 // away stops the stream at once; the stats count it as aborted.
 import { randomUUID } from "node:crypto";
-import { elizaReply, streamPieces } from "./eliza.mjs";
-import { SocketFaults } from "./socket-faults.mjs";
-import { StallWindow, sleep } from "./knobs.mjs";
+import { elizaReply, streamPieces } from "../eliza.mjs";
+import { SocketFaults } from "../socket-faults.mjs";
+import { StallWindow, isAuthorized, sleep } from "../knobs.mjs";
 
 const MODEL = "bargein-eliza";
 const MAX_BODY_BYTES = 1 << 20;
@@ -37,14 +37,15 @@ export function lastUserText(body) {
 }
 
 /**
- * @param {{ stats: import("./stats.mjs").Stats, token?: string }} deps
+ * @param {import("../backend.mjs").EmulatorDeps} deps
+ * @returns {import("../backend.mjs").Emulator}
  */
-export function createLlmService({ stats }) {
+export function openaiLlmEmulator({ stats, token }) {
   /**
    * Streams the reply's pieces to `emit`, honouring pace, stall and cancellation.
    * Resolves true when every piece was sent, false when aborted.
    * @param {string} userText
-   * @param {import("./knobs.mjs").Knobs} knobs
+   * @param {import("../knobs.mjs").Knobs} knobs
    * @param {StallWindow} stall
    * @param {AbortSignal} signal
    * @param {(piece: string, index: number) => void} emit
@@ -65,7 +66,7 @@ export function createLlmService({ stats }) {
    * POST /v1/chat/completions
    * @param {import("node:http").IncomingMessage} req
    * @param {import("node:http").ServerResponse} res
-   * @param {import("./knobs.mjs").Knobs} knobs
+   * @param {import("../knobs.mjs").Knobs} knobs
    */
   async function handleChat(req, res, knobs) {
     const cors = { "Access-Control-Allow-Origin": "*" };
@@ -155,7 +156,7 @@ export function createLlmService({ stats }) {
   /**
    * WebSocket /v1/responses
    * @param {import("ws").WebSocket} ws
-   * @param {import("./knobs.mjs").Knobs} knobs
+   * @param {import("../knobs.mjs").Knobs} knobs
    */
   function handleResponses(ws, knobs) {
     /** @param {Record<string, unknown>} event */
@@ -234,7 +235,45 @@ export function createLlmService({ stats }) {
     });
   }
 
-  return { handleChat, handleResponses };
+  /**
+   * POST /v1/chat/completions, with its CORS preflight and bearer check.
+   * @param {import("node:http").IncomingMessage} req
+   * @param {import("node:http").ServerResponse} res
+   * @param {URL} url
+   * @param {import("../knobs.mjs").Knobs} knobs
+   */
+  function routeChat(req, res, url, knobs) {
+    if (req.method === "OPTIONS") {
+      res.writeHead(204, {
+        "Access-Control-Allow-Origin": "*",
+        "Access-Control-Allow-Methods": "POST, OPTIONS",
+        "Access-Control-Allow-Headers": "Authorization, Content-Type",
+      });
+      return res.end();
+    }
+    if (req.method !== "POST") return sendJson(res, 405, { error: { message: "use POST" } });
+    if (!isAuthorized(req, url, token)) {
+      stats.add("http", "unauthorized");
+      return sendJson(res, 401, { error: { message: "missing or wrong bearer token", type: "unauthorized" } });
+    }
+    handleChat(req, res, knobs).catch((err) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(err?.message ?? err) } });
+      else res.destroy();
+    });
+  }
+
+  return {
+    name: "llm",
+    http: { "/v1/chat/completions": routeChat },
+    sockets: { "/v1/responses": handleResponses },
+    health: () => ({ model: MODEL, languageModel: false }),
+  };
+}
+
+/** @param {import("node:http").ServerResponse} res @param {number} status @param {unknown} body */
+function sendJson(res, status, body) {
+  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" });
+  res.end(JSON.stringify(body));
 }
 
 /** @param {import("node:http").IncomingMessage} req @returns {Promise<string>} */

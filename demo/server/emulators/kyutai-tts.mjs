@@ -1,4 +1,4 @@
-// TTS service: Kyutai's TTS streaming protocol (/api/tts_streaming?format=PcmMessagePack&voice=…).
+// Kyutai TTS emulator: Kyutai's TTS streaming protocol (/api/tts_streaming?format=PcmMessagePack&voice=…).
 //
 // In:  {type:"Text", text} (words or phrases; joined with a space when neither
 //      side has one), then {type:"Eos"}.
@@ -6,15 +6,19 @@
 //      (each word's span in the output audio timeline, sent just before the frame
 //      where the word starts); a normal close (1000) once the audio after Eos is sent.
 //
-// Text is synthesised incrementally, phrase by phrase (at punctuation or every
-// `chunkWords` words), as it arrives. Sending is paced: the first `burstS`
-// seconds go at once, then `pace` × real time (0 = as fast as synthesised).
+// Text is synthesised incrementally, phrase by phrase (core/phrase-cutter.mjs: at
+// punctuation or every `chunkWords` words), as it arrives, by the shared
+// PhraseSynthesiser (flite). Sending is paced (core/send-pacing.mjs): the first
+// `burstS` seconds go at once, then `pace` × real time (0 = as fast as synthesised).
 import { decode } from "@msgpack/msgpack";
-import { synthesize, FLITE_VOICES } from "./flite.mjs";
-import { upsampler16to24, int16ToFloat } from "./resample.mjs";
-import { SocketFaults } from "./socket-faults.mjs";
-import { sleep } from "./knobs.mjs";
-import { encodeMessage, malformedBytes, rejectAtCapacity } from "./msgpack-wire.mjs";
+import { FLITE_VOICES } from "../flite.mjs";
+import { SocketFaults } from "../socket-faults.mjs";
+import { sleep } from "../knobs.mjs";
+import { admitStream } from "../stream-gate.mjs";
+import { PhraseSynthesiser } from "../synthesiser.mjs";
+import { appendText, nextPhrase } from "../core/phrase-cutter.mjs";
+import { frameDueAt } from "../core/send-pacing.mjs";
+import { encodeMessage, malformedBytes, rejectAtCapacity } from "./kyutai-wire.mjs";
 
 const OUTPUT_RATE = 24000;
 export const FRAME_SAMPLES = 1920;
@@ -25,24 +29,22 @@ export function fliteVoiceFor(/** @type {string | null} */ requested) {
   return FLITE_VOICES.find((v) => name.includes(v)) ?? "slt";
 }
 
-/** @param {{ stats: import("./stats.mjs").Stats }} deps */
-export function createTtsService({ stats }) {
+/**
+ * @param {import("../backend.mjs").EmulatorDeps} deps
+ * @returns {import("../backend.mjs").Emulator}
+ */
+export function kyutaiTtsEmulator({ stats }) {
   /**
    * @param {import("ws").WebSocket} ws
-   * @param {import("./knobs.mjs").Knobs} knobs
+   * @param {import("../knobs.mjs").Knobs} knobs
    * @param {URL} url
    */
-  return async function handleTts(ws, knobs, url) {
-    if (knobs.capacity !== undefined && stats.counters.tts.open >= knobs.capacity) {
-      stats.add("tts", "rejected");
-      rejectAtCapacity(ws);
-      return;
-    }
-    stats.add("tts", "open");
-    stats.add("tts", "opened");
+  async function handleTts(ws, knobs, url) {
+    const gate = admitStream(stats, "tts", knobs, () => rejectAtCapacity(ws));
+    if (!gate) return;
     const session = new TtsSession(ws, knobs, stats, fliteVoiceFor(url.searchParams.get("voice")));
     ws.on("close", () => {
-      stats.add("tts", "open", -1);
+      gate.closed();
       if (!session.finished && !session.faults.dropped) stats.add("tts", "closedByClient");
       session.abort.abort();
       session.faults.dispose();
@@ -56,14 +58,19 @@ export function createTtsService({ stats }) {
     });
     await sleep(knobs.delayMs ?? 0, session.abort.signal);
     session.start();
+  }
+  return {
+    name: "tts",
+    sockets: { "/api/tts_streaming": handleTts },
+    health: () => ({ synthesiser: "flite", voices: FLITE_VOICES }),
   };
 }
 
 class TtsSession {
   /**
    * @param {import("ws").WebSocket} ws
-   * @param {import("./knobs.mjs").Knobs} knobs
-   * @param {import("./stats.mjs").Stats} stats
+   * @param {import("../knobs.mjs").Knobs} knobs
+   * @param {import("../stats.mjs").Stats} stats
    * @param {string} voice
    */
   constructor(ws, knobs, stats, voice) {
@@ -83,11 +90,9 @@ class TtsSession {
     this.text = "";
     /** Phrases taken from `text` whose synthesis has not run yet. */
     this.phrasesPending = 0;
-    this.upsampler = upsampler16to24();
+    this.synthesiser = new PhraseSynthesiser(voice, OUTPUT_RATE);
     /** 24 kHz audio synthesised and not yet framed. */
     this.audio = new Float32Array(0);
-    /** Samples already synthesised (the output timeline). */
-    this.timeline = 0;
     /** @type {{ text: string, start_s: number, stop_s: number }[]} */
     this.words = [];
     this.framesSent = 0;
@@ -127,8 +132,7 @@ class TtsSession {
     }
     if (message?.type === "Text" && typeof message.text === "string") {
       if (this.eos) return;
-      const needsSpace = this.text && !/\s$/.test(this.text) && !/^\s/.test(message.text);
-      this.text += (needsSpace ? " " : "") + message.text;
+      this.text = appendText(this.text, message.text);
     } else if (message?.type === "Eos") {
       this.eos = true;
     } else {
@@ -160,39 +164,20 @@ class TtsSession {
 
   /** @returns {string | null} the next phrase to speak, removed from `text`. */
   nextPhrase() {
-    const words = this.text.trim().split(/\s+/).filter(Boolean);
-    if (words.length === 0) return null;
-    // A word ending a sentence or clause closes a phrase, but only once the next word has started
-    // (until then "Mr." or "3." may still be growing), or at Eos.
-    const complete = this.eos || /\s$/.test(this.text) ? words.length : words.length - 1;
-    let end = 0;
-    for (let i = 0; i < complete; i++) {
-      if (/[.!?;:]["')\]]*$/.test(words[i]) || (/,$/.test(words[i]) && i >= 2) || i + 1 >= this.chunkWords) {
-        end = i + 1;
-        break;
-      }
-    }
-    if (end === 0 && this.eos) end = words.length;
-    if (end === 0) return null;
-    const phrase = words.slice(0, end).join(" ");
-    this.text = words.slice(end).join(" ") + (/\s$/.test(this.text) && end < words.length ? " " : "");
-    return phrase;
+    const next = nextPhrase(this.text, this.eos, this.chunkWords);
+    if (next === null) return null;
+    this.text = next.rest;
+    return next.phrase;
   }
 
   /** @param {string} phrase */
   synthesisePhrase(phrase) {
-    const result = synthesize(phrase, this.voice);
-    const pcm = this.upsampler.process(int16ToFloat(result.samples));
-    // Word times move by where this phrase starts in the output, plus the filter's delay.
-    const offset = (this.timeline + this.upsampler.delayOutputSamples) / OUTPUT_RATE;
-    for (const w of result.words) {
-      this.words.push({ text: w.text, start_s: round3(offset + w.start), stop_s: round3(offset + w.stop) });
-    }
+    const { pcm, words } = this.synthesiser.synthesise(phrase);
+    for (const w of words) this.words.push({ text: w.text, start_s: round3(w.start), stop_s: round3(w.stop) });
     const joined = new Float32Array(this.audio.length + pcm.length);
     joined.set(this.audio);
     joined.set(pcm, this.audio.length);
     this.audio = joined;
-    this.timeline += pcm.length;
     this.wake();
   }
 
@@ -247,9 +232,8 @@ class TtsSession {
     const now = Date.now();
     if (this.firstFrameAt === null) this.firstFrameAt = now;
     if (this.pace <= 0) return;
-    const audioSeconds = (this.framesSent * FRAME_SAMPLES) / OUTPUT_RATE;
-    const due = this.firstFrameAt + (Math.max(0, audioSeconds - this.burstS) / this.pace) * 1000;
-    await sleep(due - now, signal);
+    const sentSeconds = (this.framesSent * FRAME_SAMPLES) / OUTPUT_RATE;
+    await sleep(frameDueAt({ firstAt: this.firstFrameAt, sentSeconds, burstS: this.burstS, pace: this.pace }) - now, signal);
   }
 }
 

@@ -1,4 +1,4 @@
-// Shared msgpack framing for the Kyutai-style services (STT and TTS).
+// msgpack framing shared by the Kyutai emulators (STT and TTS).
 import { Encoder } from "@msgpack/msgpack";
 
 // float32 for fractional numbers: about 5 bytes per PCM sample, as moshi-server sends.

@@ -1,4 +1,4 @@
-// STT service: Kyutai's ASR streaming protocol (moshi-server /api/asr-streaming).
+// Kyutai STT emulator: moshi-server's ASR streaming protocol at /api/asr-streaming.
 //
 // In:  msgpack maps {type:"Audio", pcm} (24 kHz mono float32; an array of numbers
 //      or the raw little-endian bytes, any chunk size) and {type:"Marker", id}.
@@ -6,48 +6,39 @@
 //      once per 80 ms of audio processed; Marker{id} once all audio sent before
 //      it has been processed and its words are out (see markerDue); Error{message}.
 //
-// Audio is resampled to 16 kHz and decoded by pocketsphinx in 80 ms frames.
-// Utterances are cut by energy: a frame louder than `silenceRms` starts one (with
-// 240 ms of pre-roll), `endpointMs` of silence ends it and flushes its last words.
-// A word is sent once it is stable: no longer the last word of the hypothesis,
-// and it, the words before it and the word after it have been unchanged for 4 frames (320 ms). Pause probabilities `prs` come from
-// the same energy detector: prs[k] = (silence run so far) / horizon[k].
+// Audio is resampled to 16 kHz and recognised by the shared StreamingRecogniser
+// (recogniser.mjs: pocketsphinx, utterances cut by energy). A Word is sent once it
+// is stable (core/word-stability.mjs); its EndWord when the next word is sent or the
+// utterance ends. Pause probabilities `prs` come from the same energy detector:
+// prs[k] = (silence run so far) / horizon[k].
 import { decode } from "@msgpack/msgpack";
-import { downsampler24to16, floatToInt16 } from "./resample.mjs";
-import { FRAME_RATE } from "./pocketsphinx.mjs";
-import { SocketFaults } from "./socket-faults.mjs";
-import { sleep } from "./knobs.mjs";
-import { encodeMessage, malformedBytes, rejectAtCapacity } from "./msgpack-wire.mjs";
+import { downsampler24to16 } from "../resample.mjs";
+import { SocketFaults } from "../socket-faults.mjs";
+import { sleep } from "../knobs.mjs";
+import { admitStream } from "../stream-gate.mjs";
+import { DECODER_RATE, FRAME_16K, StreamingRecogniser } from "../recogniser.mjs";
+import { pauseProbabilities } from "../core/utterance-cutter.mjs";
+import { encodeMessage, malformedBytes, rejectAtCapacity } from "./kyutai-wire.mjs";
 
 const INPUT_RATE = 24000;
-const DECODER_RATE = 16000;
-const FRAME_16K = 1280; // 80 ms
-const FRAME_SECONDS = FRAME_16K / DECODER_RATE;
-const PREROLL_FRAMES = 3;
-/** Frames (80 ms each) a word must stay unchanged in the hypothesis before it is sent. */
-const STABLE_FRAMES = 4;
 /** Longest a Marker waits for its utterance to end, in seconds of audio after it. */
 const MARKER_MAX_DELAY_S = 1.0;
 /** Horizons of the pause probabilities, in seconds (Unmute reads prs[2]). */
 const PAUSE_HORIZONS = [0.24, 0.48, 0.8, 1.6];
 
 /**
- * @param {{ stats: import("./stats.mjs").Stats, pool: import("./pocketsphinx.mjs").DecoderPool | null, install: string }} deps
+ * @param {import("../backend.mjs").EmulatorDeps} deps
  *   `pool` is null when there is no recogniser: each stream then gets an Error and a close (1011).
+ * @returns {import("../backend.mjs").Emulator}
  */
-export function createSttService({ stats, pool, install }) {
+export function kyutaiSttEmulator({ stats, pool, install, recogniserMissingReason }) {
   /**
    * @param {import("ws").WebSocket} ws
-   * @param {import("./knobs.mjs").Knobs} knobs
+   * @param {import("../knobs.mjs").Knobs} knobs
    */
-  return async function handleStt(ws, knobs) {
-    if (knobs.capacity !== undefined && stats.counters.stt.open >= knobs.capacity) {
-      stats.add("stt", "rejected");
-      rejectAtCapacity(ws);
-      return;
-    }
-    stats.add("stt", "open");
-    stats.add("stt", "opened");
+  async function handleStt(ws, knobs) {
+    const gate = admitStream(stats, "stt", knobs, () => rejectAtCapacity(ws));
+    if (!gate) return;
     const session = new SttSession(ws, knobs, stats);
     let closedByServer = false;
     // A bad frame or a broken socket ends this stream (ws closes it), never the server. One way
@@ -55,7 +46,7 @@ export function createSttService({ stats, pool, install }) {
     // remaining raw bytes ws then parses out of order (see limitReadRate).
     ws.on("error", () => {});
     ws.on("close", (code) => {
-      stats.add("stt", "open", -1);
+      gate.closed();
       if (code === 1000) stats.add("stt", "closedNormally");
       if (!closedByServer && !session.faults.dropped) stats.add("stt", "closedByClient");
       session.dispose().then((decoder) => decoder && pool?.release(decoder));
@@ -90,51 +81,57 @@ export function createSttService({ stats, pool, install }) {
       pool?.release(decoder);
       return;
     }
-    session.decoder = decoder;
+    session.useDecoder(decoder);
     await sleep(knobs.delayMs ?? 0);
     session.start();
+  }
+  return {
+    name: "stt",
+    sockets: { "/api/asr-streaming": handleStt },
+    health: () => ({
+      recogniser: pool !== null,
+      reason: pool !== null ? null : recogniserMissingReason,
+      install: pool !== null ? null : install,
+    }),
   };
 }
 
 class SttSession {
   /**
    * @param {import("ws").WebSocket} ws
-   * @param {import("./knobs.mjs").Knobs} knobs
-   * @param {import("./stats.mjs").Stats} stats
+   * @param {import("../knobs.mjs").Knobs} knobs
+   * @param {import("../stats.mjs").Stats} stats
    */
   constructor(ws, knobs, stats) {
     this.ws = ws;
     this.knobs = knobs;
     this.stats = stats;
     this.faults = new SocketFaults(ws, knobs, { onDrop: () => stats.add("stt", "dropped") });
-    /** @type {import("./pocketsphinx.mjs").Decoder | null} */
-    this.decoder = null;
+    this.recogniser = new StreamingRecogniser(null, knobs);
     this.resampler = downsampler24to16();
-    this.silenceRms = knobs.silenceRms ?? 0.01;
-    this.endpointFrames = Math.ceil((knobs.endpointMs ?? 480) / 1000 / FRAME_SECONDS);
     this.started = false;
     this.closed = false;
     /** 16 kHz samples waiting to be decoded. */
     this.pending = new Float32Array(0);
     this.received24k = 0;
-    this.processed16k = 0;
     /** @type {{ id: unknown, at16k: number }[]} */
     this.markers = [];
     this.stepIdx = 0;
-    this.silentRun = 0;
-    /** @type {Int16Array[]} */
-    this.preroll = [];
-    this.inUtterance = false;
-    this.utteranceStart = 0;
-    /** The word sequences of the last STABLE_FRAMES hypotheses, oldest first. */
-    /** @type {string[][]} */
-    this.recentHypotheses = [];
     this.emittedWords = 0;
     /** Index in the utterance of the word sent without its EndWord yet. @type {number | null} */
     this.openWord = null;
     /** @type {Promise<void>} */
     this.pumping = Promise.resolve();
     this.pumpScheduled = false;
+  }
+
+  /** @param {import("../pocketsphinx.mjs").Decoder} decoder */
+  useDecoder(decoder) {
+    this.recogniser = new StreamingRecogniser(decoder, this.knobs);
+  }
+
+  get processed16k() {
+    return this.recogniser.processed;
   }
 
   start() {
@@ -208,7 +205,6 @@ class SttSession {
         const frame = this.pending.slice(0, n);
         this.pending = this.pending.slice(n);
         await this.processFrame(frame);
-        this.processed16k += n;
       }
       while (this.markers.length > 0 && this.markerDue(this.markers[0].at16k)) {
         const marker = /** @type {{ id: unknown }} */ (this.markers.shift());
@@ -230,97 +226,54 @@ class SttSession {
    */
   markerDue(at16k) {
     if (this.processed16k < at16k) return false;
-    const utteranceBeganAfter = this.utteranceStart * DECODER_RATE >= at16k;
-    return !this.inUtterance || utteranceBeganAfter || this.processed16k >= at16k + MARKER_MAX_DELAY_S * DECODER_RATE;
+    const { cutter, utteranceStart } = this.recogniser;
+    const utteranceBeganAfter = utteranceStart * DECODER_RATE >= at16k;
+    return !cutter.inUtterance || utteranceBeganAfter || this.processed16k >= at16k + MARKER_MAX_DELAY_S * DECODER_RATE;
   }
 
   /** @param {Float32Array} frame 16 kHz */
   async processFrame(frame) {
-    const decoder = /** @type {import("./pocketsphinx.mjs").Decoder} */ (this.decoder);
-    const recognising = decoder !== null;
-    let energy = 0;
-    for (let i = 0; i < frame.length; i++) energy += frame[i] * frame[i];
-    const silent = Math.sqrt(energy / frame.length) < this.silenceRms;
-    this.silentRun = silent ? this.silentRun + 1 : 0;
-    const pcm = floatToInt16(frame);
-
-    if (recognising && !this.inUtterance && !silent) {
-      this.inUtterance = true;
-      this.utteranceStart = (this.processed16k - this.preroll.reduce((n, p) => n + p.length, 0)) / DECODER_RATE;
-      this.recentHypotheses = [];
-      this.emittedWords = 0;
-      decoder.startUtterance();
-      for (const p of this.preroll) await decoder.process(p);
-      this.preroll = [];
-    }
-    if (this.inUtterance) {
-      await decoder.process(pcm);
-      this.emitStableWords(false);
-      if (this.silentRun >= this.endpointFrames) {
-        decoder.endUtterance();
-        this.emitStableWords(true);
-        this.inUtterance = false;
-      }
-    } else if (recognising) {
-      this.preroll.push(pcm);
-      if (this.preroll.length > PREROLL_FRAMES) this.preroll.shift();
-    }
-
+    const result = await this.recogniser.processFrame(frame);
+    if (result.started) this.emittedWords = 0;
+    if (result.inUtterance || result.ended) this.emitStableWords(result.words, result.stableCount, result.ended);
     const bufferedPcm = Math.round(((this.pending.length - frame.length) * INPUT_RATE) / DECODER_RATE);
-    const silentSeconds = this.silentRun * FRAME_SECONDS;
     this.send({
       type: "Step",
       step_idx: this.stepIdx++,
-      prs: PAUSE_HORIZONS.map((h) => Math.min(1, silentSeconds / h)),
+      prs: pauseProbabilities(result.silentSeconds, PAUSE_HORIZONS),
       buffered_pcm: Math.max(0, bufferedPcm),
     });
   }
 
-  /** @param {boolean} final the utterance has ended: every word left is sent. */
-  emitStableWords(final) {
-    const decoder = /** @type {import("./pocketsphinx.mjs").Decoder} */ (this.decoder);
-    const segments = decoder.segments();
-    const words = segments.map((s) => s.word);
-    this.recentHypotheses.push(words);
-    if (this.recentHypotheses.length > STABLE_FRAMES) this.recentHypotheses.shift();
-    let stableCount = segments.length;
-    if (!final) {
-      // pocketsphinx revises its newest words ("to" becomes "tomorrow"), so a word is
-      // sent only when it and the word after it have been unchanged for STABLE_FRAMES frames.
-      if (this.recentHypotheses.length < STABLE_FRAMES) stableCount = 0;
-      for (const earlier of this.recentHypotheses) {
-        let same = 0;
-        while (same < stableCount && earlier[same] === words[same]) same++;
-        stableCount = same;
-      }
-      stableCount = Math.max(0, stableCount - 1);
-    }
+  /**
+   * Sends the words that became stable since the last frame, each closing the one before it.
+   * @param {import("../recogniser.mjs").TimedWord[]} words @param {number} stableCount @param {boolean} final
+   */
+  emitStableWords(words, stableCount, final) {
     for (let i = this.emittedWords; i < stableCount; i++) {
-      this.closeOpenWord(segments);
+      this.closeOpenWord(words);
       this.stats.add("stt", "words");
-      this.send({ type: "Word", text: words[i], start_time: this.secondsAt(segments[i].startFrame) });
+      this.send({ type: "Word", text: words[i].word, start_time: words[i].start });
       this.openWord = i;
       this.emittedWords = i + 1;
     }
-    if (final) this.closeOpenWord(segments);
-  }
-
-  /** Utterance frame index to seconds on the stream's timeline. @param {number} frame */
-  secondsAt(frame) {
-    return this.utteranceStart + frame / FRAME_RATE;
+    if (final) this.closeOpenWord(words);
   }
 
   /**
    * Sends EndWord for the last word sent, with its end in the newest hypothesis
    * (never past the start of the word after it).
-   * @param {import("./pocketsphinx.mjs").Segment[]} segments
+   * @param {import("../recogniser.mjs").TimedWord[]} words
    */
-  closeOpenWord(segments) {
+  closeOpenWord(words) {
     if (this.openWord === null) return;
-    const seg = segments[this.openWord];
-    const next = segments[this.openWord + 1];
-    const stopFrame = seg ? Math.min(seg.endFrame + 1, next ? next.startFrame : Infinity) : segments.at(-1)?.endFrame ?? 0;
-    this.send({ type: "EndWord", stop_time: this.secondsAt(stopFrame) });
+    const word = words[this.openWord];
+    const next = words[this.openWord + 1];
+    const last = words.at(-1);
+    const stop = word
+      ? Math.min(word.end, next ? next.start : Infinity)
+      : last ? this.recogniser.secondsAt(last.endFrame) : this.recogniser.utteranceStart;
+    this.send({ type: "EndWord", stop_time: stop });
     this.openWord = null;
   }
 
@@ -329,7 +282,7 @@ class SttSession {
     this.closed = true;
     this.faults.dispose();
     await this.pumping.catch(() => {});
-    return this.decoder;
+    return this.recogniser.decoder;
   }
 }
 

@@ -1,0 +1,143 @@
+// `npm run bench -- echo`: open speakers, with and without bargein's echo
+// guard, in the same run. The bot's output comes back into the mic through a
+// seeded room (test/browser/pages/echo/echo-path.js: delay → tanh soft clip →
+// decaying-noise impulse response → gain) and the mic is a MediaStream of the
+// page, so no browser echo canceller helps: the worst case of a browser whose
+// canceller does not see Web Audio output (crbug 687574). Real worklets, the
+// Silero worker and the reference backend (bench/pages/echo/echo.js).
+//
+// Per echo condition (gain × delay × room), for `guard` and `noGuard`:
+// - selfInterruptionsPerReply: `interruption` events the page did not ask for,
+//   over questions asked (each question gets up to 30 s to settle; a runaway
+//   exchange, the bot answering its own echo, is stopped with interrupt()).
+// - bargeInConfirmRate: a real utterance ("can you help me") 1.5–2.5 s into
+//   the bot's reply, over the echo: confirmed within 6 s, over the trials in
+//   which the bot was still speaking at the onset (`botSpeakingAtOnset`; an
+//   unguarded bot has often stopped itself by then).
+// - onsetToSilentMs: the utterance's onset → the output silent for good (one
+//   sample after its last sample ≥ 1e-4 before the utterance ends + 0.4 s),
+//   sample-exact in context time; output already silent at the onset counts
+//   as 0 and is counted apart (`silentBeforeOnset`).
+// - erleDb: the guard's echo return loss enhancement at the end of each reply
+//   (metrics.echo), once converged.
+// guardCostUsPerQuantum: the capture side of the guard (both 16 kHz
+// resamplers and the EchoGuard) timed per 128-frame quantum in a worker of
+// the same Chromium, on 12 s of the bot's voice through the −6 dB room with a
+// user talking over the last 40 %. esbuild bundles it from worklets/ first.
+//
+// `BENCH_ECHO_QUICK=1` runs one reply and one barge-in per condition (a smoke
+// of the bench itself, not a measurement).
+import { build } from "esbuild";
+import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { quantile } from "./lib/results.mjs";
+
+const PORT = 8856;
+const QUICK = process.env.BENCH_ECHO_QUICK === "1";
+const ROOM = { delayMs: 60, rt60: 0.3, seed: 7 };
+/** [key, echo path, guard {replies, bargeIns}, noGuard {replies, bargeIns}] */
+const GRID = [
+  ["minus6dB", { ...ROOM, gainDb: -6 }, { replies: 30, bargeIns: 20 }, { replies: 6, bargeIns: 6 }],
+  ["minus20dB", { ...ROOM, gainDb: -20 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
+  ["minus12dB", { ...ROOM, gainDb: -12 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
+  ["minus3dB", { ...ROOM, gainDb: -3 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
+  ["minus6dB_delay120ms", { ...ROOM, gainDb: -6, delayMs: 120 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
+  ["minus6dB_rt60_0.8s", { ...ROOM, gainDb: -6, rt60: 0.8, seed: 9 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
+];
+/** A page step that takes longer than this has hung (a dead backend, a stuck session). */
+const STEP_TIMEOUT_MS = 20 * 60_000;
+
+const round = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 10) / 10);
+const p = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)) });
+
+async function bundleCostWorker() {
+  await build({
+    entryPoints: [new URL("./pages/echo/guard-cost-worker.js", import.meta.url).pathname],
+    outfile: new URL("./pages/echo/build/guard-cost-worker.js", import.meta.url).pathname,
+    bundle: true,
+    format: "esm",
+    target: "es2022",
+    logLevel: "warning",
+  });
+}
+
+function step(page, what, fn, arg) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`echo bench: "${what}" took over ${STEP_TIMEOUT_MS / 60_000} min; is the backend on port ${PORT} alive?`)), STEP_TIMEOUT_MS);
+  });
+  return Promise.race([page.evaluate(fn, arg), timeout]).finally(() => clearTimeout(timer));
+}
+
+function summarise(replies, bargeIns) {
+  const asked = replies.perReply.length;
+  const selfInterruptions = replies.perReply.reduce((a, r) => a + r.selfInterruptions, 0);
+  const valid = bargeIns.trials.filter((t) => !t.failed && t.botSpeaking);
+  const confirmed = valid.filter((t) => t.confirmed);
+  // Output that had stopped before the onset counts as silent at the onset (0 ms); how often is reported apart.
+  const silent = confirmed.map((t) => t.onsetToSilentMs).filter((v) => v !== null).map((v) => Math.max(0, v));
+  const erle = replies.perReply.map((r) => r.echo).filter((e) => e && e.converged).map((e) => e.erleDb);
+  return {
+    replies: asked,
+    selfInterruptionsPerReply: asked ? Math.round((selfInterruptions / asked) * 100) / 100 : null,
+    selfInterruptions,
+    repliesCut: replies.cutReplies,
+    runawayExchanges: replies.perReply.filter((r) => !r.settled).length,
+    extraUserTurns: replies.userTurns.length - asked,
+    bargeIns: bargeIns.trials.length,
+    botSpeakingAtOnset: valid.length,
+    bargeInConfirmRate: valid.length ? Math.round((confirmed.length / valid.length) * 1000) / 1000 : null,
+    onsetToSilentMs: p(silent),
+    erleDb: { p50: round(quantile(erle, 0.5)) },
+    delayMs: round(replies.echo?.delayMs),
+    audibleAtOnset: valid.filter((t) => t.audibleAtOnset).length,
+    silentBeforeOnset: confirmed.filter((t) => t.onsetToSilentMs !== null && t.onsetToSilentMs < 0).length,
+    neverSilent: confirmed.filter((t) => t.onsetToSilentMs === null).length,
+  };
+}
+
+export default async function echoBench() {
+  await bundleCostWorker();
+  const server = await startServer({ port: PORT });
+  let browser;
+  const out = { guard: {}, noGuard: {} };
+  const detail = { guard: {}, noGuard: {} };
+  const problems = [];
+  let cost;
+  try {
+    browser = await launchBrowser();
+    const page = await browser.newPage();
+    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+    await page.goto(`${server.base}/bench/pages/echo/echo.html`);
+    await page.waitForFunction(() => window.echoBenchReady === true, null, { timeout: 30_000 });
+    cost = await step(page, "guard cost", (o) => window.echoBench.guardCost(o), { echo: { ...ROOM, gainDb: -6 } });
+    for (const [key, echo, guardPlan, noGuardPlan] of GRID) {
+      for (const [mode, plan] of [["guard", guardPlan], ["noGuard", noGuardPlan]]) {
+        const started = Date.now();
+        const guard = mode === "guard";
+        const replies = await step(page, `${mode} ${key} replies`, (o) => window.echoBench.replies(o), { echo, guard, count: QUICK ? 1 : plan.replies });
+        const bargeIns = await step(page, `${mode} ${key} barge-ins`, (o) => window.echoBench.bargeIns(o), { echo, guard, count: QUICK ? 1 : plan.bargeIns });
+        out[mode][key] = summarise(replies, bargeIns);
+        detail[mode][key] = { echoPath: replies.echoPath, echo: replies.echo, perReply: replies.perReply, interruptions: replies.interruptions, userTurns: replies.userTurns, trials: bargeIns.trials };
+        problems.push(...[...replies.errors, ...bargeIns.errors].map((e) => `${mode} ${key}: ${e}`));
+        const s = out[mode][key];
+        console.log(
+          `  ${mode} ${key}: ${s.selfInterruptions} self-interruptions over ${s.replies} replies; confirmed ${s.bargeInConfirmRate} of ${s.botSpeakingAtOnset}; ` +
+            `silent p95 ${s.onsetToSilentMs.p95} ms; ERLE p50 ${s.erleDb.p50} dB (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+        );
+      }
+    }
+  } finally {
+    await browser?.close();
+    server.close();
+  }
+  const costs = cost.costUs;
+  return {
+    ...out,
+    guardCostUsPerQuantum: { p50: round(quantile(costs, 0.5)), p95: round(quantile(costs, 0.95)), mean: round(costs.reduce((a, b) => a + b, 0) / costs.length), quanta: cost.quanta, clock: cost.resolutionHint },
+    guardCostTrace: cost.trace.map((t) => ({ atS: round(t.atS), erleDb: round(t.erleDb), converged: t.converged, delayMs: round(t.delayMs) })),
+    goals: "guard at minus6dB: 0 self-interruptions, confirm rate ≥ 0.95, onset→silent p95 ≤ 120 ms, ERLE ≥ 20 dB",
+    plan: { quick: QUICK, grid: GRID.map(([key, echo, g, n]) => ({ key, echo, guard: g, noGuard: n })), fixtures: "questions help-me/stop-please/turn-on-lights/weather-question; barge-in help-me over the weather-question reply" },
+    detail,
+    problems,
+  };
+}

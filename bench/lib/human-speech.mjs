@@ -1,0 +1,82 @@
+// Recordings of real people for the barge-in bench: Debian's
+// pocketsphinx-testdata ships LibriVox readings (public domain, one adult
+// female reader of "Sense and Sensibility") and the CMU "cards" set (a male
+// speaker saying playing cards), 16 kHz mono. Real onsets are softer than
+// flite's, which is what the bench needs to see. They are copied beside the
+// bench page with a label in the fixtures' format (onset/offset from the
+// −20 dB envelope, as test/fixtures/vad labels them), so the page plays them
+// exactly as it plays the flite fixtures.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+
+const DATA = "/usr/share/pocketsphinx/test/data";
+const SETS = [
+  { dir: "librivox", transcription: "librivox/transcription", speaker: "LibriVox reader (female)" },
+  { dir: "cards", transcription: "cards/cards.transcription", speaker: "CMU cards speaker (male)" },
+];
+export const HUMAN_PACKAGE = "pocketsphinx-testdata";
+
+function wavSamples(path) {
+  const b = readFileSync(path);
+  let at = 12;
+  let rate = 0;
+  while (at + 8 <= b.length) {
+    const id = b.toString("ascii", at, at + 4);
+    const size = b.readUInt32LE(at + 4);
+    if (id === "fmt ") rate = b.readUInt32LE(at + 12);
+    else if (id === "data") {
+      const n = Math.floor(Math.min(size, b.length - at - 8) / 2);
+      const out = new Float32Array(n);
+      for (let i = 0; i < n; i++) out[i] = b.readInt16LE(at + 8 + 2 * i) / 32768;
+      return { rate, samples: out };
+    }
+    at += 8 + size + (size & 1);
+  }
+  throw new Error(`${path}: no data chunk`);
+}
+
+/** First and last 5 ms windows within −20 dB of the loudest, in samples. */
+function envelope(samples, rate) {
+  const w = Math.round(rate * 0.005);
+  const rms = [];
+  for (let i = 0; i + w <= samples.length; i += w) {
+    let s = 0;
+    for (let j = i; j < i + w; j++) s += samples[j] * samples[j];
+    rms.push(Math.sqrt(s / w));
+  }
+  const threshold = 0.1 * Math.max(...rms);
+  const first = rms.findIndex((v) => v >= threshold);
+  let last = rms.length - 1;
+  while (last > 0 && rms[last] < threshold) last--;
+  return { onset: first * w, offset: (last + 1) * w };
+}
+
+/**
+ * Copies the recordings to bench/pages/session/human/ (git-ignored) and
+ * returns their fixture names ("human/<name>"). Throws, naming the package,
+ * when pocketsphinx-testdata is not installed.
+ */
+export function prepareHumanSpeech() {
+  if (!existsSync(DATA)) {
+    throw new Error(`the barge-in bench's recordings of real speech come from Debian's ${HUMAN_PACKAGE}, which is not installed: sudo apt-get install -y ${HUMAN_PACKAGE}`);
+  }
+  const out = new URL("../pages/session/human/", import.meta.url);
+  mkdirSync(out, { recursive: true });
+  const names = [];
+  for (const set of SETS) {
+    for (const line of readFileSync(`${DATA}/${set.transcription}`, "utf8").split("\n")) {
+      const m = line.match(/^<s>\s*(.*?)\s*<\/s>\s*\(([^)]+)\)/);
+      if (!m) continue;
+      const [, text, id] = m;
+      const file = `${DATA}/${set.dir}/${id}.wav`;
+      if (!existsSync(file)) continue;
+      const { rate, samples } = wavSamples(file);
+      const { onset, offset } = envelope(samples, rate);
+      const name = `${set.dir}-${id.replace(/[^a-z0-9]+/gi, "-").slice(-12)}`;
+      copyFileSync(file, new URL(`${name}.wav`, out));
+      const words = text.split(/\s+/).filter(Boolean).map((w) => ({ text: w }));
+      writeFileSync(new URL(`${name}.json`, out), JSON.stringify({ text, speaker: set.speaker, source: `${HUMAN_PACKAGE}: ${set.dir}/${id}.wav`, sampleRate: rate, samples: samples.length, onsetSamples: onset, offsetSamples: offset, words }, null, 1));
+      names.push(`human/${name}`);
+    }
+  }
+  return names;
+}

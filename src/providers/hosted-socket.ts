@@ -1,0 +1,82 @@
+/**
+ * What the hosted TTS providers (ElevenLabs, Cartesia) share: their sockets
+ * send nothing when they open (no Ready message), so start-up is the open
+ * itself, bounded by a timeout; their text goes out in pieces that the
+ * service concatenates verbatim; their messages are JSON objects.
+ */
+import { ServiceTimeoutError } from "../errors.js";
+import { timeout } from "../util/timeout.js";
+import { MessageSocket, type MessageSocketOptions } from "./message-socket.js";
+import { protocolError, type WireContext } from "./wire.js";
+
+/** Default bound on the WebSocket open (handshake and TLS to a hosted service), in ms. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * Opens a socket and resolves once it is open. Rejects with
+ * ServiceTimeoutError when it did not open within `connectTimeoutMs`,
+ * ConnectionClosedError when the handshake failed (a refused token looks the
+ * same to a browser: it cannot read the HTTP status), or the signal's reason.
+ */
+export async function openHostedSocket<T>(
+  options: MessageSocketOptions<T>,
+  connectTimeoutMs: number,
+  signal?: AbortSignal,
+): Promise<MessageSocket<T>> {
+  const opening = timeout(connectTimeoutMs, signal);
+  try {
+    return await MessageSocket.open(options, opening.signal);
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason;
+    if (opening.expired) {
+      throw new ServiceTimeoutError(`${options.service}: ${options.safeUrl} did not open within ${connectTimeoutMs} ms`, {
+        service: options.service,
+        url: options.safeUrl,
+        timeoutMs: connectTimeoutMs,
+      });
+    }
+    throw err;
+  } finally {
+    opening.clear();
+  }
+}
+
+/**
+ * The session sends whole words without spaces; both services concatenate
+ * what they get verbatim (ElevenLabs asks for text that ends with a space),
+ * so each piece gets one trailing space unless it already ends in whitespace.
+ */
+export function spokenPiece(text: string): string {
+  return /\s$/.test(text) ? text : `${text} `;
+}
+
+/** Parses a JSON text frame into a plain object (not an array, not null). */
+export function decodeJsonObject(data: ArrayBuffer | string, ctx: WireContext): Readonly<Record<string, unknown>> {
+  if (typeof data !== "string") throw protocolError(ctx, "expected a JSON text frame, got a binary frame");
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch (err) {
+    throw protocolError(ctx, "a message is not valid JSON", err);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw protocolError(ctx, "a message is not a JSON object");
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Reads an optional array of finite numbers; a wrong type is a ProtocolError naming `what`. */
+export function finiteNumbers(value: unknown, ctx: WireContext, what: string): number[] {
+  if (!Array.isArray(value) || !value.every((x) => typeof x === "number" && Number.isFinite(x))) {
+    throw protocolError(ctx, `${what} should be an array of numbers`);
+  }
+  return value as number[];
+}
+
+/** Reads an array of strings; a wrong type is a ProtocolError naming `what`. */
+export function strings(value: unknown, ctx: WireContext, what: string): string[] {
+  if (!Array.isArray(value) || !value.every((x) => typeof x === "string")) {
+    throw protocolError(ctx, `${what} should be an array of strings`);
+  }
+  return value as string[];
+}

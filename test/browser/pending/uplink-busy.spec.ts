@@ -1,0 +1,46 @@
+/**
+ * Healthy sessions do not overload: five VoiceSessions at once in one page, on
+ * the reference backend (real pocketsphinx STT, flite TTS, the scripted LLM)
+ * over loopback, with the page's main thread busy 50 ms of every 60 ms. Over
+ * the first 30 s none of them has an uplink `overload`, each still hears its
+ * question, and no frame leaves older than the budget. The measurements of
+ * where a frame's time went (the main thread's delivery delay, the queue's
+ * wait for the socket, timer lateness) are printed with the result, so a
+ * failure says which part fell behind.
+ *
+ * A slow link still overloads as documented: uplink.spec.ts (the "end"
+ * policy's reconnect) and uplink-demo.spec.ts (`rate_bps=2000`).
+ */
+import { expect, test } from "@playwright/test";
+
+// Pending (playwright.pending.config.ts) until the uplink runs off the main thread. With it on the main thread, a page frozen for
+// longer than the budget overloads by design (frames are judged by their capture time), and on this
+// shared machine the page froze for 0.5-3.7 s: every session had 2-6 "age" overloads at budgets of
+// 0.5, 1 and 1.5 s (README, "Uplink"). This is the acceptance test for the worker uplink.
+
+test("five healthy sessions, then the main thread busy 50 ms of every 60 ms for 30 s: no uplink overload", async ({ page }) => {
+  test.setTimeout(240_000);
+  page.on("console", (m) => m.text().startsWith("uplink-busy:") && console.log(m.text()));
+  await page.goto("/test/browser/pages/uplink/uplink-busy.html");
+  await page.waitForFunction(() => (window as any).uplinkBusyReady);
+  // UPLINK_BUDGET_MS: measure another budget than the default (by hand, not in CI).
+  const uplink = process.env.UPLINK_BUDGET_MS ? { budgetMs: Number(process.env.UPLINK_BUDGET_MS) } : {};
+  const r = await page.evaluate((uplink) => (window as any).uplinkBusy.busySessions({ sessions: 5, durationMs: 30000, busyMs: 50, periodMs: 60, uplink }), uplink);
+  console.log(JSON.stringify({ timers: r.timers, delivery: r.delivery, busyFraction: r.busyFraction, sessions: r.sessions.map((s: any) => ({ overloads: s.overloads, uplink: s.uplink, socket: s.socket, transcripts: s.transcripts })) }));
+  // The load was real: the page's timers ran late.
+  expect(r.busyFraction).toBeGreaterThan(0.6);
+  expect(r.timers.lateMsMax).toBeGreaterThan(30);
+  for (const s of r.sessions) {
+    expect(s.errors).toEqual([]);
+    expect(s.overloads).toEqual([]);
+    expect(s.warnings.filter((w: string) => /fell behind/.test(w))).toEqual([]);
+    // The uplink carried the audio, and it was judged by its capture time.
+    expect(s.uplink.sentSamples).toBeGreaterThan(24000 * 25);
+    expect(s.uplink.arrivalAgeMsMax).toBeGreaterThan(0);
+    expect(s.uplink.oldestFrameAgeMsMax).toBeLessThanOrEqual(500);
+    expect(s.uplink.admissionRejects).toBe(0);
+    expect(s.socket.connections).toBe(1);
+    // Each session heard its question.
+    expect(s.transcripts.find((l: string) => l.startsWith("user:"))).toMatch(/light|turn/i);
+  }
+});
