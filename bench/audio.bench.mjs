@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSync } from "esbuild";
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { withBench } from "./lib/with-bench.mjs";
 import { quantile, summary } from "./lib/results.mjs";
 
 const PORT = 8714;
@@ -67,15 +67,16 @@ async function nodeQuantumTimes(contextRate = 48000, quanta = 20000) {
   return { capture: pick(capture), playback: pick(playback), contextRate, quanta };
 }
 
-export default async function audioBench() {
-  const server = await startServer({ port: PORT });
-  const browser = await launchBrowser();
-  try {
+export default function audioBench() {
+  return withBench({ port: PORT }, async ({ server, browser, step }) => {
     const open = async (file, query = "") => {
       const page = await browser.newPage();
-      await page.goto(`${server.base}/test/browser/pages/audio/${file}.html${query}`);
-      await page.waitForFunction(() => window.audioReady === true);
-      return (scenario, args = {}) => page.evaluate(([s, a]) => window.audio[s](a), [scenario, args]);
+      await step(`open ${file}.html${query}`, async () => {
+        await page.goto(`${server.base}/test/browser/pages/audio/${file}.html${query}`);
+        await page.waitForFunction(() => window.audioReady === true, null, { timeout: 60_000 });
+      });
+      // The 60 s real-time scenario is the longest; three minutes bounds any of them.
+      return (scenario, args = {}) => step(`${file}${query}: ${scenario}`, () => page.evaluate(([s, a]) => window.audio[s](a), [scenario, args]), { timeoutMs: 180_000 });
     };
 
     const transports = {};
@@ -152,8 +153,5 @@ export default async function audioBench() {
       },
       transports,
     };
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  });
 }

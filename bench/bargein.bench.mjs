@@ -40,7 +40,7 @@
 // humanSpeech: the SDK's barge-in with recordings of real people instead of
 // flite (bench/lib/human-speech.mjs, from pocketsphinx-testdata): real
 // onsets are softer.
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 import { prng } from "../test/lib/prng.mjs";
 import { prepareHumanSpeech } from "./lib/human-speech.mjs";
@@ -102,27 +102,26 @@ function summarise(trials) {
 export default async function bargeinBench() {
   const trialsPlan = plan(50);
   const humanPlan = plan(30, prepareHumanSpeech());
-  const server = await startServer({ port: PORT });
-  const browser = await launchBrowser();
   const runs = {};
   const problems = [];
-  try {
+  await withBench({ port: PORT }, async ({ server, browser, step }) => {
     const page = await browser.newPage();
     page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-    await page.goto(`${server.base}/bench/pages/session/bargein.html`);
-    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+    await step("open bargein.html", async () => {
+      await page.goto(`${server.base}/bench/pages/session/bargein.html`);
+      await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+    });
     for (const r of RUNS) {
       const started = Date.now();
-      const result = await page.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, trials: (r.human ? humanPlan : trialsPlan).slice(r.from, r.to) });
+      const trials = (r.human ? humanPlan : trialsPlan).slice(r.from, r.to);
+      // A trial takes a few seconds; a minute each is a bound, not a measurement.
+      const result = await step(`run ${r.name} (${trials.length} trials)`, () => page.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, trials }), { timeoutMs: 60_000 * Math.max(1, trials.length) });
       runs[r.name] = result;
       problems.push(...result.errors.map((e) => `${r.name}: ${e}`), ...result.csp.map((e) => `${r.name}: csp ${e}`));
       const s = summarise(result.trials);
       console.log(`  ${r.name}: ${s.trials} trials (${s.failed} failed) in ${((Date.now() - started) / 1000).toFixed(0)} s; silence p50 ${s.onsetToSilenceMs.p50} ms, p95 ${s.onsetToSilenceMs.p95} ms`);
     }
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  });
   const vadTrials = [...runs["vad-1"].trials, ...runs["vad-2"].trials];
   const vad = summarise(vadTrials);
   const serverDriven = summarise(runs.server.trials);

@@ -11,9 +11,10 @@
 //    is sampled (after a full GC, via CDP) once warm and again at the end.
 //
 // Failure counts (staleSamples, leaked*, uncaughtErrors, fuzzUncaught,
-// failedFaultCases, transcriptLost) must all be 0.
-import { spawnSync } from "node:child_process";
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+// failedFaultCases, transcriptLost) must all be 0. Each leak is named in
+// `leaks` (where, session, barge-in, state, quests, socket URLs, the
+// session's last events, and what was still open 2 s later).
+import { withBench } from "./lib/with-bench.mjs";
 import { CASES, REPLY_STALL_MS, judgeCleanTurn, judgeReplyCase, judgeSttCase, lostWords } from "../test/browser/pages/faults/cases.js";
 
 const PORT = 8870;
@@ -31,12 +32,18 @@ const FUZZ_MESSAGES = Number(process.env.FUZZ_MESSAGES ?? 10_000);
  */
 const PAGES = Number(process.env.RELIABILITY_PAGES ?? 1);
 
-function runFuzz() {
+/** Steps that load a page and wait for it to be ready. */
+const PAGE_READY_MS = 60_000;
+/** One STT fault case, or all the reply cases in one page: generous bounds, not measurements. */
+const STT_CASE_MS = 120_000;
+const REPLY_CASES_MS = 15 * 60_000;
+
+async function runFuzz(runChild) {
   const started = Date.now();
-  const run = spawnSync("npx", ["vitest", "run", "test/unit/fuzz.test.ts"], {
-    env: { ...process.env, FUZZ_MESSAGES: String(FUZZ_MESSAGES), NO_COLOR: "1" },
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
+  const run = await runChild("npx", ["vitest", "run", "test/unit/fuzz.test.ts"], {
+    name: "fuzz (vitest test/unit/fuzz.test.ts)",
+    env: { FUZZ_MESSAGES: String(FUZZ_MESSAGES), NO_COLOR: "1" },
+    timeoutMs: 20 * 60_000,
   });
   const match = /FUZZ_REPORT (\{.*\})/.exec(`${run.stdout}\n${run.stderr}`);
   if (!match) throw new Error(`the fuzz run printed no report (exit ${run.status}):\n${run.stdout.slice(-2000)}`);
@@ -57,20 +64,24 @@ function runFuzz() {
   };
 }
 
-async function openPage(browser, url, ready) {
+async function openPage({ browser, step }, url, ready) {
   const page = await (await browser.newContext()).newPage();
-  await page.goto(url);
-  await page.waitForFunction((flag) => window[flag], ready);
+  await step(`open ${new URL(url).pathname}`, async () => {
+    await page.goto(url);
+    await page.waitForFunction((flag) => window[flag], ready, { timeout: PAGE_READY_MS });
+  });
   return page;
 }
 
-async function runFaults(browser, base) {
+async function runFaults(bench) {
+  const { server, step } = bench;
+  const base = server.base;
   const failures = [];
   let transcriptLost = 0;
   const started = Date.now();
   for (const c of CASES.filter((c) => c.service === "stt")) {
-    const page = await openPage(browser, `${base}/test/browser/pages/faults/faults.html`, "faultsPageReady");
-    const r = await page.evaluate((c) => window.faultsPage.runSttCase(c), c);
+    const page = await openPage(bench, `${base}/test/browser/pages/faults/faults.html`, "faultsPageReady");
+    const r = await step(`fault case ${c.name}`, () => page.evaluate((c) => window.faultsPage.runSttCase(c), c), { timeoutMs: STT_CASE_MS });
     const f = judgeSttCase(c, r);
     failures.push(...f);
     transcriptLost += lostWords(r.partialAtReport, r.history).length;
@@ -78,8 +89,12 @@ async function runFaults(browser, base) {
     await page.context().close();
   }
   const replyCases = CASES.filter((c) => c.service !== "stt");
-  const page = await openPage(browser, `${base}/test/browser/pages/faults/faults.html`, "faultsPageReady");
-  const r = await page.evaluate(({ cases, stallMs }) => window.faultsPage.runReplyCases(cases, { turn: { replyStallMs: stallMs } }), { cases: replyCases, stallMs: REPLY_STALL_MS });
+  const page = await openPage(bench, `${base}/test/browser/pages/faults/faults.html`, "faultsPageReady");
+  const r = await step(
+    `the ${replyCases.length} LLM/TTS fault cases`,
+    () => page.evaluate(({ cases, stallMs }) => window.faultsPage.runReplyCases(cases, { turn: { replyStallMs: stallMs } }), { cases: replyCases, stallMs: REPLY_STALL_MS }),
+    { timeoutMs: REPLY_CASES_MS },
+  );
   const finalUsers = r.clean.history.filter((m) => m.role === "user").map((m) => m.text);
   for (const [i, c] of replyCases.entries()) {
     const f = judgeReplyCase(c, r.results[i], i, finalUsers);
@@ -94,17 +109,21 @@ async function runFaults(browser, base) {
 }
 
 /** One soak page: `share` of the barge-ins; the first page (`sampleHeap`) also samples the heap. */
-async function soakPage(browser, base, { share, seed, sampleHeap }) {
-  const page = await openPage(browser, `${base}/bench/pages/reliability/soak.html`, "soakPageReady");
-  const cdp = await page.context().newCDPSession(page);
+async function soakPage(bench, { share, seed, sampleHeap }) {
+  const { server, step } = bench;
+  const page = await openPage(bench, `${server.base}/bench/pages/reliability/soak.html`, "soakPageReady");
+  const cdp = await step(`soak page ${seed}: set up`, async () => {
+    const session = await page.context().newCDPSession(page);
+    await page.exposeFunction("soakProgressToNode", (n) => {
+      if (n % 50 === 0) console.log(`  soak page ${seed}: ${n} barge-ins`);
+    });
+    await page.evaluate(() => (window.soakProgress = 0));
+    return session;
+  }, { timeoutMs: 30_000 });
   const heap = async () => {
     await cdp.send("HeapProfiler.collectGarbage");
     return (await cdp.send("Runtime.getHeapUsage")).usedSize;
   };
-  await page.exposeFunction("soakProgressToNode", (n) => {
-    if (n % 50 === 0) console.log(`  soak page ${seed}: ${n} barge-ins`);
-  });
-  await page.evaluate(() => (window.soakProgress = 0));
   const run = page.evaluate(
     ({ n, ms, seed, maxSpeechS, perSession }) =>
       window.soakPage.runSoak({
@@ -125,31 +144,35 @@ async function soakPage(browser, base, { share, seed, sampleHeap }) {
   run.catch(() => {});
   let heapResult = {};
   if (sampleHeap) {
-    await page.waitForFunction(() => window.soakProgress >= 5, undefined, { timeout: 120_000 });
-    const warm = await heap();
-    const warmAt = await page.evaluate(() => window.soakProgress);
+    const warm = await step(`soak page ${seed}: heap once warm (5 barge-ins)`, async () => {
+      await page.waitForFunction(() => window.soakProgress >= 5, undefined, { timeout: 120_000 });
+      return heap();
+    }, { timeoutMs: 130_000 });
+    const warmAt = await step(`soak page ${seed}: read progress`, () => page.evaluate(() => window.soakProgress), { timeoutMs: 10_000 });
     // Sample again near the end: when the count is nearly reached or the time nearly up.
     const soakStart = Date.now();
-    await page.waitForFunction(
-      ({ n, until }) => window.soakProgress >= n - 2 || Date.now() > until,
-      { n: share, until: soakStart + SOAK_MINUTES * 60_000 - 20_000 },
-      { timeout: SOAK_MINUTES * 60_000 + 60_000, polling: 1000 },
-    );
-    const late = await heap();
-    const lateAt = await page.evaluate(() => window.soakProgress);
+    const late = await step(`soak page ${seed}: heap near the end`, async () => {
+      await page.waitForFunction(
+        ({ n, until }) => window.soakProgress >= n - 2 || Date.now() > until,
+        { n: share, until: soakStart + SOAK_MINUTES * 60_000 - 20_000 },
+        { timeout: SOAK_MINUTES * 60_000 + 60_000, polling: 1000 },
+      );
+      return heap();
+    }, { timeoutMs: SOAK_MINUTES * 60_000 + 70_000 });
+    const lateAt = await step(`soak page ${seed}: read progress`, () => page.evaluate(() => window.soakProgress), { timeoutMs: 10_000 });
     heapResult = { heapDeltaBytes: late - warm, heapSampledBetweenBargeIns: [warmAt, lateAt] };
   }
-  const r = await run;
+  const r = await step(`soak page ${seed}: ${share} barge-ins`, () => run, { timeoutMs: SOAK_MINUTES * 60_000 + 5 * 60_000 });
   await page.context().close();
   return { ...r, ...heapResult };
 }
 
 /** PAGES pages at once, each its own session, sharing the backend; the counts are summed. */
-async function runSoak(browser, base) {
+async function runSoak(bench) {
   const shares = Array.from({ length: PAGES }, (_, i) => Math.floor(BARGE_INS / PAGES) + (i < BARGE_INS % PAGES ? 1 : 0));
-  const runs = await Promise.all(shares.map((share, i) => soakPage(browser, base, { share, seed: 2026 + i, sampleHeap: i === 0 })));
+  const runs = await Promise.all(shares.map((share, i) => soakPage(bench, { share, seed: 2026 + i, sampleHeap: i === 0 })));
   await new Promise((r) => setTimeout(r, 500));
-  const server = await (await fetch(`${base}/__stats`)).json();
+  const server = await bench.step("read the backend's /__stats", async () => (await fetch(`${bench.server.base}/__stats`)).json(), { timeoutMs: 10_000 });
   const sum = (key) => runs.reduce((n, r) => n + r[key], 0);
   return {
     pages: PAGES,
@@ -170,21 +193,34 @@ async function runSoak(browser, base) {
     sessionErrors: runs.flatMap((r) => r.sessionErrors),
     csp: runs.flatMap((r) => r.csp),
     notIdleAfterStop: sum("notIdleAfterStop"),
+    leaks: runs.flatMap((r, page) => r.leaks.map((l) => ({ page, ...l }))),
+    sttDown: runs.flatMap((r, page) => r.sttDown.map((l) => ({ page, ...l }))),
+    sttDownAtUserFinal: sum("sttDownAtUserFinal"),
+    warnings: sum("warnings"),
+    warningSamples: runs.flatMap((r) => r.warningSamples).slice(0, 10),
     phaseMs: Object.fromEntries(Object.keys(runs[0].phaseMs).map((k) => [k, runs.reduce((n, r) => n + r.phaseMs[k], 0)])),
   };
 }
 
-export default async function reliability() {
-  console.log(`fuzz: ${FUZZ_MESSAGES} messages per provider…`);
-  const fuzz = runFuzz();
-  const skipFaults = process.env.RELIABILITY_SKIP_FAULTS === "1";
-  const server = await startServer({ port: PORT });
-  const browser = await launchBrowser();
-  try {
+/** Prints each leak the soak named, so a run's log says which and when, not only how many. */
+function printLeaks(leaks) {
+  for (const l of leaks) {
+    console.log(`  ${l.where.includes("STT down") ? "STT DOWN (not a leak)" : "LEAK"} ${l.where}: session ${l.session}, barge-in ${l.bargeIn} (attempt ${l.attempt}, retries ${l.retries}), state ${l.state}, at ${l.atMs} ms: quests [${l.quests.join(", ")}], sockets [${l.sockets.join(", ")}]; 2 s later: quests [${l.after?.quests.join(", ")}], sockets [${l.after?.sockets.join(", ")}], state ${l.after?.state}`);
+    for (const line of l.trail) console.log(`      ${line}`);
+  }
+}
+
+export default function reliability() {
+  return withBench({ port: PORT }, async (bench) => {
+    console.log(`fuzz: ${FUZZ_MESSAGES} messages per provider…`);
+    const fuzz = await runFuzz(bench.run);
+    const skipFaults = process.env.RELIABILITY_SKIP_FAULTS === "1";
     console.log("fault matrix…");
-    const faults = skipFaults ? { cases: 0, failed: 0, failures: ["skipped"], transcriptLost: 0, seconds: 0 } : await runFaults(browser, server.base);
+    const faults = skipFaults ? { cases: 0, failed: 0, failures: ["skipped"], transcriptLost: 0, seconds: 0 } : await runFaults(bench);
     console.log(`soak: up to ${BARGE_INS} barge-ins or ${SOAK_MINUTES} min…`);
-    const soak = await runSoak(browser, server.base);
+    const soak = await runSoak(bench);
+    printLeaks(soak.leaks);
+    printLeaks(soak.sttDown);
     return {
       bargeIns: soak.bargeIns,
       soakPages: soak.pages,
@@ -200,6 +236,14 @@ export default async function reliability() {
       fencesUnchecked: soak.fencesUnchecked,
       leakedSockets: soak.leakedSockets + Object.values(soak.serverOpenAfterStop).reduce((a, b) => a + b, 0),
       leakedQuests: soak.leakedQuests,
+      // Each leak named (see the header); the backend's streams still open after every stop, by service.
+      leaks: soak.leaks,
+      leakedServerStreams: soak.serverOpenAfterStop,
+      // Not leaks: user finals while the STT was reconnecting (an uplink overload or a drop), named in sttDown.
+      sttDownAtUserFinal: soak.sttDownAtUserFinal,
+      sttDown: soak.sttDown,
+      soakWarnings: soak.warnings,
+      soakWarningSamples: soak.warningSamples,
       notIdleAfterStop: soak.notIdleAfterStop,
       heapDeltaBytes: soak.heapDeltaBytes,
       heapSampledBetweenBargeIns: soak.heapSampledBetweenBargeIns,
@@ -220,8 +264,5 @@ export default async function reliability() {
       cspViolations: soak.csp.length,
       config: { pages: PAGES, bargeInsWanted: BARGE_INS, bargeInsPerSession: PER_SESSION, soakMinutes: SOAK_MINUTES, speechSeconds: SPEECH_S, vadRedemptionMs: 300, fuzzMessagesPerProvider: FUZZ_MESSAGES, ttsPace: 0, llmWordMs: 10, maxBargeInDelayMs: 500 },
     };
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  });
 }

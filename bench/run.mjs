@@ -1,8 +1,16 @@
 // `npm run bench` runs every bench/*.bench.mjs; `npm run bench -- NAME [NAME…]`
 // runs those only. Each benchmark's default export returns a plain object,
 // written to bench/results/NAME.json and printed as a short table.
+//
+// First, as `npm test` does, scripts/ensure-system.mjs checks (and as root
+// installs) the Debian packages the benches need: Chromium, pocketsphinx.
+// After each bench, anything it left running (a backend, a browser, a child)
+// is named and stopped; that bench then counts as failed. SIGINT/SIGTERM stop
+// what is running (bench/lib/cleanup.mjs).
+import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { stopAll, tracked } from "./lib/cleanup.mjs";
 import { printTable, writeResult } from "./lib/results.mjs";
 
 const available = readdirSync(new URL(".", import.meta.url))
@@ -15,6 +23,13 @@ if (unknown.length) {
   console.error(`unknown benchmark(s): ${unknown.join(", ")}; available: ${available.join(", ")}`);
   process.exit(2);
 }
+const ensureSystem = fileURLToPath(new URL("../scripts/ensure-system.mjs", import.meta.url));
+const system = spawnSync(process.execPath, [ensureSystem], { stdio: "inherit" });
+if (system.status !== 0) {
+  console.error(`bench: the system check (node scripts/ensure-system.mjs) failed${system.error ? `: ${system.error.message}` : ""}; nothing was run`);
+  process.exit(1);
+}
+
 let failed = false;
 for (const name of wanted.length ? wanted : available) {
   console.log(`\n=== bench ${name} ===`);
@@ -28,6 +43,12 @@ for (const name of wanted.length ? wanted : available) {
   } catch (err) {
     failed = true;
     console.error(`bench ${name} failed:`, err);
+  }
+  const left = tracked();
+  if (left.length) {
+    failed = true;
+    console.error(`bench ${name} left running: ${left.join(", ")}; stopping them`);
+    await stopAll();
   }
 }
 process.exit(failed ? 1 : 0);

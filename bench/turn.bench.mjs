@@ -16,7 +16,7 @@
 // "speech end" instant falls; audibleAgreementMs compares the session's
 // audible instant with the recorded first sample (expected: the output
 // latency, give or take the clock mapping, a few ms).
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
 const PORT = 8850;
@@ -32,17 +32,18 @@ const WARMUP_TURNS = 2;
 const round = (v) => Math.round(v * 10) / 10;
 const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)) });
 
-export default async function turnBench() {
-  const server = await startServer({ port: PORT });
-  const browser = await launchBrowser();
-  try {
+export default function turnBench() {
+  return withBench({ port: PORT }, async ({ server, browser, step }) => {
     const page = await browser.newPage();
     const pageErrors = [];
     page.on("pageerror", (e) => pageErrors.push(e.message));
-    await page.goto(`${server.base}/bench/pages/session/turn.html`);
-    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+    await step("open turn.html", async () => {
+      await page.goto(`${server.base}/bench/pages/session/turn.html`);
+      await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+    });
     const fixtures = Array.from({ length: WARMUP_TURNS + TURNS }, (_, i) => FIXTURES[i % FIXTURES.length]);
-    const r = await page.evaluate((o) => window.bench.run(o), { fixtures });
+    // A turn takes a few seconds; a minute each is a bound, not a measurement.
+    const r = await step(`run ${fixtures.length} turns`, () => page.evaluate((o) => window.bench.run(o), { fixtures }), { timeoutMs: 60_000 * fixtures.length });
     const warmup = r.turns.slice(0, WARMUP_TURNS);
     const turns = r.turns.slice(WARMUP_TURNS);
     const pick = (f) => turns.map(f).filter((v) => Number.isFinite(v));
@@ -81,8 +82,5 @@ export default async function turnBench() {
       errors: [...r.errors, ...pageErrors, ...r.csp],
       warnings: r.warnings,
     };
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  });
 }

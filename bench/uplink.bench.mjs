@@ -18,7 +18,7 @@
 // The uplink uses policy "gap" through a sink that counts the gap markers
 // (Kyutai's protocol has none; see gapCountingSink in the harness), so the
 // stream keeps flowing and every sample is accounted for.
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { withBench } from "./lib/with-bench.mjs";
 
 const PORT = 8863;
 const COUNTS = [1, 10, 50];
@@ -35,9 +35,11 @@ function pick(r) {
   return out;
 }
 
-export default async function uplinkBench() {
-  const server = await startServer({ port: PORT });
-  const browser = await launchBrowser(["--enable-precise-memory-info"]);
+export default function uplinkBench() {
+  return withBench({ port: PORT, browserArgs: ["--enable-precise-memory-info"] }, (bench) => measure(bench));
+}
+
+async function measure({ server, browser, step }) {
   const result = {
     budgetBytes: 60000,
     conditions: {
@@ -49,35 +51,34 @@ export default async function uplinkBench() {
     naive: {},
     stall: { uplink: {}, naive: {} },
   };
-  try {
-    const runOne = async (options) => {
-      // A fresh page per run: no heap or socket left over from the last one.
-      const page = await browser.newPage();
-      try {
+  const runOne = async (options) => {
+    // A fresh page per run: no heap or socket left over from the last one.
+    const page = await browser.newPage();
+    const name = `${options.mode} ${options.streams} stream(s), ${options.query}`;
+    try {
+      await step(`open uplink.html for ${name}`, async () => {
         await page.goto(`${server.base}/bench/pages/uplink/uplink.html`);
-        await page.waitForFunction(() => window.uplinkHarnessReady);
-        return await page.evaluate((o) => window.uplinkHarness.runStreams(o), options);
-      } finally {
-        await page.close();
-      }
-    };
-    for (const n of COUNTS) {
-      const base = { streams: n, query: "recognise=0&rate_bps=24000", prime: true, frameMs: 80, durationMs: 8000, drainMs: 1000, pollMs: 10 };
-      result.streams[n] = pick(await runOne({ ...base, mode: "uplink", policy: "gap" }));
-      console.log(`rate ${n} uplink`, JSON.stringify(result.streams[n]));
-      result.naive[n] = pick(await runOne({ ...base, mode: "naive" }));
-      console.log(`rate ${n} naive`, JSON.stringify(result.naive[n]));
+        await page.waitForFunction(() => window.uplinkHarnessReady, null, { timeout: 30_000 });
+      });
+      // A run is its priming plus durationMs and drainMs of real time: two minutes more bounds it.
+      return await step(name, () => page.evaluate((o) => window.uplinkHarness.runStreams(o), options), { timeoutMs: options.durationMs + options.drainMs + 120_000 });
+    } finally {
+      await page.close();
     }
-    for (const n of COUNTS) {
-      const base = { streams: n, query: "recognise=0&stall_after_ms=1000&stall_ms=10000", frameMs: 80, durationMs: 13000, drainMs: 3000, pollMs: 10 };
-      result.stall.uplink[n] = pick(await runOne({ ...base, mode: "uplink", policy: "gap" }));
-      console.log(`stall ${n} uplink`, JSON.stringify(result.stall.uplink[n]));
-      result.stall.naive[n] = pick(await runOne({ ...base, mode: "naive" }));
-      console.log(`stall ${n} naive`, JSON.stringify(result.stall.naive[n]));
-    }
-  } finally {
-    await browser.close();
-    server.close();
+  };
+  for (const n of COUNTS) {
+    const base = { streams: n, query: "recognise=0&rate_bps=24000", prime: true, frameMs: 80, durationMs: 8000, drainMs: 1000, pollMs: 10 };
+    result.streams[n] = pick(await runOne({ ...base, mode: "uplink", policy: "gap" }));
+    console.log(`rate ${n} uplink`, JSON.stringify(result.streams[n]));
+    result.naive[n] = pick(await runOne({ ...base, mode: "naive" }));
+    console.log(`rate ${n} naive`, JSON.stringify(result.naive[n]));
+  }
+  for (const n of COUNTS) {
+    const base = { streams: n, query: "recognise=0&stall_after_ms=1000&stall_ms=10000", frameMs: 80, durationMs: 13000, drainMs: 3000, pollMs: 10 };
+    result.stall.uplink[n] = pick(await runOne({ ...base, mode: "uplink", policy: "gap" }));
+    console.log(`stall ${n} uplink`, JSON.stringify(result.stall.uplink[n]));
+    result.stall.naive[n] = pick(await runOne({ ...base, mode: "naive" }));
+    console.log(`stall ${n} naive`, JSON.stringify(result.stall.naive[n]));
   }
   return result;
 }

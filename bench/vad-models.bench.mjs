@@ -9,7 +9,7 @@
 // speech start of a found utterance minus its labelled onset). Fed as fast as
 // the worker takes it: this measures decisions, not real-time latency (the
 // `vad` bench does that).
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
 const PORT = 8724;
@@ -35,17 +35,16 @@ function summarise(rows) {
   };
 }
 
-export default async function vadModelsBench() {
-  const server = await startServer({ port: PORT });
-  let browser;
-  try {
-    browser = await launchBrowser();
+export default function vadModelsBench() {
+  return withBench({ port: PORT }, async ({ server, browser, step }) => {
     const page = await browser.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`${server.base}/bench/pages/vad/models.html`);
-    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
-    const rows = await page.evaluate((c) => window.bench.run(c), CONFIG);
+    await step("open models.html", async () => {
+      await page.goto(`${server.base}/bench/pages/vad/models.html`);
+      await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+    });
+    const rows = await step("run the three models on every fixture and noise", () => page.evaluate((c) => window.bench.run(c), CONFIG), { timeoutMs: 30 * 60_000 });
     const result = { config: CONFIG, errors };
     for (const model of CONFIG.models) {
       const mine = rows.filter((r) => r.model === model);
@@ -58,8 +57,5 @@ export default async function vadModelsBench() {
     }
     result.rows = rows.map((r) => ({ ...r, onsetErrorMs: r.onsetErrorMs.map(round) }));
     return result;
-  } finally {
-    await browser?.close();
-    server.close();
-  }
+  });
 }

@@ -22,7 +22,7 @@ import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { rollup } from "rollup";
 import commonjs from "@rollup/plugin-commonjs";
 import { nodeResolve } from "@rollup/plugin-node-resolve";
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
 const PORT = 8723;
@@ -57,22 +57,28 @@ async function taskDurationS(cdp) {
   return metrics.find((m) => m.name === "TaskDuration").value;
 }
 
-async function runPage(browser, base, pageName) {
+async function runPage({ browser, server, step }, pageName) {
   const page = await browser.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
-  await page.goto(`${base}/bench/pages/vad/${pageName}.html`);
-  await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
-  const prepared = await page.evaluate((c) => window.bench.prepare(c), CONFIG);
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("Performance.enable");
+  const prepared = await step(`${pageName}: open and prepare`, async () => {
+    await page.goto(`${server.base}/bench/pages/vad/${pageName}.html`);
+    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+    return page.evaluate((c) => window.bench.prepare(c), CONFIG);
+  });
+  const cdp = await step(`${pageName}: CDP Performance.enable`, async () => {
+    const session = await page.context().newCDPSession(page);
+    await session.send("Performance.enable");
+    return session;
+  }, { timeoutMs: 10_000 });
   // Let loading settle before measuring.
   await page.waitForTimeout(1000);
-  const before = await taskDurationS(cdp);
-  const played = await page.evaluate(() => window.bench.play());
-  const after = await taskDurationS(cdp);
-  const finished = await page.evaluate(() => window.bench.finish());
+  const before = await step(`${pageName}: read TaskDuration`, () => taskDurationS(cdp), { timeoutMs: 10_000 });
+  // Real-time playback of the fixtures (repeats × their length): ten minutes bounds it.
+  const played = await step(`${pageName}: play the fixtures`, () => page.evaluate(() => window.bench.play()), { timeoutMs: 10 * 60_000 });
+  const after = await step(`${pageName}: read TaskDuration`, () => taskDurationS(cdp), { timeoutMs: 10_000 });
+  const finished = await step(`${pageName}: finish`, () => page.evaluate(() => window.bench.finish()), { timeoutMs: 60_000 });
   await page.close();
   return { prepared, played, finished, mainThreadMs: (after - before) * 1000, errors };
 }
@@ -82,44 +88,44 @@ const round = (v) => Math.round(v * 100) / 100;
 
 export default async function vadBench() {
   const removeVendor = writeVendor(await bundleMicVad());
-  const server = await startServer({ port: PORT });
-  const browser = await launchBrowser();
   try {
-    const ours = await runPage(browser, server.base, "ours");
-    const micvad = await runPage(browser, server.base, "micvad");
-    const oursPerS = ours.mainThreadMs / ours.played.durationS;
-    const micvadPerS = micvad.mainThreadMs / micvad.played.durationS;
-    const found = (r) => r.finished.latencies.filter((v) => v !== null);
-    return {
-      audio: {
-        fixtures: CONFIG.fixtures.join(","),
-        repeats: CONFIG.repeats,
-        seconds: round(ours.played.durationS),
-        labelledOnsets: ours.prepared.onsets,
-      },
-      inferenceMs: { ...stats(ours.finished.inferenceMs), frames: ours.finished.inferenceMs.length },
-      mainThreadMsPerAudioSecond: {
-        ours: round(oursPerS),
-        micvad: round(micvadPerS),
-        ratio: Math.round((oursPerS / micvadPerS) * 10000) / 10000,
-        method:
-          "CDP Performance.getMetrics TaskDuration (renderer main-thread task time) delta over real-time playback, one page per VAD, divided by audio seconds",
-      },
-      onsetLatencyMs: {
-        ours: { ...stats(found(ours)), detected: found(ours).length },
-        micvad: { ...stats(found(micvad)), detected: found(micvad).length },
-        oursDecidedInWorker: stats(ours.finished.workerLatencies.filter((v) => v !== null)),
-        method:
-          "performance.now() of the speechStart callback on the main thread minus the labelled onset's render time (same clock mapping for both); oursDecidedInWorker uses the worker's own decision time (what auto-pause acts on), without the hop to the main thread",
-      },
-      loadMs: { ours: round(ours.prepared.loadMs), micvad: round(micvad.prepared.loadMs) },
-      speechStarts: { ours: ours.finished.speechStarts, micvad: micvad.finished.speechStarts },
-      latenciesMs: { ours: ours.finished.latencies.map((v) => (v === null ? null : round(v))), micvad: micvad.finished.latencies.map((v) => (v === null ? null : round(v))) },
-      errors: { ours: ours.errors, micvad: micvad.errors },
-    };
+    return await withBench({ port: PORT }, (bench) => measure(bench));
   } finally {
-    await browser.close();
-    server.close();
     removeVendor();
   }
+}
+
+async function measure(bench) {
+  const ours = await runPage(bench, "ours");
+  const micvad = await runPage(bench, "micvad");
+  const oursPerS = ours.mainThreadMs / ours.played.durationS;
+  const micvadPerS = micvad.mainThreadMs / micvad.played.durationS;
+  const found = (r) => r.finished.latencies.filter((v) => v !== null);
+  return {
+    audio: {
+      fixtures: CONFIG.fixtures.join(","),
+      repeats: CONFIG.repeats,
+      seconds: round(ours.played.durationS),
+      labelledOnsets: ours.prepared.onsets,
+    },
+    inferenceMs: { ...stats(ours.finished.inferenceMs), frames: ours.finished.inferenceMs.length },
+    mainThreadMsPerAudioSecond: {
+      ours: round(oursPerS),
+      micvad: round(micvadPerS),
+      ratio: Math.round((oursPerS / micvadPerS) * 10000) / 10000,
+      method:
+        "CDP Performance.getMetrics TaskDuration (renderer main-thread task time) delta over real-time playback, one page per VAD, divided by audio seconds",
+    },
+    onsetLatencyMs: {
+      ours: { ...stats(found(ours)), detected: found(ours).length },
+      micvad: { ...stats(found(micvad)), detected: found(micvad).length },
+      oursDecidedInWorker: stats(ours.finished.workerLatencies.filter((v) => v !== null)),
+      method:
+        "performance.now() of the speechStart callback on the main thread minus the labelled onset's render time (same clock mapping for both); oursDecidedInWorker uses the worker's own decision time (what auto-pause acts on), without the hop to the main thread",
+    },
+    loadMs: { ours: round(ours.prepared.loadMs), micvad: round(micvad.prepared.loadMs) },
+    speechStarts: { ours: ours.finished.speechStarts, micvad: micvad.finished.speechStarts },
+    latenciesMs: { ours: ours.finished.latencies.map((v) => (v === null ? null : round(v))), micvad: micvad.finished.latencies.map((v) => (v === null ? null : round(v))) },
+    errors: { ours: ours.errors, micvad: micvad.errors },
+  };
 }

@@ -111,10 +111,19 @@ export class Reply {
     clearTimeout(this.#stallTimer);
   }
 
-  /** Interrupt step 4: closes the TTS socket, then aborts the LLM request. */
+  /**
+   * Interrupt step 4: closes the TTS socket, then aborts the LLM request.
+   * Both removals start now, the TTS's first (its close frame goes out
+   * before the abort), and are awaited together: the abort must not wait for
+   * the TTS server to answer the close, which takes up to the socket's 1 s
+   * close wait when the server is busy synthesising. Awaited in turn, the LLM
+   * kept streaming to a cancelled reply meanwhile, and the user's next turn
+   * could end with it still live (the soak's leaked quest and socket).
+   */
   async removeStreams(): Promise<void> {
-    await this.#o.quests.remove("tts");
-    await this.#o.quests.remove("llm");
+    const results = await Promise.allSettled([this.#o.quests.remove("tts"), this.#o.quests.remove("llm")]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   /** The reply played out. Text that a failed TTS never voiced was not heard. */

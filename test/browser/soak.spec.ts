@@ -53,6 +53,8 @@ test(`${BARGE_INS} barge-ins at random moments: no stale audio, no leaked socket
   expect(r.bargeIns).toBeGreaterThanOrEqual(BARGE_INS);
   expect(r.fencesChecked).toBeGreaterThanOrEqual(BARGE_INS - 1);
   expect(r.staleSamples).toBe(0);
+  // Each leak named (where, barge-in, state, quests, socket URLs, the session's last events), so a failure says which.
+  expect(r.leaks).toEqual([]);
   expect(r.leakedQuests).toBe(0);
   expect(r.leakedSockets).toBe(0);
   expect(r.uncaught).toEqual([]);

@@ -96,6 +96,56 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await session.stop();
   });
 
+  test("barge-in aborts the LLM at once, without waiting for a TTS server slow to answer the close", async () => {
+    const t = setup({ minSpeechMs: 10 });
+    const slow = fakeLlm({ reply: () => "a b c d e f g h i j k l m n o p q r s t u v w x y z", msPerWord: 40 });
+    // A busy TTS server answers the close handshake late: MessageSocket.close() waits up to 1 s for it.
+    const CLOSE_ANSWER_MS = 600;
+    let closeAnswered = false;
+    const slowClosingTts = {
+      ...t.tts.provider,
+      async connect(signal?: AbortSignal) {
+        const stream = await t.tts.provider.connect(signal);
+        return {
+          ...stream,
+          async close() {
+            await stream.close();
+            await new Promise((r) => setTimeout(r, CLOSE_ANSWER_MS));
+            closeAnswered = true;
+          },
+        };
+      },
+    };
+    const session = new VoiceSession({
+      stt: t.stt.provider,
+      llm: slow.provider,
+      tts: slowClosingTts,
+      bargeIn: { minSpeechMs: 10 },
+      components: async () => ({ player: t.player, vad: t.vad, capture: { on: () => () => {}, setMeter: () => {} }, dispose: async () => {} }),
+    });
+    await session.start();
+    t.vad.emit("speechStart");
+    t.stt.word("hi");
+    t.vad.emit("speechEnd");
+    await until(() => session.state === "bot_speaking");
+    expect(session.liveQuests.sort()).toEqual(["llm", "stt", "tts"]);
+    const interruptedAt = performance.now();
+    t.vad.emit("speechStart");
+    t.vad.emit("speechRealStart");
+    await until(() => slow.requests[0].aborted);
+    const abortMs = performance.now() - interruptedAt;
+    // The LLM is gone while the TTS server has not yet answered the close: it did not wait for it.
+    expect(closeAnswered).toBe(false);
+    expect(session.liveQuests).toEqual(["stt"]);
+    expect(slow.requests[0].completed).toBe(false);
+    expect(t.tts.streams[0].closedByClient).toBe(true);
+    expect(abortMs).toBeLessThan(CLOSE_ANSWER_MS);
+    // The turn is reported once both streams are closed, the slow TTS included.
+    await session.once("turn");
+    expect(closeAnswered).toBe(true);
+    await session.stop();
+  });
+
   test("deltas that arrive after an interruption never reach history or the transcript", async () => {
     const t = setup();
     // An LLM whose stream delivers a few more deltas after the abort (a server slow to stop).

@@ -11,6 +11,12 @@
 // `bot_thinking` is checked sample by sample in the AudioContext.
 // Between turns (at the user's final transcript) only the STT stream and its
 // one socket may be live. Unhandled rejections and page errors are counted.
+// Every leak is named in `leaks`: which quests and socket URLs were live, at
+// which barge-in and session, in which state, with the session's last events
+// (`trail`), and whether it was still there LEAK_RECHECK_MS later (a real
+// leak) or had closed by then (a slow close). A user final that comes while
+// the STT is reconnecting (no STT quest or socket) is not a leak: it is
+// counted as sttDownAtUserFinal and named in `sttDown`.
 import { kyutaiStt, kyutaiTts, openaiChat, VoiceSession } from "/dist/bargein.js";
 import { prng } from "/test/lib/prng.mjs";
 import { recordedOutput } from "/test/browser/pages/session/recorded-output.js";
@@ -20,6 +26,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Time for the flush to reach the playback worklet: a quantum and the port hop, with room to spare. */
 const FENCE_SLACK_S = 0.03;
 const LOUD = 1e-4;
+/** The STT's socket path (Kyutai's ASR endpoint), as pageWatch.openSocketUrls() gives it. */
+const STT_PATH = "/api/asr-streaming";
+/** A leak seen between turns is looked at again this much later: still there, it is not a slow close. */
+const LEAK_RECHECK_MS = 2000;
+/** Session events kept for a leak's report. */
+const TRAIL_LENGTH = 24;
 
 function until(cond, ms) {
   return new Promise((resolve, reject) => {
@@ -85,7 +97,42 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     /** After each session's stop(): anything not idle, a live quest, or a page socket left open. */
     notIdleAfterStop: 0,
     leakedAfterStop: [],
+    /** Each leak, named: see the header. */
+    leaks: [],
+    /** User finals that came while the STT stream was down (reconnecting): not leaks, but named the same way. */
+    sttDownAtUserFinal: 0,
+    sttDown: [],
+    warnings: 0,
+    warningSamples: [],
   };
+  /** The session's recent events, newest last, as "t=ms what". */
+  const trail = [];
+  const note = (what) => {
+    trail.push(`${Math.round(performance.now() - started)} ${what}`);
+    if (trail.length > TRAIL_LENGTH) trail.shift();
+  };
+  /** Records a leak with what the session was doing, and looks again LEAK_RECHECK_MS later. */
+  function recordLeak(list, where, s, quests, sockets) {
+    const leak = {
+      where,
+      session: stats.sessions,
+      bargeIn: stats.bargeIns,
+      attempt: stats.attempts,
+      retries: stats.retries,
+      state: s.state,
+      atMs: Math.round(performance.now() - started),
+      quests,
+      sockets,
+      trail: trail.slice(),
+    };
+    list.push(leak);
+    leak.recheck = new Promise((resolve) =>
+      setTimeout(() => {
+        leak.after = { quests: s.liveQuests, sockets: window.pageWatch.openSocketUrls(), state: s.state };
+        resolve();
+      }, LEAK_RECHECK_MS),
+    );
+  }
   // Where each cycle's time goes (ms, summed): speech start → interruption →
   // the user's final words → bot_thinking → bot_speaking → next speech.
   const phases = { toInterruption: 0, toUserFinal: 0, toThinking: 0, toSpeaking: 0, waitBeforeSpeech: 0 };
@@ -102,12 +149,14 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
   /** A new session on the same context and mic, with the soak's checks on its events. */
   function openSession() {
     const next = newSession();
-    next.on("interruption", () => {
+    next.on("interruption", (e) => {
+      note(`interruption ${e.reason} heard=${JSON.stringify(e.heardText.slice(-30))}`);
       lap("toInterruption");
       fenceAt = context.currentTime;
       stats.bargeIns++;
     });
     next.on("state", (e) => {
+      note(`state ${e.state} quests=${next.liveQuests.join("+")}`);
       if (e.state === "bot_thinking") lap("toThinking");
       if (e.state === "bot_speaking") lap("toSpeaking");
       if (e.state === "bot_thinking" && fenceAt !== undefined) {
@@ -116,13 +165,36 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
       }
     });
     next.on("transcript", (e) => {
+      if (e.final || e.revised) note(`transcript ${e.role} ${e.final ? "final" : "revised"} ${JSON.stringify(e.text.slice(-40))}`);
       if (e.role !== "user" || !e.final || stopping) return;
       lap("toUserFinal");
-      // Between turns: only the STT stream and its socket.
-      if (next.liveQuests.join() !== "stt") stats.leakedQuests++;
-      if (window.pageWatch.openSockets() !== 1) stats.leakedSockets++;
+      // Between turns: nothing but the STT stream and its one socket. The STT
+      // may be down (reconnecting after an overload or a drop): fewer is not
+      // a leak, and is counted apart (sttDownAtUserFinal, named in sttDown).
+      const quests = next.liveQuests;
+      const sockets = window.pageWatch.openSocketUrls();
+      const extraQuests = quests.filter((q) => q !== "stt");
+      const extraSockets = sockets.filter((u) => u !== STT_PATH).length + Math.max(0, sockets.filter((u) => u === STT_PATH).length - 1);
+      if (extraQuests.length) stats.leakedQuests++;
+      if (extraSockets) stats.leakedSockets++;
+      if (extraQuests.length || extraSockets) recordLeak(stats.leaks, "between turns", next, quests, sockets);
+      else if (!quests.includes("stt") || !sockets.includes(STT_PATH)) {
+        stats.sttDownAtUserFinal++;
+        recordLeak(stats.sttDown, "between turns, STT down", next, quests, sockets);
+      }
     });
-    next.on("error", (e) => stats.sessionErrors.length < 20 && stats.sessionErrors.push(`${e.error.name}: ${e.error.message}`));
+    next.on("turn", (e) => note(`turn ${e.turn} interrupted=${e.interrupted}`));
+    next.on("vad", (e) => e.kind !== "meter" && note(`vad ${e.kind}`));
+    next.on("reconnecting", (e) => note(`reconnecting ${e.service} ${e.reason}`));
+    next.on("warning", (e) => {
+      note(`warning ${e.service}: ${e.message.slice(0, 80)}`);
+      stats.warnings++;
+      if (stats.warningSamples.length < 10) stats.warningSamples.push(`${e.service}: ${e.message}`);
+    });
+    next.on("error", (e) => {
+      note(`error ${e.error.name}`);
+      if (stats.sessionErrors.length < 20) stats.sessionErrors.push(`${e.error.name}: ${e.error.message}`);
+    });
     stats.sessions++;
     return next;
   }
@@ -137,7 +209,10 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     await sleep(100);
     if (session.state !== "idle") stats.notIdleAfterStop++;
     const left = { quests: session.liveQuests, pageSockets: window.pageWatch.openSockets() };
-    if (left.quests.length || left.pageSockets) stats.leakedAfterStop.push({ session: stats.sessions, ...left });
+    if (left.quests.length || left.pageSockets) {
+      stats.leakedAfterStop.push({ session: stats.sessions, ...left });
+      recordLeak(stats.leaks, "after stop", session, left.quests, window.pageWatch.openSocketUrls());
+    }
   }
 
   const buffers = new Map();
@@ -175,6 +250,7 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
       } catch {
         // The last speech made no turn (no words recognised): speak again.
         stats.retries++;
+        note(`retry ${stats.retries} in state ${session.state} quests=${session.liveQuests.join("+")}`);
         await say(phrases[stats.retries % 2]);
         continue;
       }
@@ -182,6 +258,7 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
       stats.attempts++;
       lap("waitBeforeSpeech");
       const before = stats.bargeIns;
+      note(`say (attempt ${stats.attempts})`);
       await say(phrases[stats.attempts % 2]);
       // Until the barge-in is confirmed, or the reply ended before the speech reached it.
       await until(() => stats.bargeIns > before || session.state === "listening" || session.state === "user_speaking", 10000).catch(() => {});
@@ -205,6 +282,9 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     await closeSession();
   }
   await sleep(200);
+  const named = [...stats.leaks, ...stats.sttDown];
+  await Promise.all(named.map((l) => l.recheck));
+  for (const l of named) delete l.recheck;
   const server = checkServer ? await (await fetch("/__stats")).json() : undefined;
   await context.close();
   return {

@@ -1,0 +1,167 @@
+// The benchmarks' harness (bench/lib/with-bench.mjs) stops what it starts and
+// fails fast, naming the cause: a taken port, a missing Chromium, a backend
+// that dies mid-step, a step that hangs, a runner stopped by SIGTERM. Each case
+// starts the real reference backend on its own port (8812–8816) and checks the
+// processes and the port afterwards, not only the error.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { afterEach, describe, expect, test } from "vitest";
+import { withBench } from "../../bench/lib/with-bench.mjs";
+import { tracked } from "../../bench/lib/cleanup.mjs";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** Pids of reference backends (demo/server/main.mjs) started with PORT=`port`. */
+function backendsOnPort(port: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (!cmdline.includes("demo/server/main.mjs")) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
+      if (environ.includes(`PORT=${port}`)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen({ port, host: "127.0.0.1" }, () => probe.close(() => resolve(true)));
+  });
+}
+
+/** Runs an ESM snippet in a fresh node (so env read at import time, like CHROMIUM_PATH, applies). */
+function runNode(code: string, env: Record<string, string>) {
+  return runProcess(["--input-type=module", "-e", code], env);
+}
+
+function runProcess(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c) => (stdout += c));
+  child.stderr.on("data", (c) => (stderr += c));
+  const done = new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) =>
+    child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, done, stdout: () => stdout };
+}
+
+let squatter: Server | undefined;
+afterEach(async () => {
+  await new Promise<void>((resolve) => (squatter ? squatter.close(() => resolve()) : resolve()));
+  squatter = undefined;
+});
+
+// A backend takes 3–15 s to start on this busy 2-core machine.
+const CASE_MS = 90_000;
+
+describe("withBench", () => {
+  test("with another process on the bench's port, it fails within seconds naming EADDRINUSE and the port, and starts nothing", async () => {
+    const port = 8812;
+    squatter = createServer();
+    await new Promise<void>((resolve) => squatter!.listen({ port, host: "127.0.0.1" }, resolve));
+    let bodyRan = false;
+    const started = Date.now();
+    const failure = await withBench({ port, browser: false }, async () => {
+      bodyRan = true;
+    }).catch((err: Error) => err);
+    const ms = Date.now() - started;
+    expect(String(failure)).toMatch(/port 8812 is already in use \(EADDRINUSE\)/);
+    expect(bodyRan).toBe(false);
+    expect(ms).toBeLessThan(5000);
+    expect(backendsOnPort(port)).toEqual([]);
+  }, CASE_MS);
+
+  test("with CHROMIUM_PATH at a missing file, it fails naming the path and the backend it started is stopped", async () => {
+    const port = 8813;
+    const run = runNode(
+      `import { withBench } from "./bench/lib/with-bench.mjs";
+       await withBench({ port: ${port} }, async () => console.log("BODY RAN")).catch((err) => console.log("FAILED " + err.message));`,
+      { CHROMIUM_PATH: "/nonexistent/chromium" },
+    );
+    const r = await run.done;
+    expect(r.stdout).not.toContain("BODY RAN");
+    expect(r.stdout).toMatch(/FAILED could not launch Chromium: no Chromium at \/nonexistent\/chromium \(set by CHROMIUM_PATH\)/);
+    // The message names the backend it had started; that process is gone, and the port is free.
+    const pid = Number(/pid (\d+)\) is stopped/.exec(r.stdout)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+    expect(backendsOnPort(port)).toEqual([]);
+    expect(await isPortFree(port)).toBe(true);
+  }, CASE_MS);
+
+  test("npm run bench with CHROMIUM_PATH at a missing file stops at the system check and starts no backend", async () => {
+    const run = runProcess(["bench/run.mjs", "turn"], { CHROMIUM_PATH: "/nonexistent/chromium", BENCH_PORT: "8816" });
+    const r = await run.done;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("CHROMIUM_PATH points at /nonexistent/chromium, which does not exist");
+    expect(r.stderr).toContain("the system check (node scripts/ensure-system.mjs) failed; nothing was run");
+    expect(backendsOnPort(8816)).toEqual([]);
+  }, CASE_MS);
+
+  test("killing the backend mid-step fails that step at once, naming the step and how the backend ended", async () => {
+    const port = 8814;
+    let pid: number | undefined;
+    const started = Date.now();
+    let killedAt = 0;
+    const failure = await withBench({ port }, async ({ server, browser, step }) => {
+      pid = server.pid;
+      const page = await browser.newPage();
+      await step("open the backend's page", () => page.goto(`${server.base}/dist/bargein.js`));
+      setTimeout(() => {
+        killedAt = Date.now();
+        process.kill(server.pid!, "SIGKILL");
+      }, 300);
+      // Waits for ever; only the backend's death can end it before the 60 s bound.
+      await step("wait in the page for ever", () => page.evaluate(() => new Promise(() => {})), { timeoutMs: 60_000 });
+    }).catch((err: Error) => err);
+    expect(String(failure)).toMatch(new RegExp(`bench step "wait in the page for ever" failed: the reference backend on port ${port} \\(pid ${pid}\\) exited with signal SIGKILL`));
+    // Failed when the backend died, far inside the step's 60 s bound.
+    expect(Date.now() - killedAt).toBeLessThan(5000);
+    expect(Date.now() - started).toBeLessThan(40_000);
+    expect(backendsOnPort(port)).toEqual([]);
+    expect(tracked()).toEqual([]);
+  }, CASE_MS);
+
+  test("a step that outlives its timeout fails naming the step and the bound, and the backend is stopped", async () => {
+    const port = 8815;
+    let pid: number | undefined;
+    const failure = await withBench({ port, browser: false }, async ({ server, step }) => {
+      pid = server.pid;
+      await step("a step that never ends", () => new Promise(() => {}), { timeoutMs: 300 });
+    }).catch((err: Error) => err);
+    expect(String(failure)).toContain('bench step "a step that never ends" timed out after 300 ms');
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+    expect(await isPortFree(port)).toBe(true);
+  }, CASE_MS);
+
+  test("SIGTERM to a bench runner stops the backend it started and exits 143", async () => {
+    const port = 8815;
+    const run = runNode(
+      `import { withBench } from "./bench/lib/with-bench.mjs";
+       await withBench({ port: ${port}, browser: false }, async ({ server }) => {
+         console.log("READY " + server.pid);
+         await new Promise(() => {});
+       });`,
+      {},
+    );
+    const deadline = Date.now() + 60_000;
+    while (!/READY \d+/.test(run.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const pid = Number(/READY (\d+)/.exec(run.stdout())?.[1]);
+    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    run.child.kill("SIGTERM");
+    const r = await run.done;
+    expect(r.code).toBe(143);
+    expect(r.stderr).toContain(`SIGTERM: stopping reference backend :${port} (pid ${pid})`);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+    expect(backendsOnPort(port)).toEqual([]);
+  }, CASE_MS);
+});
