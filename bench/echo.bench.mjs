@@ -29,7 +29,7 @@
 // `BENCH_ECHO_QUICK=1` runs one reply and one barge-in per condition (a smoke
 // of the bench itself, not a measurement).
 import { build } from "esbuild";
-import { launchBrowser, startServer } from "./lib/browser.mjs";
+import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
 const PORT = 8856;
@@ -44,7 +44,7 @@ const GRID = [
   ["minus6dB_delay120ms", { ...ROOM, gainDb: -6, delayMs: 120 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
   ["minus6dB_rt60_0.8s", { ...ROOM, gainDb: -6, rt60: 0.8, seed: 9 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
 ];
-/** A page step that takes longer than this has hung (a dead backend, a stuck session). */
+/** A page step that takes longer than this has hung (a stuck session). */
 const STEP_TIMEOUT_MS = 20 * 60_000;
 
 const round = (v) => (v === null || v === undefined || Number.isNaN(v) ? null : Math.round(v * 10) / 10);
@@ -59,14 +59,6 @@ async function bundleCostWorker() {
     target: "es2022",
     logLevel: "warning",
   });
-}
-
-function step(page, what, fn, arg) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`echo bench: "${what}" took over ${STEP_TIMEOUT_MS / 60_000} min; is the backend on port ${PORT} alive?`)), STEP_TIMEOUT_MS);
-  });
-  return Promise.race([page.evaluate(fn, arg), timeout]).finally(() => clearTimeout(timer));
 }
 
 function summarise(replies, bargeIns) {
@@ -98,25 +90,23 @@ function summarise(replies, bargeIns) {
 
 export default async function echoBench() {
   await bundleCostWorker();
-  const server = await startServer({ port: PORT });
-  let browser;
   const out = { guard: {}, noGuard: {} };
   const detail = { guard: {}, noGuard: {} };
   const problems = [];
-  let cost;
-  try {
-    browser = await launchBrowser();
+  const cost = await withBench({ port: PORT, stepTimeoutMs: STEP_TIMEOUT_MS }, async ({ server, browser, step }) => {
     const page = await browser.newPage();
     page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-    await page.goto(`${server.base}/bench/pages/echo/echo.html`);
-    await page.waitForFunction(() => window.echoBenchReady === true, null, { timeout: 30_000 });
-    cost = await step(page, "guard cost", (o) => window.echoBench.guardCost(o), { echo: { ...ROOM, gainDb: -6 } });
+    await step("open echo.html", async () => {
+      await page.goto(`${server.base}/bench/pages/echo/echo.html`);
+      await page.waitForFunction(() => window.echoBenchReady === true, null, { timeout: 30_000 });
+    });
+    const cost = await step("guard cost", () => page.evaluate((o) => window.echoBench.guardCost(o), { echo: { ...ROOM, gainDb: -6 } }));
     for (const [key, echo, guardPlan, noGuardPlan] of GRID) {
       for (const [mode, plan] of [["guard", guardPlan], ["noGuard", noGuardPlan]]) {
         const started = Date.now();
         const guard = mode === "guard";
-        const replies = await step(page, `${mode} ${key} replies`, (o) => window.echoBench.replies(o), { echo, guard, count: QUICK ? 1 : plan.replies });
-        const bargeIns = await step(page, `${mode} ${key} barge-ins`, (o) => window.echoBench.bargeIns(o), { echo, guard, count: QUICK ? 1 : plan.bargeIns });
+        const replies = await step(`${mode} ${key} replies`, () => page.evaluate((o) => window.echoBench.replies(o), { echo, guard, count: QUICK ? 1 : plan.replies }));
+        const bargeIns = await step(`${mode} ${key} barge-ins`, () => page.evaluate((o) => window.echoBench.bargeIns(o), { echo, guard, count: QUICK ? 1 : plan.bargeIns }));
         out[mode][key] = summarise(replies, bargeIns);
         detail[mode][key] = { echoPath: replies.echoPath, echo: replies.echo, perReply: replies.perReply, interruptions: replies.interruptions, userTurns: replies.userTurns, trials: bargeIns.trials };
         problems.push(...[...replies.errors, ...bargeIns.errors].map((e) => `${mode} ${key}: ${e}`));
@@ -127,10 +117,8 @@ export default async function echoBench() {
         );
       }
     }
-  } finally {
-    await browser?.close();
-    server.close();
-  }
+    return cost;
+  });
   const costs = cost.costUs;
   return {
     ...out,
