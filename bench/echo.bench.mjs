@@ -112,7 +112,7 @@ export default async function echoBench() {
         problems.push(...[...replies.errors, ...bargeIns.errors].map((e) => `${mode} ${key}: ${e}`));
         const s = out[mode][key];
         console.log(
-          `  ${mode} ${key}: ${s.selfInterruptions} self-interruptions over ${s.replies} replies; confirmed ${s.bargeInConfirmRate} of ${s.botSpeakingAtOnset}; ` +
+          `  ${mode} ${key}: ${s.selfInterruptions} self-interruptions over ${s.replies} replies; confirm rate ${s.bargeInConfirmRate} over ${s.botSpeakingAtOnset} barge-ins on a speaking bot; ` +
             `silent p95 ${s.onsetToSilentMs.p95} ms; ERLE p50 ${s.erleDb.p50} dB (${((Date.now() - started) / 1000).toFixed(0)} s)`,
         );
       }
