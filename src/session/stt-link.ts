@@ -93,7 +93,11 @@ export class SttLink {
   send(pcm: Float32Array | Int16Array, capturedAtMs?: number): void {
     if (this.#replayMs > 0) this.#replay.record(pcm, capturedAtMs);
     try {
-      this.#current()?.uplink.push(pcm, capturedAtMs);
+      // Not the capture time: the uplink judges age from arrival. Judged from capture, every frame a
+      // busy main thread delivers late is an overload, and the "end" policy ends the stream each time
+      // (the bargein bench's busy-page run never got back to listening); the capture time becomes the
+      // uplink's clock once the uplink runs in a worker, off the page's main thread.
+      this.#current()?.uplink.push(pcm);
     } catch {
       // The socket closed under us; the events loop reports it and reconnects.
     }
