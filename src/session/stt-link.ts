@@ -95,7 +95,7 @@ export class SttLink {
     try {
       // Not the capture time: the uplink judges age from arrival. Judged from capture, every frame a
       // busy main thread delivers late is an overload, and the "end" policy ends the stream each time
-      // (the bargein bench's busy-page run never got back to listening); the capture time becomes the
+      // (test/browser/pending/uplink-busy.spec.ts: the questions were lost); the capture time becomes the
       // uplink's clock once the uplink runs in a worker, off the page's main thread.
       this.#current()?.uplink.push(pcm);
     } catch {
