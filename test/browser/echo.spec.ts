@@ -13,8 +13,6 @@ import { expect, test } from "@playwright/test";
 const ECHO = { delayMs: 60, rt60: 0.3, gainDb: -6, seed: 7 };
 const REPLIES = 6;
 const PHRASES: Record<string, string> = { "help-me": "can you help me", "stop-please": "stop please stop", "turn-on-lights": "please turn on the lights", "weather-question": "what is the weather like today" };
-/** As in bargein.spec.ts: onset → output silent, with slack for this shared 2-core machine. */
-const SILENCE_BOUND_MS = 150;
 
 test("self-interruption: over 6 replies with the bot's echo at −6 dB and no browser canceller, the bot never interrupts itself", async ({ page }) => {
   test.setTimeout(300_000);
@@ -55,55 +53,4 @@ test("self-interruption: over 6 replies with the bot's echo at −6 dB and no br
   expect(users.filter((text: string, i: number) => !text.endsWith(PHRASES[phrases[i % phrases.length]]))).toEqual([]);
   expect(r.log.errors).toEqual([]);
   expect(r.metrics.echo.converged).toBe(true);
-});
-
-for (const [name, echoPath] of [
-  ["barge-in over the echo: a real utterance over the bot's −6 dB echo is confirmed and the output goes silent within the bound", ECHO],
-  ["headphones (the guard on, no echo): a real utterance over the bot is confirmed and the output goes silent within the bound", undefined],
-] as const) test(name, async ({ page }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
-  const r = await page.evaluate(async (echo) => {
-    const { makeSession, until } = (window as any).sessionPage;
-    const t = await makeSession({ llm: "sse", echo, sessionOptions: { echoGuard: { enabled: true } } });
-    const starts: number[] = [];
-    t.session.on("vad", (e: any) => e.kind === "speechStart" && t.session.state !== "listening" && starts.push(e.contextTime));
-    await t.session.start();
-    await t.say("weather-question");
-    await until(() => t.session.state === "bot_speaking", 30000);
-    starts.length = 0;
-    const echoAtStart = t.session.metrics.echo;
-    // Long enough for the guard to converge on this reply's echo.
-    await new Promise((res) => setTimeout(res, 1500));
-    const second = await t.say("help-me");
-    await until(() => t.log.interruptions.length === 1, 10000, "the interruption");
-    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate;
-    await until(() => t.context.currentTime > speechEnd + 0.3, 10000);
-    const rec = await t.recording();
-    await t.session.stop();
-    return { samples: Array.from(rec.samples as Float32Array), startFrame: rec.startFrame, missed: rec.missed, sampleRate: t.context.sampleRate, onset: second.onset, speechEnd, log: t.log, starts, echoAtStart, echoAtEnd: t.session.metrics.echo };
-  }, echoPath);
-  const { samples, sampleRate } = r;
-  const index = (time: number) => Math.round(time * sampleRate) - r.startFrame;
-  const skipped = new Set<number>(r.missed.map((q: number) => Math.floor(q / 128)));
-  const onsetAt = index(r.onset);
-  const run = Math.round(sampleRate * 0.01);
-  let silentAt = -1;
-  for (let i = onsetAt, quiet = 0; i < index(r.speechEnd + 0.3); i++) {
-    quiet = !skipped.has(Math.floor(i / 128)) && Math.abs(samples[i]) < 1e-4 ? quiet + 1 : 0;
-    if (quiet === run) {
-      silentAt = i - run + 1;
-      break;
-    }
-  }
-  expect(silentAt, "the output never went silent").toBeGreaterThan(0);
-  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
-  console.log(`${echoPath ? "barge-in over echo" : "headphones"}: silent ${silentAfterMs.toFixed(1)} ms after the onset; ${JSON.stringify(r.log.interruptions[0])}; starts ${JSON.stringify(r.starts)} onset ${r.onset}; echo ${JSON.stringify([r.echoAtStart, r.echoAtEnd])}`);
-  // The bot was speaking up to the onset (a phrase break may leave a short gap), and its echo paused nothing before it.
-  expect(Math.max(...samples.slice(onsetAt - Math.round(sampleRate * 0.3), onsetAt).map(Math.abs)), "the bot was audible before the onset").toBeGreaterThan(0.01);
-  // An echo that starts speech before the user is a pause the guard could not prevent; it must not confirm
-  // (the interruption comes from the user's speech: see the reason below). Logged, not failed: 1 run in 3 here.
-  expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
-  expect(["speech", "words"]).toContain(r.log.interruptions[0].reason);
-  expect(r.log.errors).toEqual([]);
 });
