@@ -7,7 +7,7 @@
 import { ServiceTimeoutError } from "../errors.js";
 import { timeout } from "../util/timeout.js";
 import { MessageSocket, type MessageSocketOptions } from "./message-socket.js";
-import { protocolError, type WireContext } from "./wire.js";
+import { parseJsonFrame, protocolError, type WireContext } from "./wire.js";
 
 /** Default bound on the WebSocket open (handshake and TLS to a hosted service), in ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -52,13 +52,7 @@ export function spokenPiece(text: string): string {
 
 /** Parses a JSON text frame into a plain object (not an array, not null). */
 export function decodeJsonObject(data: ArrayBuffer | string, ctx: WireContext): Readonly<Record<string, unknown>> {
-  if (typeof data !== "string") throw protocolError(ctx, "expected a JSON text frame, got a binary frame");
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch (err) {
-    throw protocolError(ctx, "a message is not valid JSON", err);
-  }
+  const value = parseJsonFrame(data, ctx);
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw protocolError(ctx, "a message is not a JSON object");
   }

@@ -49,16 +49,19 @@ export function decodeMsgpack(data: ArrayBuffer | string, ctx: WireContext): Tag
   return asTagged(value, ctx, "msgpack");
 }
 
-/** Decodes a JSON text frame into a tagged map. Binary frames are a protocol error. */
-export function decodeJson(data: ArrayBuffer | string, ctx: WireContext): TaggedMessage {
+/** Parses a JSON text frame. Binary frames and invalid JSON are protocol errors. */
+export function parseJsonFrame(data: ArrayBuffer | string, ctx: WireContext): unknown {
   if (typeof data !== "string") throw protocolError(ctx, "expected a JSON text frame, got a binary frame");
-  let value: unknown;
   try {
-    value = JSON.parse(data);
+    return JSON.parse(data);
   } catch (err) {
     throw protocolError(ctx, "a message is not valid JSON", err);
   }
-  return asTagged(value, ctx, "JSON");
+}
+
+/** Decodes a JSON text frame into a tagged map. Binary frames are a protocol error. */
+export function decodeJson(data: ArrayBuffer | string, ctx: WireContext): TaggedMessage {
+  return asTagged(parseJsonFrame(data, ctx), ctx, "JSON");
 }
 
 /** Reads a required finite number field. */
