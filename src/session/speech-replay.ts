@@ -38,6 +38,8 @@ export class SpeechReplay {
   #confirmed = 0;
   /** The start (in samples) of a word whose end has not come yet. */
   #openWordAt: number | undefined;
+  /** Audio before this sample was given up on (giveUp): never replayed, and words in it open nothing. */
+  #givenUpTo = 0;
 
   constructor(sampleRate: number, maxSeconds: number) {
     this.#sampleRate = sampleRate;
@@ -72,7 +74,10 @@ export class SpeechReplay {
 
   /** The STT recognised a word that starts `startS` into the stream. */
   word(startS: number): void {
-    this.#openWordAt = Math.max(this.#confirmed, Math.round(startS * this.#sampleRate));
+    const at = Math.round(startS * this.#sampleRate);
+    // A late word of given-up audio is the caller's; the new stream never hears that audio again.
+    if (at < this.#givenUpTo) return;
+    this.#openWordAt = Math.max(this.#confirmed, at);
   }
 
   /** The STT's last word ended `stopS` into the stream: everything before is transcribed. */
@@ -100,6 +105,18 @@ export class SpeechReplay {
   }
 
   /**
+   * The audio so far was given up on (the uplink's "end" policy ended the
+   * stream): it is dropped and never replayed. What is recorded from now on,
+   * the speech caught while the link reconnects, still goes to the new stream.
+   */
+  giveUp(): void {
+    this.#givenUpTo = this.#cursor;
+    this.#confirmed = Math.max(this.#confirmed, this.#cursor);
+    this.#openWordAt = undefined;
+    this.#trim();
+  }
+
+  /**
    * True when some frame held is louder than `rms` (0..1; s16 is scaled):
    * speech the VAD may not have called yet. The VAD decides a speech start a
    * frame or more after the sound began (pre-speech pad, model latency), so a
@@ -122,6 +139,7 @@ export class SpeechReplay {
     this.#cursor = 0;
     this.#confirmed = 0;
     this.#openWordAt = undefined;
+    this.#givenUpTo = 0;
   }
 
   /** Drops frames wholly before the confirmed point, then the oldest past the bound. */

@@ -120,8 +120,9 @@ export interface VoiceSessionOptions {
      * When the STT stream fails, the speech it had not yet turned into words
      * (and what the microphone caught while reconnecting) is sent to the new
      * stream first, up to this many ms, so no speech is lost. Sent only if the
-     * user spoke within that time, and not after an overload "end" (that audio
-     * was given up on purpose). 0 turns it off. Default 3000.
+     * user spoke within that time. After an overload "end", only what the
+     * microphone caught after the end is sent: the backlog was given up on
+     * purpose. 0 turns it off. Default 3000.
      */
     replayMs?: number;
   };

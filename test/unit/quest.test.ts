@@ -375,7 +375,8 @@ describe("QuestManager", () => {
     expect(quests.every((q) => q.signal.aborted)).toBe(true);
     await m.dispose();
     expect(listeners).toBe(managerListeners - 1);
-    // delay() timers were cleared on abort: nothing keeps the event loop busy.
-    expect(timers()).toBe(timersBefore);
+    // delay() timers were cleared on abort: nothing keeps the event loop busy. At most as many as
+    // before, not exactly: a timer from an earlier test file in this worker may fire meanwhile (CI saw 1 → 0).
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
   });
 });

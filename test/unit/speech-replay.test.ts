@@ -43,6 +43,18 @@ describe("SpeechReplay", () => {
     expect(replay.rebase().reopened).toBe(false);
   });
 
+  test("after giveUp only what is recorded later comes back; a late word of the given-up audio reopens nothing", () => {
+    const replay = recorded(5);
+    replay.word(0.1);
+    replay.giveUp();
+    expect(replay.seconds).toBe(0);
+    replay.word(0.42); // the old stream's last word, of audio it was sent before the end
+    for (let i = 5; i < 8; i++) replay.record(frame(i));
+    const { frames, reopened } = replay.rebase();
+    expect(ids(frames)).toEqual([5, 6, 7]);
+    expect(reopened).toBe(false);
+  });
+
   test("at most maxSeconds is held: the oldest frames fall out", () => {
     const replay = recorded(30, 1);
     expect(replay.seconds).toBeCloseTo(1);
