@@ -2,13 +2,34 @@
 // only the public API: providers with token functions (no secret lives in the
 // page), VoiceSession and its events.
 
-/** Asks the page's own server for a short-lived token; the server holds the secret. */
-async function fetchToken() {
-  const response = await fetch("/api/token", { cache: "no-store" });
+/**
+ * Asks the page's own server for a short-lived token; the server holds the secret. `service`: for a
+ * hosted service's emulator, the server mints that service's own kind of token (demo/README.md).
+ */
+async function fetchToken(service) {
+  const response = await fetch(service ? `/api/token?service=${service}` : "/api/token", { cache: "no-store" });
   if (!response.ok) throw new Error(`token endpoint answered ${response.status}`);
   const { token } = await response.json();
   return token;
 }
+
+/**
+ * The speech services the picker offers. "reference" is the offline Kyutai-protocol backend; the
+ * others speak the hosted services' protocols to the reference backend's emulators, which are not
+ * the services (README: "The emulators are not the services"). `ws`: the backend's WebSocket origin.
+ */
+const STT_CHOICES = {
+  reference: { label: "Reference (Kyutai protocol)", make: (B, ws, query) => B.kyutaiStt({ urls: [`${ws}/api/asr-streaming${query}`], token: () => fetchToken(), startupTimeoutMs: 2000 }) },
+  deepgram: { label: "Deepgram Nova (emulated)", make: (B, ws, query) => B.deepgramStt({ urls: `${ws}${query}`, token: () => fetchToken("deepgram"), model: "nova-3" }) },
+  "deepgram-flux": { label: "Deepgram Flux (emulated)", make: (B, ws, query) => B.deepgramStt({ urls: `${ws}${query}`, token: () => fetchToken("deepgram"), model: "flux-general-en" }) },
+  assemblyai: { label: "AssemblyAI (emulated)", make: (B, ws, query) => B.assemblyaiStt({ urls: `${ws}${query}`, token: () => fetchToken("assemblyai") }) },
+};
+const TTS_CHOICES = {
+  reference: { label: "Reference (Kyutai protocol)", make: (B, ws) => B.kyutaiTts({ urls: [`${ws}/api/tts_streaming`], voice: "slt", token: () => fetchToken() }) },
+  elevenlabs: { label: "ElevenLabs (emulated)", make: (B, ws) => B.elevenlabsTts({ voiceId: "slt", url: ws, token: () => fetchToken("elevenlabs") }) },
+  cartesia: { label: "Cartesia (emulated)", make: (B, ws) => B.cartesiaTts({ voiceId: "slt", url: ws, token: () => fetchToken("cartesia") }) },
+};
+const options = (choices) => Object.entries(choices).map(([value, { label }]) => `<option value="${value}">${label}</option>`).join("");
 
 /** The demo's markup, shared by both pages (static: no user data goes through innerHTML). */
 const MARKUP = `
@@ -16,6 +37,12 @@ const MARKUP = `
   <button data-testid="start" id="start">Start</button>
   <button data-testid="stop" id="stop" disabled>Stop</button>
   <button data-testid="interrupt" id="interrupt" disabled title="Stop the bot's reply now">Interrupt</button>
+  <label>Speech to text
+    <select id="stt-service" data-testid="stt-service">${options(STT_CHOICES)}</select>
+  </label>
+  <label>Text to speech
+    <select id="tts-service" data-testid="tts-service">${options(TTS_CHOICES)}</select>
+  </label>
   <label>LLM transport
     <select id="llm-transport" data-testid="llm-transport">
       <option value="sse">OpenAI-compatible (SSE)</option>
@@ -51,9 +78,16 @@ export function runDemo(Bargein, { assetsPath }) {
   const $ = (id) => document.getElementById(id);
   const ui = {
     start: $("start"), stop: $("stop"), interrupt: $("interrupt"), transport: $("llm-transport"),
+    sttService: $("stt-service"), ttsService: $("tts-service"),
     state: $("state"), mic: $("mic-level"), vad: $("vad-level"), uplink: $("uplink-level"), uplinkText: $("uplink-text"),
     transcript: $("transcript"), partial: $("partial"), timeline: $("timeline"), events: $("events"),
   };
+  // `?stt=deepgram&tts=cartesia` preselects the services (for links, and for the tests).
+  const params = new URLSearchParams(location.search);
+  for (const [select, choices, key] of [[ui.sttService, STT_CHOICES, "stt"], [ui.ttsService, TTS_CHOICES, "tts"]]) {
+    const wanted = params.get(key);
+    if (wanted && wanted in choices) select.value = wanted;
+  }
   const turns = [];
   let session;
   let assistantItem;
@@ -148,14 +182,13 @@ export function runDemo(Bargein, { assetsPath }) {
     // The reference STT loads a pocketsphinx decoder when its pool is empty (~0.5 s): allow it more than the 0.5 s default.
     // `?stt_query=…` passes the reference backend's fault knobs (demo/README.md) to the STT URL,
     // e.g. `?stt_query=rate_bps%3D2000` (a slow uplink) to watch the uplink meter and overload events.
-    const sttQuery = new URLSearchParams(location.search).get("stt_query");
-    const sttUrl = `${ws}/api/asr-streaming${sttQuery ? `?${sttQuery}` : ""}`;
-    const stt = Bargein.kyutaiStt({ urls: [sttUrl], token: fetchToken, startupTimeoutMs: 2000 });
-    const tts = Bargein.kyutaiTts({ urls: [`${ws}/api/tts_streaming`], voice: "slt", token: fetchToken });
+    const sttQuery = params.get("stt_query");
+    const stt = STT_CHOICES[ui.sttService.value].make(Bargein, ws, sttQuery ? `?${sttQuery}` : "");
+    const tts = TTS_CHOICES[ui.ttsService.value].make(Bargein, ws);
     const llm =
       ui.transport.value === "ws"
-        ? Bargein.websocketLlm({ url: `${ws}/v1/responses`, token: fetchToken })
-        : Bargein.openaiChat({ url: `${location.origin}/v1`, model: "eliza", token: fetchToken });
+        ? Bargein.websocketLlm({ url: `${ws}/v1/responses`, token: () => fetchToken() })
+        : Bargein.openaiChat({ url: `${location.origin}/v1`, model: "eliza", token: () => fetchToken() });
     return new Bargein.VoiceSession({
       stt, llm, tts, assetsPath,
       instructions: "You are a friendly, brief voice assistant.",
@@ -167,6 +200,8 @@ export function runDemo(Bargein, { assetsPath }) {
     ui.start.disabled = running;
     ui.stop.disabled = !running;
     ui.transport.disabled = running;
+    ui.sttService.disabled = running;
+    ui.ttsService.disabled = running;
   }
 
   ui.start.addEventListener("click", async () => {

@@ -107,6 +107,13 @@ export function deepgramStt(options: DeepgramSttOptions = {}): SttProvider {
     supportsGap: false,
     async connect(signal?: AbortSignal): Promise<SttStream> {
       const token = await fetchToken(options.token, signal);
+      // A subprotocol must be a non-empty HTTP token; the browser's own error ("invalid subprotocol") names neither.
+      if (token !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(token)) {
+        throw new ConfigError(
+          `deepgramStt: the token function returned ${token === "" ? "an empty token" : "a token with characters a WebSocket subprotocol cannot carry"}; return the access_token of POST /v1/auth/grant (or an API key with tokenKind "token")`,
+          { service: SERVICE },
+        );
+      }
       const protocols = token === undefined ? undefined : [options.tokenKind ?? "bearer", token];
       return findInstance(
         { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? 3000, random: options.random, signal },

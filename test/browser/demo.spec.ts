@@ -12,7 +12,9 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
 test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
 
-for (const page of ["/demo/index.html", "/demo/script-tag.html"]) {
+// The third row: the provider picker, with two emulated hosted services (Deepgram's protocol in,
+// ElevenLabs' out) in place of the reference pair.
+for (const page of ["/demo/index.html", "/demo/script-tag.html", "/demo/index.html?stt=deepgram&tts=elevenlabs"]) {
   test(`${page}: start, speak, see the transcript, an interruption and the latency chart`, async ({ page: tab }) => {
     test.setTimeout(120_000);
     const violations: string[] = [];

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { readWav } from "../../demo/server/wav.mjs";
-import { AtCapacityError, BargeinError, ConnectionClosedError, ProtocolError, ServiceTimeoutError } from "../../src/errors.js";
+import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ProtocolError, ServiceTimeoutError } from "../../src/errors.js";
 import { deepgramStt } from "../../src/providers/deepgram-stt.js";
 import { parseFluxMessage, parseNovaMessage } from "../../src/providers/deepgram-wire.js";
 import type { SttEvent, SttStream } from "../../src/providers/types.js";
@@ -166,6 +166,14 @@ describe("deepgramStt errors", () => {
     // The API key itself works in the token subprotocol (for servers and tests, never pages).
     const stream = await deepgramStt({ urls: backend.wsUrl, token: async () => KEY, tokenKind: "token" }).connect();
     await stream.close();
+  });
+
+  test("an empty token, or one a subprotocol cannot carry, is a ConfigError that says what to return, before any socket opens", async () => {
+    for (const token of ["", "has space"]) {
+      const err = await rejectionOf(deepgramStt({ urls: backend.wsUrl, token: async () => token, maxTries: 1 }).connect());
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toMatch(/token function returned .*\/v1\/auth\/grant/);
+    }
   });
 
   test("capacity: the 429 handshake refusal is a ConnectionClosedError naming the concurrency limit", async () => {
