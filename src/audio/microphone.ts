@@ -12,7 +12,7 @@ import type {
   UplinkFormat,
 } from "../protocol/audio-messages.js";
 import { VAD_SAMPLE_RATE } from "../protocol/frames.js";
-import { Emitter, type Listener } from "../util/emitter.js";
+import { EventSource } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
 import { ensureRunning, loadWorklet } from "./worklet-loader.js";
@@ -112,9 +112,8 @@ export interface MicrophoneEvents extends Record<string, unknown> {
   echo: MicrophoneEcho;
 }
 
-export class Microphone {
+export class Microphone extends EventSource<MicrophoneEvents> {
   readonly context: AudioContext;
-  readonly #emitter = new Emitter<MicrophoneEvents>();
   readonly #options: MicrophoneOptions;
   readonly #url: string;
   #stream: MediaStream | undefined;
@@ -124,6 +123,7 @@ export class Microphone {
   #started: MicrophoneEvents["started"] | undefined;
 
   constructor(options: MicrophoneOptions) {
+    super();
     if (!options?.context) throw new ConfigError("Microphone: `context` (an AudioContext) is required");
     checkAssetUrls("Microphone", options.assets);
     this.context = options.context;
@@ -131,22 +131,6 @@ export class Microphone {
     this.#url = resolveAssetUrl("captureWorklet", options);
   }
 
-  on<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): () => void {
-    return this.#emitter.on(name, fn);
-  }
-
-  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
-  once<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): () => void;
-  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
-  once<K extends keyof MicrophoneEvents & string>(name: K, signal?: AbortSignal): Promise<MicrophoneEvents[K]>;
-  once<K extends keyof MicrophoneEvents & string>(name: K, fnOrSignal?: Listener<MicrophoneEvents[K]> | AbortSignal): (() => void) | Promise<MicrophoneEvents[K]> {
-    return typeof fnOrSignal === "function" ? this.#emitter.once(name, fnOrSignal) : this.#emitter.once(name, fnOrSignal);
-  }
-
-  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
-  off<K extends keyof MicrophoneEvents & string>(name: K, fn: Listener<MicrophoneEvents[K]>): void {
-    this.#emitter.off(name, fn);
-  }
 
   /** The stream being captured (after start). */
   get stream(): MediaStream | undefined {
@@ -308,30 +292,30 @@ export class Microphone {
     this.#stream = undefined;
   }
 
-  readonly #onTrackEnded = () => this.#emitter.emit("ended", undefined);
+  readonly #onTrackEnded = () => this.emit("ended", undefined);
 
   #onMessage(message: CaptureToMainMessage): void {
     switch (message.kind) {
       case "capture-started":
         this.#started = { frame: message.frame, contextTime: message.contextTime, sampleRate: message.sampleRate };
-        this.#emitter.emit("started", this.#started);
+        this.emit("started", this.#started);
         break;
       case "uplink-frame":
-        this.#emitter.emit("frame", {
+        this.emit("frame", {
           samples: message.samples,
           sampleIndex: message.sampleIndex,
           contextTime: message.contextTime,
         });
         break;
       case "level":
-        this.#emitter.emit("level", { rms: message.rms, contextTime: message.contextTime });
+        this.emit("level", { rms: message.rms, contextTime: message.contextTime });
         break;
       case "capture-gap":
-        this.#emitter.emit("gap", { frames: message.frames, contextTime: message.contextTime });
+        this.emit("gap", { frames: message.frames, contextTime: message.contextTime });
         break;
       case "echo-stats": {
         const { kind: _, ...stats } = message;
-        this.#emitter.emit("echo", stats);
+        this.emit("echo", stats);
         break;
       }
     }

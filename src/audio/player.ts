@@ -28,7 +28,7 @@ import type {
   PlaybackState,
   PlaybackToMainMessage,
 } from "../protocol/audio-messages.js";
-import { Emitter, type Listener } from "../util/emitter.js";
+import { EventSource } from "../util/emitter.js";
 import { isPauseToken } from "./pause-token.js";
 import { PortPlayerTransport } from "./player-port-transport.js";
 import { SharedPlayerTransport } from "./player-shared-transport.js";
@@ -123,9 +123,8 @@ export interface ProcessProfile {
 const DEFAULT_PREBUFFER_MS = 40;
 const MAX_FADE_MS = 5;
 
-export class Player {
+export class Player extends EventSource<PlayerEvents> {
   readonly context: AudioContext;
-  readonly #emitter = new Emitter<PlayerEvents>();
   readonly #url: string;
   readonly #destination: AudioNode;
   readonly #options: PlaybackProcessorOptions;
@@ -137,6 +136,7 @@ export class Player {
   droppedStaleSamples = 0;
 
   constructor(options: PlayerOptions) {
+    super();
     if (!options?.context) throw new ConfigError("Player: `context` (an AudioContext) is required");
     checkAssetUrls("Player", options.assets);
     this.context = options.context;
@@ -188,22 +188,6 @@ export class Player {
     return this.#generation;
   }
 
-  on<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): () => void {
-    return this.#emitter.on(name, fn);
-  }
-
-  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
-  once<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): () => void;
-  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
-  once<K extends keyof PlayerEvents & string>(name: K, signal?: AbortSignal): Promise<PlayerEvents[K]>;
-  once<K extends keyof PlayerEvents & string>(name: K, fnOrSignal?: Listener<PlayerEvents[K]> | AbortSignal): (() => void) | Promise<PlayerEvents[K]> {
-    return typeof fnOrSignal === "function" ? this.#emitter.once(name, fnOrSignal) : this.#emitter.once(name, fnOrSignal);
-  }
-
-  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
-  off<K extends keyof PlayerEvents & string>(name: K, fn: Listener<PlayerEvents[K]>): void {
-    this.#emitter.off(name, fn);
-  }
 
   /**
    * Loads the worklet, starts the context and connects the node. Rejects with
@@ -366,17 +350,17 @@ export class Player {
     switch (message.kind) {
       case "started":
         if (message.generation === this.#generation) {
-          this.#emitter.emit("started", { generation: message.generation, contextTime: message.contextTime });
+          this.emit("started", { generation: message.generation, contextTime: message.contextTime });
         }
         break;
       case "underrun":
-        this.#emitter.emit("underrun", { generation: message.generation, underruns: message.underruns });
+        this.emit("underrun", { generation: message.generation, underruns: message.underruns });
         break;
       case "ended":
-        this.#emitter.emit("ended", { generation: message.generation, samples: message.samples });
+        this.emit("ended", { generation: message.generation, samples: message.samples });
         break;
       case "flushed":
-        this.#emitter.emit("flushed", { generation: message.generation, frame: message.frame, dropped: message.dropped });
+        this.emit("flushed", { generation: message.generation, frame: message.frame, dropped: message.dropped });
         break;
       case "status":
       case "space":

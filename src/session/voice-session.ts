@@ -20,7 +20,7 @@ import { BargeinError, ConfigError, StateError } from "../errors.js";
 import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
-import { Emitter, type Listener } from "../util/emitter.js";
+import { EventSource } from "../util/emitter.js";
 import { bargeInMinSpeechMs, createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
 import type { ComponentsFactory, SessionComponents } from "./ports.js";
@@ -41,13 +41,12 @@ export type { ComponentsFactory, SessionComponents } from "./ports.js";
 const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
 
-export class VoiceSession {
+export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #options: VoiceSessionOptions;
   readonly #makeComponents: ComponentsFactory;
   readonly #admission: LlmAdmission;
   readonly #llm: LlmProvider;
   readonly #config: TurnConfig;
-  readonly #events = new Emitter<VoiceSessionEvents>();
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
   readonly #transcripts = new TranscriptFeed();
@@ -74,6 +73,7 @@ export class VoiceSession {
   #cancelling: Promise<void> = Promise.resolve();
 
   constructor(options: VoiceSessionOptions) {
+    super();
     checkSessionOptions(options);
     this.#options = options;
     this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
@@ -83,23 +83,6 @@ export class VoiceSession {
     this.#config = turnConfigOf(options);
   }
 
-  /** Subscribes to an event; returns the function that unsubscribes. */
-  on<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): () => void {
-    return this.#events.on(name, fn);
-  }
-
-  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
-  once<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): () => void;
-  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
-  once<K extends keyof VoiceSessionEvents & string>(name: K, signal?: AbortSignal): Promise<VoiceSessionEvents[K]>;
-  once<K extends keyof VoiceSessionEvents & string>(name: K, fnOrSignal?: Listener<VoiceSessionEvents[K]> | AbortSignal): (() => void) | Promise<VoiceSessionEvents[K]> {
-    return typeof fnOrSignal === "function" ? this.#events.once(name, fnOrSignal) : this.#events.once(name, fnOrSignal);
-  }
-
-  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
-  off<K extends keyof VoiceSessionEvents & string>(name: K, fn: Listener<VoiceSessionEvents[K]>): void {
-    this.#events.off(name, fn);
-  }
 
   get state(): SessionState {
     return this.#turn.phase;
@@ -149,7 +132,7 @@ export class VoiceSession {
       this.#unsubscribe.push(...wireComponents(components, this.#inputs));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
       for (const provider of [this.#options.stt, this.#options.llm, this.#options.tts]) {
-        const off = provider.on?.("warning", (w) => this.#events.emit("warning", { service: w.service, message: w.message, cause: w.cause }));
+        const off = provider.on?.("warning", (w) => this.emit("warning", { service: w.service, message: w.message, cause: w.cause }));
         if (off) this.#unsubscribe.push(off);
       }
       await this.#stt.connect();
@@ -157,7 +140,7 @@ export class VoiceSession {
         this.#unsubscribe.push(
           watchPageHidden(() => {
             if (this.#controller?.signal.aborted) return;
-            this.#events.emit("warning", { service: "session", message: RELEASED_ON_HIDE });
+            this.emit("warning", { service: "session", message: RELEASED_ON_HIDE });
             void this.stop();
           }),
         );
@@ -209,7 +192,7 @@ export class VoiceSession {
   /** What the components and the STT link report goes through here (session-inputs.ts). */
   readonly #inputs: InputSink = {
     dispatch: (event) => this.#dispatch(event),
-    events: this.#events,
+    events: this.emitter,
     counters: this.#counters,
     noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
     sendAudio: (pcm, capturedAtMs) => this.#stt?.send(pcm, capturedAtMs),
@@ -287,7 +270,7 @@ export class VoiceSession {
   }
 
   #transcript(event: TranscriptEvent | undefined): void {
-    if (event) this.#events.emit("transcript", event);
+    if (event) this.emit("transcript", event);
   }
 
   #assistantFinal(reply: Reply): void {
@@ -300,7 +283,7 @@ export class VoiceSession {
     const flushed = await this.#stt!.flush(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
     if (this.#controller?.signal.aborted) return;
     if (flushed.missed) {
-      this.#events.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: flushed.cause });
+      this.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: flushed.cause });
     }
     this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt };
     this.#dispatch({ kind: "turnFlushed", missed: flushed.missed });
@@ -324,7 +307,7 @@ export class VoiceSession {
         transcript: (text) => this.#transcript(this.#transcripts.partial(message.id, "assistant", text)),
         error: (err) => this.#emitError(err, false),
         stalled: (service, ms) => {
-          this.#events.emit("warning", {
+          this.emit("warning", {
             service,
             message: `the ${service.toUpperCase()} sent nothing for ${ms} ms while the reply was not complete; the reply was cut off (turn.replyStallMs)`,
           });
@@ -367,7 +350,7 @@ export class VoiceSession {
     this.#heard = undefined;
     if (!reply || !heard) return;
     this.#counters.interruption();
-    this.#events.emit("interruption", {
+    this.emit("interruption", {
       reason: effect.reason,
       heardText: heard.heard,
       unheardText: heard.unheard,
@@ -401,8 +384,8 @@ export class VoiceSession {
   }
 
   #reportTurn(reply: Reply): void {
-    this.#events.emit("turn", this.#counters.report(reply.metrics));
-    this.#events.emit("metrics", this.metrics);
+    this.emit("turn", this.#counters.report(reply.metrics));
+    this.emit("metrics", this.metrics);
   }
 
   // ─── plumbing ─────────────────────────────────────────────────────────────
@@ -411,12 +394,12 @@ export class VoiceSession {
     if (state === this.#announced) return;
     const previous = this.#announced;
     this.#announced = state;
-    this.#events.emit("state", { state, previous });
+    this.emit("state", { state, previous });
   }
 
   #emitError(err: unknown, fatal: boolean): void {
     const error = err instanceof Error ? err : new BargeinError(`unexpected failure: ${String(err)}`, { cause: err });
-    this.#events.emit("error", { error, fatal });
+    this.emit("error", { error, fatal });
   }
 
   /** A failure the session cannot continue after: report it and stop cleanly. */

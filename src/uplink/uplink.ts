@@ -41,7 +41,7 @@
  * Pure: no DOM; the sink and the clock are injected.
  */
 import { ConfigError } from "../errors.js";
-import { Emitter, type Listener } from "../util/emitter.js";
+import { EventSource } from "../util/emitter.js";
 import { UplinkStats, type UplinkMetrics } from "./uplink-stats.js";
 
 export type { UplinkMetrics } from "./uplink-stats.js";
@@ -100,7 +100,7 @@ type Item =
 /** What a gap marker is counted as against the budget (a small msgpack/JSON message). */
 const GAP_MARKER_BYTES = 32;
 
-export class Uplink {
+export class Uplink extends EventSource<UplinkEvents> {
   readonly budgetBytes: number;
   /** The most the socket's own buffer is given; see the header. */
   readonly #socketHighWater: number;
@@ -111,7 +111,6 @@ export class Uplink {
   readonly #bytesPerSample: number;
   readonly #retryMs: number;
   readonly #now: () => number;
-  readonly #events = new Emitter<UplinkEvents>();
   readonly #queue: Item[] = [];
   #queuedBytes = 0;
   #audioFrames = 0;
@@ -126,6 +125,7 @@ export class Uplink {
   readonly #m = new UplinkStats();
 
   constructor(sink: UplinkSink, options: UplinkOptions) {
+    super();
     const budgetMs = options.budgetMs ?? 500;
     if (!(budgetMs > 0)) throw new ConfigError(`Uplink: \`budgetMs\` must be > 0, not ${budgetMs}`);
     if (!(options.sampleRate > 0)) throw new ConfigError(`Uplink: \`sampleRate\` must be > 0`);
@@ -146,22 +146,6 @@ export class Uplink {
     this.#now = options.now ?? (() => performance.now());
   }
 
-  on<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): () => void {
-    return this.#events.on(name, fn);
-  }
-
-  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
-  once<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): () => void;
-  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
-  once<K extends keyof UplinkEvents & string>(name: K, signal?: AbortSignal): Promise<UplinkEvents[K]>;
-  once<K extends keyof UplinkEvents & string>(name: K, fnOrSignal?: Listener<UplinkEvents[K]> | AbortSignal): (() => void) | Promise<UplinkEvents[K]> {
-    return typeof fnOrSignal === "function" ? this.#events.once(name, fnOrSignal) : this.#events.once(name, fnOrSignal);
-  }
-
-  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
-  off<K extends keyof UplinkEvents & string>(name: K, fn: Listener<UplinkEvents[K]>): void {
-    this.#events.off(name, fn);
-  }
 
   /** True once the "end" policy ended the stream. */
   get ended(): boolean {
@@ -380,7 +364,7 @@ export class Uplink {
     if (this.#overloaded) return;
     this.#overloaded = true;
     this.#m.overloads++;
-    this.#events.emit("overload", {
+    this.emit("overload", {
       policy: this.#observe ? "observe" : this.#policy,
       pendingBytes: this.#pending(),
       budgetBytes: this.budgetBytes,
@@ -394,7 +378,7 @@ export class Uplink {
     this.#abandonQueue();
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#events.emit("ended", { reason: "overload" });
+    this.emit("ended", { reason: "overload" });
   }
 
   #abandonQueue(): void {

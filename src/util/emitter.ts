@@ -118,3 +118,35 @@ function report(err: unknown): void {
     throw err;
   });
 }
+
+/**
+ * The public `on` / `once` / `off` of a class that emits `Events`, written
+ * once: the Player, the Microphone, the Uplink and the VoiceSession extend it
+ * and emit with `this.emit`.
+ */
+export class EventSource<Events extends EventMap> {
+  /** The subclass's emitter, for helpers it hands its events to. */
+  protected readonly emitter = new Emitter<Events>();
+
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): () => void {
+    return this.emitter.on(name, fn);
+  }
+
+  /** Calls `fn` with the next payload of `name` only; returns the function that unsubscribes before then. */
+  once<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): () => void;
+  /** Resolves with the next payload of `name`; rejects if `signal` aborts first. */
+  once<K extends keyof Events & string>(name: K, signal?: AbortSignal): Promise<Events[K]>;
+  once<K extends keyof Events & string>(name: K, fnOrSignal?: Listener<Events[K]> | AbortSignal): (() => void) | Promise<Events[K]> {
+    return typeof fnOrSignal === "function" ? this.emitter.once(name, fnOrSignal) : this.emitter.once(name, fnOrSignal);
+  }
+
+  /** Removes the latest subscription of `fn` to `name` (by `on` or `once`); does nothing if there is none. */
+  off<K extends keyof Events & string>(name: K, fn: Listener<Events[K]>): void {
+    this.emitter.off(name, fn);
+  }
+
+  protected emit<K extends keyof Events & string>(name: K, payload: Events[K]): void {
+    this.emitter.emit(name, payload);
+  }
+}
