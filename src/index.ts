@@ -103,6 +103,7 @@ export type {
   ReconnectingEvent,
   ReconnectedEvent,
   OverloadEvent,
+  MuteEvent,
   BargeInOptions,
   TurnOptions,
 } from "./session/types.js";

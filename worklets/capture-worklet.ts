@@ -106,6 +106,8 @@ class CaptureProcessor extends AudioWorkletProcessor {
   /** Set by "close": process() returns false and the processor can be collected. */
   #closed = false;
   #meterOn = false;
+  /** Muted (see MainToCaptureMessage "mute"): the input counts as silence from the next quantum on. */
+  #muted = false;
   #meterSum = 0;
   #meterCount = 0;
   /** The context frame the next process() call should start at (-1: not started). */
@@ -162,6 +164,9 @@ class CaptureProcessor extends AudioWorkletProcessor {
         this.#meterSum = 0;
         this.#meterCount = 0;
         break;
+      case "mute":
+        this.#muted = message.muted;
+        break;
       case "profile":
         this.#post(profileReport(this.#clock));
         break;
@@ -180,14 +185,17 @@ class CaptureProcessor extends AudioWorkletProcessor {
     const mono = this.#mono;
     const channels = inputs[0];
     mono.fill(0);
-    if (channels && channels.length > 0) {
+    if (channels && channels.length > 0 && !this.#muted) {
       const scale = 1 / channels.length;
       for (let c = 0; c < channels.length; c++) {
         const data = channels[c];
         for (let i = 0; i < QUANTUM; i++) mono[i] += data[i] * scale;
       }
     }
-    this.#toVad(mono, currentFrame);
+    // Muted, the echo guard is left out: silence for a microphone would teach its filter that the
+    // bot's echo is gone, and it would have to converge again after the unmute.
+    if (this.#muted) this.#vad?.push(mono, this.#emitVad);
+    else this.#toVad(mono, currentFrame);
     this.#uplink?.push(mono, this.#emitUplink);
     if (this.#meterOn) this.#meter(mono);
     if (this.#echo && ++this.#quanta % this.#echoStatsQuanta === 0) this.#postEchoStats();

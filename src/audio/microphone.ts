@@ -216,6 +216,15 @@ export class Microphone extends EventSource<MicrophoneEvents> {
     this.#post({ kind: "meter", enabled });
   }
 
+  /**
+   * Muted, the worklet replaces the input by silence, from its next render
+   * quantum on: the VAD, the uplink and the meter all get zeros. The track
+   * stays open, so unmuting is as fast.
+   */
+  setMuted(muted: boolean): void {
+    this.#post({ kind: "mute", muted });
+  }
+
   /** @internal The worklet's process() durations (µs); needs `profile: true`. */
   profile(): Promise<ProcessProfile> {
     const node = this.#requireNode("profile");

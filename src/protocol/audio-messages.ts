@@ -170,6 +170,8 @@ export interface CaptureProcessorOptions {
 export type MainToCaptureMessage =
   | { kind: "connect-vad"; port: MessagePort }
   | { kind: "meter"; enabled: boolean }
+  /** Muted: the microphone's input is replaced by silence, for the VAD and the uplink alike. */
+  | { kind: "mute"; muted: boolean }
   | { kind: "profile" }
   | CloseMessage;
 

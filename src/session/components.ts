@@ -143,6 +143,7 @@ function vadPort(vad: VadWorker): VadPort {
 function capturePort(mic: Microphone): CapturePort {
   return {
     setMeter: (on) => mic.setMeter(on),
+    setMuted: (muted) => mic.setMuted(muted),
     on: ((name: "frame" | "level" | "ended" | "gap" | "echo", fn: (e?: any) => void) => {
       if (name === "echo") return mic.on("echo", (e) => fn({ erleDb: e.erleDb, delayMs: e.delayMs, converged: e.converged }));
       if (name === "frame") {

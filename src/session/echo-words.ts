@@ -52,6 +52,11 @@ export class RecentBotWords {
     return this.#last !== undefined && now - this.#last.endedAt < this.#windowS * 1000;
   }
 
+  /** Both verdicts on an STT word, for the turn machine's `word` event. */
+  judge(text: string, now: number, playing: { words: readonly TimedWord[]; renderedS: number } | undefined): { echo: boolean; nearBot: boolean } {
+    return { echo: this.isEcho(text, now, playing), nearBot: this.nearBot(now, playing) };
+  }
+
   /** Is `text` the bot's own voice heard back? `playing`: the reply playing now, if any. */
   isEcho(text: string, now: number, playing: { words: readonly TimedWord[]; renderedS: number } | undefined): boolean {
     if (playing && isRecentBotWord(text, playing.words, playing.renderedS, this.#windowS)) return true;

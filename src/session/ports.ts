@@ -10,6 +10,7 @@
  * Thread: main. Every `on` returns the function that unsubscribes; the
  * session unsubscribes all of them when it stops.
  */
+import { ConfigError } from "../errors.js";
 
 /** Playback, as the session drives it. */
 export interface PlayerPort {
@@ -77,6 +78,12 @@ export interface CapturePort {
   /** The echo guard's figures, about once a second while it runs. */
   on(name: "echo", fn: (e: { erleDb: number; delayMs: number; converged: boolean }) => void): () => void;
   setMeter(on: boolean): void;
+  /**
+   * Muted: from the next render quantum the capture sends silence (to the VAD
+   * and the uplink) while the track stays open. Optional for an app's own
+   * components; without it, the session's `mute()` throws a ConfigError.
+   */
+  setMuted?(muted: boolean): void;
 }
 
 /** The parts a session runs on; made in the browser by session/components.ts. */
@@ -113,3 +120,11 @@ export interface ComponentsContext {
  * Audio is needed (bargein/testing's `fakeAudio().components` runs in Node).
  */
 export type ComponentsFactory = (context: ComponentsContext) => Promise<SessionComponents>;
+
+/** A factory's result must have every part, or the session fails later and far from the cause. */
+export function checkComponents(components: SessionComponents | undefined): SessionComponents {
+  const missing = (["player", "vad", "capture", "dispose"] as const).filter((key) => !components?.[key]);
+  if (components && missing.length === 0) return components;
+  if (typeof components?.dispose === "function") void components.dispose().catch(() => {});
+  throw new ConfigError(`VoiceSession: the \`components\` factory returned no ${missing.map((k) => `\`${k}\``).join(", ")}; it must resolve to { player, vad, capture, dispose } (see SessionComponents)`);
+}

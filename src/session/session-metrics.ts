@@ -42,7 +42,7 @@ export class SessionCounters {
     return this.lastTurn;
   }
 
-  snapshot(parts: { uplink: UplinkMetrics | undefined; sttReplayedSamples: number; llm: SessionMetrics["llm"] }): SessionMetrics {
+  snapshot(parts: { uplink: UplinkMetrics | undefined; sttReplayedSamples: number; llm: SessionMetrics["llm"]; mic: SessionMetrics["mic"] }): SessionMetrics {
     return {
       turns: this.turns,
       interruptions: this.interruptions,
@@ -51,6 +51,7 @@ export class SessionCounters {
       sttReplayedSamples: parts.sttReplayedSamples,
       captureGaps: { ...this.captureGaps },
       llm: parts.llm,
+      mic: parts.mic,
       echo: this.#echo || this.echoWords ? { erleDb: NaN, delayMs: NaN, converged: false, ...this.#echo, echoWords: this.echoWords } : undefined,
     };
   }

@@ -92,6 +92,8 @@ export type TurnEvent =
   /** Reply `generation` has played out (or ended with no audio). */
   | { kind: "replyDone"; generation: number }
   | { kind: "interrupt"; reason: "api" | "stall" }
+  /** sendText(): a user turn typed instead of spoken. */
+  | { kind: "text"; text: string }
   /** stop(): the session is ending. */
   | { kind: "stop" }
   /** stop() has released everything. */
@@ -229,16 +231,7 @@ const HANDLERS: Handlers = {
     const text = s.userWords.join(" ").trim();
     const flushed = { ...s, endingTurn: false, userWords: [] };
     if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
-    const generation = s.generation + 1;
-    return {
-      state: { ...flushed, phase: "bot_thinking", generation, reply: { generation, audible: false }, lateWords: e.missed },
-      effects: [
-        { kind: "addUserMessage", text },
-        { kind: "fence", generation },
-        ...changeState(s, "bot_thinking"),
-        { kind: "startReply", generation },
-      ],
-    };
+    return startReply(flushed, text, e.missed);
   },
 
   replyAudible: (s, e, config) => {
@@ -259,6 +252,19 @@ const HANDLERS: Handlers = {
   },
 
   interrupt: (s, e) => interrupt(s, e.reason, undefined),
+
+  text: (s, e) => {
+    const typed = e.text.trim();
+    if (!typed || s.phase === "idle") return same(s);
+    // Words the user was saying join the typed ones: one turn, not two replies racing.
+    const text = [...s.userWords, typed].join(" ");
+    if (!s.reply) return startReply(s, text, false);
+    // Typed over the bot: the ordered interrupt (what was heard is kept), then the reply to the text.
+    // The floor goes straight to the new reply: no "listening" in between.
+    const cut = interrupt(s, "text", undefined);
+    const next = startReply({ ...cut.state, phase: s.phase }, text, false);
+    return { state: next.state, effects: [...cut.effects.filter((x) => x.kind !== "setState"), ...next.effects] };
+  },
 
   stop: (s) => {
     const text = s.userWords.join(" ").trim();
@@ -354,6 +360,18 @@ const SPOKEN_SLACK_MS = 400;
 /** The word's audio was captured before the utterance at `speechStartAt` began (unknown: no). */
 function spokenBefore(w: { spokenAt?: number }, speechStartAt: number): boolean {
   return w.spokenAt !== undefined && w.spokenAt < speechStartAt - SPOKEN_SLACK_MS;
+}
+
+/**
+ * The user's turn `text` goes into the history and a new reply starts for it.
+ * `lateWords`: the STT missed its flush, so words of this turn may still come.
+ */
+function startReply(s: TurnState, text: string, lateWords: boolean): TurnStep {
+  const generation = s.generation + 1;
+  return {
+    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords },
+    effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), { kind: "startReply", generation }],
+  };
 }
 
 /** The user's turn is over: flush the STT for its last words (once). */

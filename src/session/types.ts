@@ -212,9 +212,10 @@ export type VadEvent =
 export interface InterruptionEvent {
   /**
    * What caused it: user speech, an STT word during bot speech, a call to
-   * interrupt(), or a reply that stalled (see `turn.replyStallMs`).
+   * interrupt(), a reply that stalled (see `turn.replyStallMs`), or a turn
+   * typed over the bot (`sendText()`).
    */
-  reason: "speech" | "words" | "api" | "stall";
+  reason: "speech" | "words" | "api" | "stall" | "text";
   /** The part of the reply the user heard; it is what history keeps. */
   heardText: string;
   /** The part that was generated but not heard. */
@@ -265,6 +266,8 @@ export interface SessionMetrics {
    * STT words it took for echo (`echoWords`).
    */
   echo?: { erleDb: number; delayMs: number; converged: boolean; echoWords: number };
+  /** Whether the microphone is muted now (`mute()`), and for how long it was muted over the session, in ms. */
+  mic: { muted: boolean; mutedMs: number };
 }
 
 export interface WarningEvent {
@@ -322,4 +325,10 @@ export type VoiceSessionEvents = {
   reconnecting: ReconnectingEvent;
   reconnected: ReconnectedEvent;
   overload: OverloadEvent;
+  mute: MuteEvent;
 };
+
+/** The microphone was muted or unmuted (`mute()`, `unmute()`). */
+export interface MuteEvent {
+  muted: boolean;
+}

@@ -23,13 +23,14 @@ import { LlmAdmission } from "../providers/llm-admission.js";
 import { EventSource } from "../util/emitter.js";
 import { bargeInMinSpeechMs, createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
-import type { ComponentsFactory, SessionComponents } from "./ports.js";
+import { checkComponents, type ComponentsFactory, type SessionComponents } from "./ports.js";
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { Reply } from "./reply.js";
 import { SessionCounters } from "./session-metrics.js";
 import { onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
 import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
+import { MicMute } from "./mic-mute.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import type { SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
@@ -50,6 +51,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
   readonly #transcripts = new TranscriptFeed();
+  readonly #mute = new MicMute();
   /** The bot's recent words, to tell its echo in the STT from the user; undefined with the echo guard off. */
   readonly #botWords: RecentBotWords | undefined;
   #turn: TurnState = INITIAL_TURN_STATE;
@@ -99,7 +101,40 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       uplink: this.#stt?.uplinkMetrics,
       sttReplayedSamples: this.#stt?.replayedSamples ?? 0,
       llm: this.#admission.metrics,
+      mic: this.#mute.snapshot(performance.now()),
     });
+  }
+
+  /** Whether the microphone is muted (`mute()`). */
+  get muted(): boolean {
+    return this.#mute.muted;
+  }
+
+  /**
+   * Mutes the microphone: it sends silence (see MicMute), so nothing the user
+   * says reaches the VAD or the STT, and nothing barges in, while the track
+   * stays open for a fast `unmute()`. Allowed before start(); kept across
+   * stop() and start(). Emits `mute`.
+   */
+  mute(): void {
+    this.#setMuted(true);
+  }
+
+  /** Unmutes the microphone, from the next render quantum. Emits `mute`. */
+  unmute(): void {
+    this.#setMuted(false);
+  }
+
+  /**
+   * A user turn typed instead of spoken: it goes into the history and gets a
+   * reply by the same path as speech. Typed while the bot has the floor, it
+   * interrupts the reply first (an `interruption` with reason "text"; the
+   * history keeps what was heard). Words the user was saying join it.
+   */
+  sendText(text: string): void {
+    if (typeof text !== "string" || !text.trim()) throw new ConfigError("VoiceSession.sendText(): give the text of the user's turn, a non-empty string");
+    if (this.#turn.phase === "idle" || this.#stopping) throw new StateError("VoiceSession.sendText(): the session is not started; call start() first");
+    this.#dispatch({ kind: "text", text });
   }
 
   /** Names of the remote streams open now ("stt", "llm", "tts"). */
@@ -121,6 +156,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     try {
       const context = { sttFormat: this.#options.stt.audioFormat, minSpeechMs: bargeInMinSpeechMs(this.#options), signal };
       const components = (this.#components = checkComponents(await this.#makeComponents(context)));
+      this.#mute.attach(components.capture);
       this.#stt = new SttLink({
         provider: this.#options.stt,
         quests,
@@ -322,11 +358,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
 
   #echoOf(text: string): { echo: boolean; nearBot: boolean } {
     const player = this.#components?.player;
-    const words = this.#botWords;
-    if (!words) return { echo: false, nearBot: false };
     const playing = this.#reply && player ? { words: this.#reply.words, renderedS: player.renderedSeconds() } : undefined;
-    const now = performance.now();
-    return { echo: words.isEcho(text, now, playing), nearBot: words.nearBot(now, playing) };
+    return this.#botWords?.judge(text, performance.now(), playing) ?? { echo: false, nearBot: false };
   }
 
   #replyOf(generation: number): Reply | undefined {
@@ -390,6 +423,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
 
   // ─── plumbing ─────────────────────────────────────────────────────────────
 
+  #setMuted(muted: boolean): void {
+    if (this.#mute.set(muted, this.#components?.capture, performance.now())) this.emit("mute", { muted });
+  }
+
   #announce(state: SessionState): void {
     if (state === this.#announced) return;
     const previous = this.#announced;
@@ -408,12 +445,4 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#emitError(err, true);
     void this.stop();
   }
-}
-
-/** A factory's result must have every part, or the session fails later and far from the cause. */
-function checkComponents(components: SessionComponents | undefined): SessionComponents {
-  const missing = (["player", "vad", "capture", "dispose"] as const).filter((key) => !components?.[key]);
-  if (components && missing.length === 0) return components;
-  if (typeof components?.dispose === "function") void components.dispose().catch(() => {});
-  throw new ConfigError(`VoiceSession: the \`components\` factory returned no ${missing.map((k) => `\`${k}\``).join(", ")}; it must resolve to { player, vad, capture, dispose } (see SessionComponents)`);
 }

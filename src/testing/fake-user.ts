@@ -66,8 +66,13 @@ export class FakeMicrophone implements CapturePort {
   protected readonly emitter = new Emitter<CaptureEvents>();
   /** Whether the session turned the level meter on. */
   meter = false;
+  /** Whether the session muted the microphone: a FakeUser's speech then reaches neither the VAD nor the STT. */
+  muted = false;
   setMeter(on: boolean): void {
     this.meter = on;
+  }
+  setMuted(muted: boolean): void {
+    this.muted = muted;
   }
   on<K extends keyof CaptureEvents>(name: K, fn: (e: CaptureEvents[K]) => void): () => void {
     return this.emitter.on(name, fn as (e: CaptureEvents[K]) => void);
@@ -91,11 +96,15 @@ export interface FakeUserOptions {
   minSpeechMs?: number;
 }
 
-/** The current utterance: ms spoken, whether the VAD called it real, and the pause the VAD made. */
+/**
+ * The current utterance: ms spoken, whether the VAD called it real, and the pause the VAD made.
+ * `unheard`: it began while the microphone was muted, so the VAD never heard it begin.
+ */
 interface Utterance {
   ms: number;
   real: boolean;
   pausedToken: number | null;
+  unheard: boolean;
 }
 
 export class FakeUser {
@@ -141,10 +150,14 @@ export class FakeUser {
   /** The VAD's speech start; it pauses playback itself if the session armed it (the bot is speaking). */
   startSpeaking(): void {
     if (this.#speech) throw new StateError("FakeUser.startSpeaking(): the user is already speaking; call stopSpeaking() first");
+    if (this.mic.muted) {
+      this.#speech = { ms: 0, real: false, pausedToken: null, unheard: true };
+      return;
+    }
     const token = this.vad.autoPause;
     const paused = token !== null && this.#player !== undefined;
     if (paused) this.#player!.pause(token);
-    this.#speech = { ms: 0, real: false, pausedToken: paused ? token : null };
+    this.#speech = { ms: 0, real: false, pausedToken: paused ? token : null, unheard: false };
     this.vad.emit("speechStart", { pausedPlayback: paused, contextTime: this.#time() });
   }
 
@@ -154,6 +167,7 @@ export class FakeUser {
     const startS = this.clock.now / 1000;
     await this.#speak(this.msPerWord);
     if (this.#speech !== speech) return; // the session stopped meanwhile
+    if (this.mic.muted) return; // a muted microphone sent silence: the STT heard nothing
     this.#stt.word(text, startS);
     this.#stt.wordEnd(this.clock.now / 1000);
     await macrotask();
@@ -163,6 +177,7 @@ export class FakeUser {
   async stopSpeaking(): Promise<void> {
     const speech = this.#requireSpeech("stopSpeaking");
     this.#speech = undefined;
+    if (speech.unheard) return;
     if (speech.real) {
       this.vad.emit("speechEnd", { contextTime: this.#time() });
     } else {
@@ -185,7 +200,7 @@ export class FakeUser {
     if (toReal <= ms) {
       await this.clock.sleep(Math.max(0, toReal));
       speech.real = true;
-      if (this.#speech === speech) this.vad.emit("speechRealStart", { contextTime: this.#time() });
+      if (this.#speech === speech && !speech.unheard) this.vad.emit("speechRealStart", { contextTime: this.#time() });
       await this.clock.sleep(ms - Math.max(0, toReal));
     } else {
       await this.clock.sleep(ms);

@@ -58,6 +58,7 @@ import {
   type VadSpeechStart,
   type VadWorkerEvents,
   type VoiceSessionEvents,
+  type MuteEvent,
   type WarningEvent,
 } from "bargein";
 import { fakeLlm, fakeStt, fakeTts, scriptedQuest } from "bargein/testing";
@@ -88,6 +89,7 @@ export type SessionPayloadsNamed = Expect<
         error: SessionErrorEvent;
         reconnecting: ReconnectingEvent;
         reconnected: ReconnectedEvent;
+        mute: MuteEvent;
         overload: OverloadEvent;
       }
     >
@@ -158,6 +160,7 @@ export async function app(log: (line: string) => void): Promise<void> {
     reconnecting: (e: ReconnectingEvent) => log(`${e.service} attempt ${e.attempt} in ${e.delayMs} ms (${e.reason})`),
     reconnected: (e: ReconnectedEvent) => log(`${e.service} back after ${e.attempts}`),
     overload: (e: OverloadEvent) => log(`${e.service} ${e.reason}: ${e.pendingBytes}/${e.budgetBytes} (${e.policy})`),
+    mute: (e: MuteEvent) => log(e.muted ? "muted" : "unmuted"),
   };
   const unsubscribe: Array<() => void> = [];
   for (const name of Object.keys(handlers) as Array<keyof VoiceSessionEvents>) {

@@ -1,0 +1,122 @@
+/**
+ * The session's controls beyond start/stop/interrupt: mute() / unmute() and
+ * sendText(), on the public fakes (bargein/testing), whose microphone sends
+ * silence when muted as the capture worklet does. The worklet's own silence
+ * is tested in Chromium (test/browser/controls.spec.ts).
+ */
+import { describe, expect, test } from "vitest";
+import { fakeSession } from "../../src/testing/index.js";
+import { ConfigError, StateError, type InterruptionEvent, type MuteEvent } from "../../src/index.js";
+
+describe("mute() and unmute()", () => {
+  test("speech while muted reaches neither the VAD nor the STT: no turn, no barge-in; unmuted, the next words are a turn", async () => {
+    const { session, user, player, clock, waitForState, waitForReply } = fakeSession({ replies: ["one two three four five six seven eight", "Okay."] });
+    const mutes: MuteEvent[] = [];
+    const interruptions: InterruptionEvent[] = [];
+    session.on("mute", (e) => mutes.push(e));
+    session.on("interruption", (e) => interruptions.push(e));
+    await session.start();
+    await user.says("hello");
+    await waitForState("bot_speaking");
+    await waitForReply();
+    await player.play(250);
+    session.mute();
+    expect(session.muted).toBe(true);
+    expect(user.mic.muted).toBe(true); // the capture was told: it sends silence
+    await user.says("this is private"); // over the bot: no pause, no barge-in
+    expect(player.paused).toBe(false);
+    expect(interruptions).toEqual([]);
+    expect(session.state).toBe("bot_speaking");
+    await player.play();
+    expect(session.state).toBe("listening");
+    await user.says("still private");
+    expect(session.state).toBe("listening");
+    expect(session.history.map((m) => m.text)).toEqual(["hello", "one two three four five six seven eight"]);
+    await clock.sleep(300);
+    expect(session.metrics.mic.muted).toBe(true);
+    session.unmute();
+    expect(session.metrics.mic).toEqual({ muted: false, mutedMs: expect.any(Number) });
+    expect(session.metrics.mic.mutedMs).toBeGreaterThan(0);
+    await user.says("okay now");
+    await waitForState("bot_speaking");
+    expect(session.history[2]).toMatchObject({ role: "user", text: "okay now" });
+    expect(mutes).toEqual([{ muted: true }, { muted: false }]);
+    // Muting twice is one change, one event.
+    session.mute();
+    session.mute();
+    expect(mutes).toHaveLength(3);
+    await session.stop();
+  });
+
+  test("muted before start(), the session starts muted; the state carries over a stop() and start()", async () => {
+    const { session, user } = fakeSession();
+    session.mute();
+    await session.start();
+    expect(user.mic.muted).toBe(true);
+    await user.says("hello");
+    expect(session.state).toBe("listening");
+    expect(session.history).toEqual([]);
+    await session.stop();
+    expect(session.muted).toBe(true);
+  });
+
+  test("components without capture.setMuted: mute() is a ConfigError that says what to add, and nothing changes", async () => {
+    const { session, user } = fakeSession();
+    (user.mic as { setMuted?: unknown }).setMuted = undefined;
+    await session.start();
+    expect(() => session.mute()).toThrow(ConfigError);
+    expect(() => session.mute()).toThrow(/capture\.setMuted/);
+    expect(session.muted).toBe(false);
+    await session.stop();
+  });
+});
+
+describe("sendText()", () => {
+  test("a typed turn goes into the history and gets a reply by the same path as speech", async () => {
+    const { session, llm, waitForState, player } = fakeSession({ replies: ["Sure."] });
+    await session.start();
+    session.sendText("  what time is it ");
+    await waitForState("bot_speaking");
+    expect(llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "what time is it" });
+    await player.play();
+    expect(session.history).toEqual([
+      { id: "u1", role: "user", text: "what time is it" },
+      { id: "a2", role: "assistant", text: "Sure.", interrupted: false, unheardText: "" },
+    ]);
+    await session.stop();
+  });
+
+  test("typed while the bot speaks, it interrupts the reply (reason 'text'), the history keeps what was heard, and the text is answered", async () => {
+    const { session, user, player, waitForState, waitForReply } = fakeSession({ replies: ["Sure, I can help. What do you need?", "Okay."] });
+    const interruptions: InterruptionEvent[] = [];
+    const states: string[] = [];
+    session.on("interruption", (e) => interruptions.push(e));
+    await session.start();
+    await user.says("can you help me");
+    await waitForState("bot_speaking");
+    await waitForReply();
+    await player.play(1000);
+    session.on("state", (e) => states.push(e.state));
+    session.sendText("never mind");
+    expect(interruptions).toMatchObject([{ reason: "text", heardText: "Sure, I can help.", unheardText: "What do you need?" }]);
+    // The floor goes straight to the reply to the text.
+    expect(states).toEqual(["bot_thinking"]);
+    await waitForState("bot_speaking");
+    await player.play();
+    expect(session.history.map((m) => [m.role, m.text])).toEqual([
+      ["user", "can you help me"],
+      ["assistant", "Sure, I can help."],
+      ["user", "never mind"],
+      ["assistant", "Okay."],
+    ]);
+    await session.stop();
+  });
+
+  test("empty text is a ConfigError; before start() a StateError", async () => {
+    const { session } = fakeSession();
+    expect(() => session.sendText("hello")).toThrow(StateError);
+    await session.start();
+    expect(() => session.sendText("   ")).toThrow(ConfigError);
+    await session.stop();
+  });
+});
