@@ -65,6 +65,8 @@ export interface TurnState {
 export type InterruptReason = InterruptionEvent["reason"];
 
 export type TurnEvent =
+  /** start() began: the microphone, the VAD and the STT are being opened. */
+  | { kind: "connect" }
   /** start() is done: the session listens. */
   | { kind: "listen" }
   | { kind: "speechStart"; pausedByWorker: boolean; at: number }
@@ -160,7 +162,9 @@ type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnCon
 type Handlers = { [K in TurnEvent["kind"]]: Handler<Extract<TurnEvent, { kind: K }>> };
 
 const HANDLERS: Handlers = {
-  listen: (s) => (s.phase === "idle" ? to(s, "listening") : same(s)),
+  connect: (s) => (s.phase === "idle" ? to(s, "connecting") : same(s)),
+
+  listen: (s) => (s.phase === "idle" || s.phase === "connecting" ? to(s, "listening") : same(s)),
 
   speechStart: (s, e, config) => {
     const speaking = { ...s, vadSpeaking: true, speechStartAt: s.vadSpeaking ? s.speechStartAt : e.at };
@@ -255,7 +259,7 @@ const HANDLERS: Handlers = {
 
   text: (s, e) => {
     const typed = e.text.trim();
-    if (!typed || s.phase === "idle") return same(s);
+    if (!typed || s.phase === "idle" || s.phase === "connecting") return same(s);
     // Words the user was saying join the typed ones: one turn, not two replies racing.
     const text = [...s.userWords, typed].join(" ");
     if (!s.reply) return startReply(s, text, false);

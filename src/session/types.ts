@@ -7,7 +7,11 @@ import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/up
 import type { ComponentsFactory } from "./ports.js";
 import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
 
-export type SessionState = "idle" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
+/**
+ * `connecting`: start() is opening the microphone, loading the VAD and
+ * connecting the STT; `listening` once it resolves.
+ */
+export type SessionState = "idle" | "connecting" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
 
 export interface BargeInOptions {
   /** Barge-in on at all. Default true. When false, user speech during bot speech is ignored. */

@@ -133,7 +133,9 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
    */
   sendText(text: string): void {
     if (typeof text !== "string" || !text.trim()) throw new ConfigError("VoiceSession.sendText(): give the text of the user's turn, a non-empty string");
-    if (this.#turn.phase === "idle" || this.#stopping) throw new StateError("VoiceSession.sendText(): the session is not started; call start() first");
+    if (this.#turn.phase === "idle" || this.#turn.phase === "connecting" || this.#stopping) {
+      throw new StateError("VoiceSession.sendText(): the session is not listening yet; call it once start() has resolved");
+    }
     this.#dispatch({ kind: "text", text });
   }
 
@@ -151,6 +153,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   async start(): Promise<void> {
     if (this.#turn.phase !== "idle" || this.#controller) throw new StateError("VoiceSession.start(): the session is already started; call stop() first");
     this.#controller = new AbortController();
+    this.#dispatch({ kind: "connect" });
     const signal = this.#controller.signal;
     const quests = (this.#quests = new QuestManager(signal));
     try {

@@ -107,7 +107,7 @@ test("the built app reaches listening and completes a spoken turn, loading only 
   const result = await page.evaluate(() => (window as any).consumer.turn());
   expect(result.errors).toEqual([]);
   expect(result.afterStart).toBe("listening");
-  expect(result.states.slice(0, 5)).toEqual(["listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
+  expect(result.states.slice(0, 6)).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
   expect(result.history[0].role).toBe("user");
   // pocketsphinx's words vary with where the 80 ms frames fall (see session.spec.ts): most come through.
   const heard: string[] = result.history[0].text.toLowerCase().split(/\s+/);

@@ -46,7 +46,7 @@ test.describe("a full turn with known speech injected through `input`", () => {
       expect(reply.interrupted).toBe(false);
       // The reply's audio reached the output: at least ~1 s of it above -40 dBFS.
       expect(result.loudMs).toBeGreaterThan(1000);
-      expect(result.log.states.slice(0, 5)).toEqual(["listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
+      expect(result.log.states.slice(0, 6)).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
       const turn = result.log.turns[0];
       for (const key of ["speechEndToSttFinalMs", "speechEndToFirstTokenMs", "speechEndToFirstAudioByteMs", "speechEndToFirstAudibleMs", "firstAudioByteToAudibleMs"]) {
         expect(turn[key], key).toBeGreaterThan(0);

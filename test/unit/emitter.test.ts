@@ -220,9 +220,9 @@ describe("VoiceSession once / off", () => {
     await new Promise((r) => setTimeout(r, 20));
     await t.session.stop();
 
-    expect(all.slice(0, 2)).toEqual(["listening", "user_speaking"]);
+    expect(all.slice(0, 3)).toEqual(["connecting", "listening", "user_speaking"]);
     expect(all.at(-1)).toBe("idle");
-    expect(first).toEqual([{ state: "listening", previous: "idle" }]);
+    expect(first).toEqual([{ state: "connecting", previous: "idle" }]);
     expect(removed).toEqual([]);
   });
 
@@ -230,7 +230,7 @@ describe("VoiceSession once / off", () => {
     const t = setup();
     const next = t.session.once("state");
     await t.session.start();
-    await expect(next).resolves.toEqual({ state: "listening", previous: "idle" });
+    await expect(next).resolves.toEqual({ state: "connecting", previous: "idle" });
     await t.session.stop();
   });
 });

@@ -17,7 +17,7 @@ test.skipIf(!built)("dist/testing.js and dist/bargein.js run a scripted conversa
   const script = fileURLToPath(new URL("./testing-dist-conversation.mjs", import.meta.url));
   const { stdout } = await promisify(execFile)(process.execPath, [script], { cwd: root, timeout: 20_000 });
   const seen = JSON.parse(stdout.trim().split("\n").at(-1)!);
-  expect(seen.states).toEqual(["listening", "user_speaking", "bot_thinking", "bot_speaking", "user_speaking", "bot_thinking", "bot_speaking", "listening", "idle"]);
+  expect(seen.states).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "user_speaking", "bot_thinking", "bot_speaking", "listening", "idle"]);
   expect(seen.finals).toContain("user: can you help me");
   expect(seen.interruptions).toEqual([{ reason: "speech", heardText: "Sure, I can help.", unheardText: "What do you need?" }]);
   expect(seen.history).toEqual([

@@ -56,6 +56,7 @@ test("a scripted conversation: the user asks, the bot answers, the user barges i
 
   await session.stop();
   expect(states).toEqual([
+    "connecting",
     "listening",
     "user_speaking",
     "bot_thinking",

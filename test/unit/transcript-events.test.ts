@@ -36,6 +36,7 @@ describe("transcript, interruption, turn and state: ids, finals and order", () =
     t.player.playOut(1);
     // The reply's partials stream on while its audio starts: `bot_speaking` comes among them.
     expect(log.filter((l) => !/^a2 partial/.test(l))).toEqual([
+      "state connecting",
       "state listening",
       "state user_speaking",
       "u1 partial what",

@@ -34,7 +34,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
       { id: "u1", role: "user", text: "what time is it" },
       { id: "a2", role: "assistant", text: "one two three four five six", interrupted: false, unheardText: "" },
     ]);
-    expect(t.states).toEqual(["listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
+    expect(t.states).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
     expect(t.session.metrics.turns).toBe(1);
     await t.session.stop();
     expect(t.session.state).toBe("idle");
