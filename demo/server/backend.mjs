@@ -7,13 +7,18 @@
 //   POST /v1/chat/completions               LLM over SSE (emulators/openai-llm.mjs, scripted ELIZA)
 //   WS   /v1/responses                      LLM over a WebSocket
 //   WS   /v1/listen, /v2/listen             Deepgram Nova and Flux (emulators/deepgram.mjs, pocketsphinx)
-//   POST /v1/auth/grant                     Deepgram's short-lived token
+//   POST /v1/auth/grant                     Deepgram's short-lived token (emulators/service-tokens.mjs, as the next three)
 //   WS   /v3/ws                             AssemblyAI Universal-Streaming (emulators/assemblyai.mjs, pocketsphinx)
+//   GET  /v3/token                          AssemblyAI's temporary token (one session)
 //   WS   /v1/text-to-speech/{voice}/multi-stream-input  ElevenLabs TTS (emulators/elevenlabs.mjs, flite)
+//   POST /v1/single-use-token/{token_type}  ElevenLabs' single-use token
 //   WS   /tts/websocket                     Cartesia TTS (emulators/cartesia.mjs, flite)
+//   POST /access-token                      Cartesia's access token (grants)
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
-//   GET  /api/token                         a token for the page's token functions
+//   GET  /api/token                         the backend's token for the page's token functions (Kyutai, the LLM);
+//        /api/token?service=NAME            a short-lived token of that service (deepgram, assemblyai, elevenlabs,
+//                                           cartesia), minted by its emulator's own mint code, never the key
 // Used by main.mjs (`npm run demo`), the backend tests, browser tests and benchmarks.
 //
 // A new emulator is one file exporting a factory (EmulatorDeps → Emulator) and one entry
@@ -24,6 +29,7 @@ import { WebSocketServer } from "ws";
 import { createStaticHandler } from "./static.mjs";
 import { createStats } from "./stats.mjs";
 import { isAuthorized, parseKnobs } from "./knobs.mjs";
+import { sendJson } from "./http-json.mjs";
 import { DecoderPool, recogniserAvailable, recogniserUnavailableReason } from "./pocketsphinx.mjs";
 import { installCommand } from "./speech-deps.mjs";
 import { kyutaiSttEmulator } from "./emulators/kyutai-stt.mjs";
@@ -33,23 +39,31 @@ import { deepgramEmulator } from "./emulators/deepgram.mjs";
 import { createAssemblyAiService } from "./emulators/assemblyai.mjs";
 import { ELEVENLABS_PATH, createElevenlabsEmulator } from "./emulators/elevenlabs.mjs";
 import { CARTESIA_PATH, createCartesiaEmulator } from "./emulators/cartesia.mjs";
+import { assemblyaiTokens, cartesiaTokens, elevenlabsTokens } from "./emulators/service-tokens.mjs";
 
 /** @param {EmulatorDeps} deps @returns {Emulator} AssemblyAI checks the token itself, after the upgrade (close 1008), as the service does. */
-const assemblyaiEmulator = ({ stats, pool, token }) => ({
-  name: "assemblyai",
-  knobsFrom: "stt",
-  sockets: { "/v3/ws": createAssemblyAiService({ stats, pool, token }) },
-  authorize: () => true,
-});
-/** @param {EmulatorDeps} deps @returns {Emulator} */
-const elevenlabsEmulator = ({ stats }) => {
-  const { handle, authorize } = createElevenlabsEmulator({ stats });
-  return { name: "elevenlabs", knobsFrom: "tts", sockets: { [ELEVENLABS_PATH]: handle }, authorize };
+const assemblyaiEmulator = ({ stats, pool, token }) => {
+  const tokens = assemblyaiTokens({ stats, key: token });
+  return {
+    name: "assemblyai",
+    knobsFrom: "stt",
+    sockets: { "/v3/ws": createAssemblyAiService({ stats, pool, credentials: tokens.checkSocket }) },
+    http: tokens.http,
+    authorize: () => true,
+    mintForPage: tokens.forPage,
+  };
 };
 /** @param {EmulatorDeps} deps @returns {Emulator} */
-const cartesiaEmulator = ({ stats }) => {
-  const { handle, authorize } = createCartesiaEmulator({ stats });
-  return { name: "cartesia", knobsFrom: "tts", sockets: { [CARTESIA_PATH]: handle }, authorize };
+const elevenlabsEmulator = ({ stats, token }) => {
+  const tokens = elevenlabsTokens({ stats, key: token });
+  const { handle } = createElevenlabsEmulator({ stats });
+  return { name: "elevenlabs", knobsFrom: "tts", sockets: { [ELEVENLABS_PATH]: handle }, http: tokens.http, authorize: tokens.authorize, mintForPage: tokens.forPage };
+};
+/** @param {EmulatorDeps} deps @returns {Emulator} */
+const cartesiaEmulator = ({ stats, token }) => {
+  const tokens = cartesiaTokens({ stats, key: token });
+  const { handle } = createCartesiaEmulator({ stats });
+  return { name: "cartesia", knobsFrom: "tts", sockets: { [CARTESIA_PATH]: handle }, http: tokens.http, authorize: tokens.authorize, mintForPage: tokens.forPage };
 };
 
 /** Every emulator the backend runs; each contributes its routes and its part of /api/health. */
@@ -83,6 +97,8 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
  *   runs after `authorize` and before the upgrade: a service that refuses or delays its handshake
  *   (an HTTP 429 at capacity, a slow start) does it here; a non-null answer refuses the upgrade
  * @property {() => unknown} [health]
+ * @property {() => { token: string, expiresInS: number }} [mintForPage]
+ *   a short-lived token of this service, by the same code as its mint endpoint, for GET /api/token?service=…
  */
 
 /**
@@ -138,13 +154,21 @@ export async function startReferenceBackend(options = {}) {
     if (url.pathname === "/api/health" && req.method === "GET") {
       return sendJson(res, 200, health());
     }
-    // The page's token function calls this. A real app's server would check
-    // the user's session and mint a short-lived token for the speech services;
-    // the secret itself never reaches the page's source.
+    // The page's token function calls this. A real app's server would check the user's
+    // session first. With ?service=, the service's own short-lived token, minted here by the
+    // emulator's mint code (the key never reaches the page); without, the backend's token,
+    // which Kyutai and the LLM take.
     if (url.pathname === "/api/token" && req.method === "GET") {
-      return sendJson(res, 200, { token: token ?? "", expiresInS: 300 });
+      const service = url.searchParams.get("service");
+      if (service === null) return sendJson(res, 200, { token: token ?? "", expiresInS: 300 });
+      const mint = emulators.find((e) => e.name === service)?.mintForPage;
+      if (!mint) {
+        const known = emulators.filter((e) => e.mintForPage).map((e) => e.name);
+        return sendJson(res, 400, { error: `no short-lived token for service ${JSON.stringify(service)}; one of ${known.join(", ")}` });
+      }
+      return sendJson(res, 200, mint());
     }
-    const route = httpRoutes.get(url.pathname);
+    const route = findRoute(httpRoutes, url.pathname);
     if (route) return void route.handle(req, res, url, parseKnobs(url.searchParams, defaults[route.emulator.name]));
     if (serveStatic(req, res)) return;
     res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
@@ -212,7 +236,7 @@ export async function startReferenceBackend(options = {}) {
 
 /**
  * The route for `pathname`: an exact path, or one whose `*` segments match one
- * non-empty segment each (ElevenLabs' voice id).
+ * non-empty segment each (ElevenLabs' voice id and token type).
  * @template T
  * @param {Map<string, T>} routes
  * @param {string} pathname
@@ -226,12 +250,6 @@ function findRoute(routes, pathname) {
     if (pattern.length === segments.length && pattern.every((p, i) => p === segments[i] || (p === "*" && segments[i] !== ""))) return route;
   }
   return undefined;
-}
-
-/** @param {import("node:http").ServerResponse} res @param {number} status @param {unknown} body */
-function sendJson(res, status, body) {
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" });
-  res.end(JSON.stringify(body));
 }
 
 /** @param {import("node:stream").Duplex} socket @param {number} status @param {string} text */

@@ -14,8 +14,9 @@
  * Auth: the token function returns a temporary token that the app's server
  * got from `GET https://streaming.assemblyai.com/v3/token?expires_in_seconds=…`
  * with its API key; it goes in the `token` query parameter (browsers cannot
- * set headers on a WebSocket). A token is good for one session, and the
- * function is called once per connection.
+ * set headers on a WebSocket). A token is good for one session (and must be
+ * used within its `expires_in_seconds`, 1–600), so the function is called once
+ * per connection attempt: a retry on another instance gets a fresh one.
  *
  * We speak the protocol directly rather than through the `assemblyai` SDK: the
  * SDK hides the per-word finality and times the heard-text cut needs, and its
@@ -59,7 +60,7 @@ import { decodeJson, protocolError, type TaggedMessage, type WireContext } from 
 export interface AssemblyaiSttOptions {
   /** The service's base URL(s) (default "wss://streaming.assemblyai.com"; EU: "wss://streaming.eu.assemblyai.com"). `/v3/ws` is appended unless present. */
   urls?: string | readonly string[];
-  /** Returns a temporary streaming token from your server (`GET /v3/token`). Called once per connection. */
+  /** Returns a temporary streaming token from your server (`GET /v3/token`). Called once per connection attempt (a token opens one session). */
   token?: () => Promise<string>;
   /** `speech_model` (default "universal-streaming-english"; "universal-streaming-multilingual" for en, es, fr, de, it, pt). */
   speechModel?: string;
@@ -140,10 +141,12 @@ export function assemblyaiStt(options: AssemblyaiSttOptions = {}): AssemblyaiStt
     audioFormat: { sampleRate, encoding: "s16" },
     supportsGap: false,
     async connect(signal?: AbortSignal): Promise<AssemblyaiSttStream> {
-      const token = await fetchToken(options.token, signal);
       return findInstance(
         { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? 3000, random: options.random, signal },
         async (base, attemptSignal) => {
+          // A token per attempt: a temporary token opens one session, and an attempt that timed
+          // out may have spent it on an instance that was slow to send Begin.
+          const token = await fetchToken(options.token, attemptSignal);
           const endpoint = withKeyterms(serviceUrl(base, PATH, query(token), { websocket: true, secrets: ["token"] }), options.keytermsPrompt);
           const stream = new AssemblyaiStream(sampleRate, chunkMs, options.maxMessageBytes ?? 256 * 1024, options.flushGraceMs ?? 800);
           await stream.open(endpoint, attemptSignal);

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
-import { TurnCutter, turnSettings } from "../../demo/server/emulators/assemblyai.mjs";
+import { TurnCutter, turnSettings } from "../../demo/server/core/turn-cutter.mjs";
 import { readWav } from "../../demo/server/wav.mjs";
 import { assemblyaiStt } from "../../src/providers/assemblyai-stt.js";
 import type { SttProvider } from "../../src/providers/types.js";
@@ -15,10 +15,11 @@ import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "../unit/session-fakes.js";
 import { RecordingSocket, type Message } from "./helpers";
 
-const TOKEN = "aai-temp-token-1";
+/** The backend's key stands for the AssemblyAI API key; sockets open with temporary tokens minted with it. */
+const KEY = "aai-api-key-1";
 let backend: ReferenceBackend;
 beforeAll(async () => {
-  backend = await startReferenceBackend({ serveStatic: false, token: TOKEN });
+  backend = await startReferenceBackend({ serveStatic: false, token: KEY });
 }, 60_000);
 afterAll(() => backend?.close());
 
@@ -30,8 +31,14 @@ function speech(name: string) {
   return { samples: wav.samples as Int16Array, meta };
 }
 
-function connect(query = "") {
-  return new RecordingSocket(`${backend.wsUrl}/v3/ws?sample_rate=16000&encoding=pcm_s16le&token=${TOKEN}${query}`, "json");
+/** What an app's server does: GET /v3/token with the API key in `Authorization`. */
+async function mintToken(query = "expires_in_seconds=60", key = KEY) {
+  return fetch(`${backend.url}/v3/token?${query}`, { headers: { Authorization: key } });
+}
+const temporaryToken = async () => ((await (await mintToken()).json()) as { token: string }).token;
+
+async function connect(query = "", token?: string) {
+  return new RecordingSocket(`${backend.wsUrl}/v3/ws?sample_rate=16000&encoding=pcm_s16le&token=${token ?? (await temporaryToken())}${query}`, "json");
 }
 
 /** Sends 16 kHz s16 audio in 50 ms binary messages (the last one padded with silence). */
@@ -54,7 +61,7 @@ const keys = (m: object) => Object.keys(m).sort();
 describe("AssemblyAI emulator /v3/ws", () => {
   test("a spoken question comes back as one turn: its words, final, with times near the spoken ones, then end_of_turn", async () => {
     const { samples, meta } = speech("weather-question");
-    const s = connect();
+    const s = await connect();
     await s.next("Begin", 15_000);
     sendPcm(s, samples);
     sendPcm(s, silence(1500)); // past max_turn_silence (1280 ms)
@@ -84,7 +91,7 @@ describe("AssemblyAI emulator /v3/ws", () => {
 
   test("its messages have exactly the fields of the docs' examples", async () => {
     const { samples } = speech("help-me");
-    const s = connect("&format_turns=true");
+    const s = await connect("&format_turns=true");
     await s.next("Begin", 15_000);
     sendPcm(s, samples);
     sendPcm(s, silence(1500));
@@ -107,7 +114,7 @@ describe("AssemblyAI emulator /v3/ws", () => {
 
   test("ForceEndpoint ends the open turn at once, with the audio sent before it", async () => {
     const { samples, meta } = speech("turn-on-lights");
-    const s = connect();
+    const s = await connect();
     await s.next("Begin", 15_000);
     sendPcm(s, samples); // no trailing silence: the turn is still open
     s.send({ type: "ForceEndpoint" });
@@ -117,7 +124,7 @@ describe("AssemblyAI emulator /v3/ws", () => {
   });
 
   test("the docs' client messages are accepted; Terminate answers Termination with the audio's duration, then closes 1000", async () => {
-    const s = connect();
+    const s = await connect();
     await s.next("Begin", 15_000);
     sendPcm(s, silence(2000));
     for (const message of docs("client-messages").messages) s.send(message);
@@ -131,14 +138,69 @@ describe("AssemblyAI emulator /v3/ws", () => {
     const missing = new RecordingSocket(`${backend.wsUrl}/v3/ws?sample_rate=16000`, "json");
     expect(await missing.closed).toMatchObject({ code: 1008, reason: "Unauthorized Connection: Missing Authorization header" });
     const wrong = new RecordingSocket(`${backend.wsUrl}/v3/ws?sample_rate=16000&token=nope`, "json");
-    expect((await wrong.closed).code).toBe(1008);
+    expect(await wrong.closed).toMatchObject({ code: 1008, reason: "Unauthorized Connection: Invalid token" });
     expect(wrong.of("Begin")).toHaveLength(0);
     // A Node client may send its API key as the Authorization header instead.
-    const header = new WebSocket(`${backend.wsUrl}/v3/ws?sample_rate=16000`, { headers: { Authorization: TOKEN } });
+    const header = new WebSocket(`${backend.wsUrl}/v3/ws?sample_rate=16000`, { headers: { Authorization: KEY } });
     const first = await new Promise<Message>((resolve) => header.once("message", (d) => resolve(JSON.parse(String(d)))));
     expect(first.type).toBe("Begin");
     header.close();
   });
+
+  test("GET /v3/token: the docs' response; the token opens one session, a second use and an expired token are closed with 1008", async () => {
+    const minted = await mintToken();
+    expect(minted.status).toBe(200);
+    const body = await minted.json();
+    expect(Object.keys(body).sort()).toEqual(Object.keys(docs("token").response).sort());
+    expect(body.expires_in_seconds).toBe(60);
+    const first = await connect("", body.token);
+    expect((await first.next("Begin", 15_000)).message?.type).toBe("Begin");
+    // One-time use: the same token again, even while the first session is open, is refused.
+    const again = await connect("", body.token);
+    expect(await again.closed).toMatchObject({ code: 1008, reason: "Unauthorized Connection: Token already used" });
+    expect(again.of("Begin")).toHaveLength(0);
+    first.ws.close();
+    // The redemption window: a token not used within expires_in_seconds is refused.
+    const short = (await (await mintToken("expires_in_seconds=1")).json()).token;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const late = await connect("", short);
+    expect(await late.closed).toMatchObject({ code: 1008, reason: "Unauthorized Connection: Token expired" });
+    // A token minted with another key (another account) is refused as wrong.
+    const other = await startReferenceBackend({ serveStatic: false, prewarm: false, recogniser: false, token: "another-key" });
+    try {
+      const foreign = (await (await fetch(`${other.url}/v3/token?expires_in_seconds=60`, { headers: { Authorization: "another-key" } })).json()).token;
+      expect(await (await connect("", foreign)).closed).toMatchObject({ code: 1008, reason: "Unauthorized Connection: Invalid token" });
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
+
+  test("GET /v3/token: a wrong key is HTTP 401, expires_in_seconds outside 1–600 or a session limit outside 60–10800 s is 400; the limit sets Begin.expires_at", async () => {
+    const wrong = await mintToken("expires_in_seconds=60", "not-the-key");
+    expect(wrong.status).toBe(401);
+    expect(typeof (await wrong.json()).error).toBe("string");
+    for (const query of ["", "expires_in_seconds=0", "expires_in_seconds=601", "expires_in_seconds=1.5", "expires_in_seconds=60&max_session_duration_seconds=59", "expires_in_seconds=60&max_session_duration_seconds=10801"]) {
+      expect(`${query}: ${(await mintToken(query)).status}`).toBe(`${query}: 400`);
+    }
+    const limited = (await (await mintToken("expires_in_seconds=60&max_session_duration_seconds=120")).json()).token;
+    const before = Math.floor(Date.now() / 1000);
+    const s = await connect("", limited);
+    const begin = (await s.next("Begin", 15_000)).message!;
+    expect(begin.expires_at - before).toBeGreaterThanOrEqual(120);
+    expect(begin.expires_at - before).toBeLessThanOrEqual(121);
+    s.ws.close();
+  }, 30_000);
+
+  test("GET /api/token?service=assemblyai: the demo's token endpoint mints a temporary token the emulator accepts, not the key", async () => {
+    const response = await fetch(`${backend.url}/api/token?service=assemblyai`);
+    const { token, expiresInS } = await response.json();
+    expect(token).not.toBe(KEY);
+    expect(expiresInS).toBe(60);
+    const s = await connect("", token);
+    expect((await s.next("Begin", 15_000)).message?.type).toBe("Begin");
+    s.ws.close();
+    expect(await (await connect("", token)).closed).toMatchObject({ code: 1008, reason: "Unauthorized Connection: Token already used" });
+  }, 30_000);
 
   test("close codes: 3007 for a chunk under 50 ms, 3006 for bad JSON or an unknown type, 3009 past the capacity knob", async () => {
     const cases: [string, (s: RecordingSocket) => void, number][] = [
@@ -147,25 +209,25 @@ describe("AssemblyAI emulator /v3/ws", () => {
       ["unknown type", (s) => s.send({ type: "Finalize" }), 3006],
     ];
     for (const [, act, code] of cases) {
-      const s = connect();
+      const s = await connect();
       await s.next("Begin", 15_000);
       act(s);
       expect((await s.closed).code).toBe(code);
     }
-    const full = connect("&capacity=0");
+    const full = await connect("&capacity=0");
     expect(await full.closed).toMatchObject({ code: 3009, reason: "Unauthorized Connection: Too many concurrent sessions" });
   });
 
   test("fault knobs: malformed sends a frame that is not JSON, oversize one huge Turn, drop_after_ms cuts the socket", async () => {
-    const bad = connect("&malformed=1");
+    const bad = await connect("&malformed=1");
     await bad.until(() => bad.messages.length >= 2, 15_000, "Begin and the malformed frame");
     expect(bad.messages[1].message).toBeNull();
     bad.close();
-    const big = connect("&oversize=300000");
+    const big = await connect("&oversize=300000");
     await big.until(() => big.messages.length >= 2, 15_000, "the oversized Turn");
     expect(big.messages[1].bytes).toBeGreaterThan(300_000);
     big.close();
-    const dropped = connect("&drop_after_ms=100");
+    const dropped = await connect("&drop_after_ms=100");
     expect((await dropped.closed).code).toBe(1006);
   });
 });
@@ -181,10 +243,10 @@ describe("a VoiceSession on assemblyaiStt and the emulator", () => {
   async function converse(name: string, firstUrl: string) {
     const { samples, meta } = speech(name);
     let connections = 0;
-    const base = assemblyaiStt({ urls: backend.wsUrl, token: async () => TOKEN });
+    const base = assemblyaiStt({ urls: backend.wsUrl, token: temporaryToken });
     const stt: SttProvider = {
       ...base,
-      connect: (signal) => assemblyaiStt({ urls: connections++ === 0 ? firstUrl : backend.wsUrl, token: async () => TOKEN, startupTimeoutMs: 15_000 }).connect(signal),
+      connect: (signal) => assemblyaiStt({ urls: connections++ === 0 ? firstUrl : backend.wsUrl, token: temporaryToken, startupTimeoutMs: 15_000 }).connect(signal),
     };
     const llm = fakeLlm({ reply: () => "sure", msPerWord: 1 });
     const player = new VirtualPlayer();

@@ -6,18 +6,28 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import client from "../fixtures/cartesia/client-messages.json" with { type: "json" };
 import server from "../fixtures/cartesia/server-messages.json" with { type: "json" };
+import docs from "../fixtures/cartesia/token.json" with { type: "json" };
 import { RecordingSocket, transcribe, upgradeStatus, type Message } from "./helpers";
 
-const TOKEN = "cartesia-access-2";
+/** The backend's key stands for the Cartesia API key; sockets open with an access token minted with it. */
+const KEY = "cartesia-api-key-2";
 let backend: ReferenceBackend;
+/** One access token (tts grant) for the tests: it is reusable until it expires. */
+let ACCESS: string;
 beforeAll(async () => {
-  backend = await startReferenceBackend({ serveStatic: false, token: TOKEN });
+  backend = await startReferenceBackend({ serveStatic: false, token: KEY });
+  ACCESS = (await (await mintToken(docs.request)).json()).token;
 }, 60_000);
 afterAll(() => backend?.close());
 
+/** What an app's server does: POST /access-token with the key, the version header and the grants. */
+function mintToken(body: unknown, headers: Record<string, string> = { Authorization: `Bearer ${KEY}`, "Cartesia-Version": docs.version }) {
+  return fetch(`${backend.url}/access-token`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(body) });
+}
+
 /** pace=0 (as fast as synthesised) unless the query sets a pace. */
 const url = (query = "") =>
-  `${backend.wsUrl}/tts/websocket?cartesia_version=2025-04-16&access_token=${TOKEN}${query.includes("pace=") ? "" : "&pace=0"}${query}`;
+  `${backend.wsUrl}/tts/websocket?cartesia_version=2025-04-16&access_token=${ACCESS}${query.includes("pace=") ? "" : "&pace=0"}${query}`;
 const request = (transcript: string, more: Record<string, unknown> = {}) => ({
   ...client.generationRequest,
   output_format: { container: "raw", encoding: "pcm_s16le", sample_rate: 24000 },
@@ -47,7 +57,7 @@ describe("Cartesia emulator /tts/websocket", () => {
     for (const t of stamps) expect(Object.keys(t).sort()).toEqual(Object.keys(server.timestamps).sort());
     expect(stamps.flatMap((t) => t.word_timestamps.words)).toEqual(sentence.split(" "));
     const pcm = s16(chunks);
-    const { words } = await transcribe(backend.wsUrl, pcm, `?auth_id=${TOKEN}`);
+    const { words } = await transcribe(backend.wsUrl, pcm, `?auth_id=${KEY}`);
     expect(words.map((w) => w.text).join(" ")).toBe(sentence);
   }, 60_000);
 
@@ -102,14 +112,53 @@ describe("Cartesia emulator /tts/websocket", () => {
     ws.close();
   });
 
-  test("the token: access_token, Bearer or X-API-Key; anything else is refused with HTTP 401; the version is required", async () => {
+  test("the token: a minted access_token, or the key (api_key, Bearer, X-API-Key); anything else is refused with HTTP 401; the version is required", async () => {
     const base = `${backend.wsUrl}/tts/websocket?cartesia_version=2025-04-16`;
-    expect(await upgradeStatus(`${base}&access_token=${TOKEN}`)).toBe(101);
+    expect(await upgradeStatus(`${base}&access_token=${ACCESS}`)).toBe(101);
+    expect(await upgradeStatus(`${base}&access_token=${ACCESS}`)).toBe(101); // not single-use
+    expect(await upgradeStatus(`${base}&api_key=${KEY}`)).toBe(101);
+    expect(await upgradeStatus(base, { Authorization: `Bearer ${KEY}` })).toBe(101);
+    expect(await upgradeStatus(base, { "X-API-Key": KEY })).toBe(101);
     expect(await upgradeStatus(`${base}&access_token=nope`)).toBe(401);
-    expect(await upgradeStatus(`${base}&auth_id=${TOKEN}`)).toBe(401);
-    const noVersion = new RecordingSocket(`${backend.wsUrl}/tts/websocket?access_token=${TOKEN}`, "json");
+    expect(await upgradeStatus(`${base}&access_token=${KEY}`)).toBe(401);
+    expect(await upgradeStatus(`${base}&auth_id=${KEY}`)).toBe(401);
+    const noVersion = new RecordingSocket(`${backend.wsUrl}/tts/websocket?access_token=${ACCESS}`, "json");
     await noVersion.closed;
     expect(noVersion.messages[0].message).toMatchObject({ type: "error", status_code: 400 });
+  });
+
+  test("POST /access-token: the docs' response; a token without the tts grant, or expired (expires_in 1), is refused (HTTP 401)", async () => {
+    const minted = await mintToken(docs.request);
+    expect(minted.status).toBe(200);
+    const body = await minted.json();
+    expect(Object.keys(body)).toEqual(Object.keys(docs.response));
+    const base = `${backend.wsUrl}/tts/websocket?cartesia_version=2025-04-16`;
+    expect(await upgradeStatus(`${base}&access_token=${body.token}`)).toBe(101);
+    const sttOnly = (await (await mintToken({ grants: { stt: true }, expires_in: 60 })).json()).token;
+    expect(await upgradeStatus(`${base}&access_token=${sttOnly}`)).toBe(401);
+    const short = (await (await mintToken({ grants: { tts: true }, expires_in: 1 })).json()).token;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await upgradeStatus(`${base}&access_token=${short}`)).toBe(401);
+  });
+
+  test("POST /access-token: a wrong key is HTTP 401 (plain text before version 2026-03-01, JSON from it); no grants, expires_in over 3600 or no version: 400", async () => {
+    const wrongOld = await mintToken(docs.request, { Authorization: "Bearer not-the-key", "Cartesia-Version": "2025-04-16" });
+    expect(wrongOld.status).toBe(401);
+    expect(await wrongOld.text()).toMatch(/^Unauthorized: /);
+    const wrongNew = await mintToken(docs.request, { "X-API-Key": "not-the-key", "Cartesia-Version": "2026-03-01" });
+    expect(wrongNew.status).toBe(401);
+    expect(Object.keys(await wrongNew.json()).sort()).toEqual(["error_code", "message", "request_id", "title"]);
+    expect((await mintToken(docs.request, { "X-API-Key": KEY, "Cartesia-Version": "2025-04-16" })).status).toBe(200);
+    expect((await mintToken({ expires_in: 60 })).status).toBe(400);
+    expect((await mintToken({ grants: { tts: true }, expires_in: 3601 })).status).toBe(400);
+    expect((await mintToken(docs.request, { Authorization: `Bearer ${KEY}` })).status).toBe(400);
+  });
+
+  test("GET /api/token?service=cartesia: the demo's token endpoint mints an access token with the tts grant that the socket accepts", async () => {
+    const { token, expiresInS } = await (await fetch(`${backend.url}/api/token?service=cartesia`)).json();
+    expect(token).not.toBe(KEY);
+    expect(expiresInS).toBe(300);
+    expect(await upgradeStatus(`${backend.wsUrl}/tts/websocket?cartesia_version=2025-04-16&access_token=${token}`)).toBe(101);
   });
 
   test("capacity=0: an error with status 429; a request off the docs' formats: 400", async () => {

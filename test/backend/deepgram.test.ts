@@ -227,4 +227,41 @@ describe("Deepgram auth", () => {
       await secured.close();
     }
   });
+
+  test("GET /api/token?service=deepgram: the demo's token endpoint mints a JWT (not the key) that opens the bearer subprotocol; an unknown service is 400", async () => {
+    const secured = await startReferenceBackend({ serveStatic: false, prewarm: false, token: "dg-key-2" });
+    try {
+      const { token, expiresInS } = await (await fetch(`${secured.url}/api/token?service=deepgram`)).json();
+      expect(token).not.toBe("dg-key-2");
+      expect(token.split(".")).toHaveLength(3);
+      expect(expiresInS).toBe(30);
+      expect(await handshake(`${secured.wsUrl}/v1/listen`, ["bearer", token])).toBe(101);
+      expect(await handshake(`${secured.wsUrl}/v1/listen`, ["bearer", token])).toBe(101); // reusable until it expires
+      // Another service's token is not a Deepgram token.
+      const other = (await (await fetch(`${secured.url}/api/token?service=cartesia`)).json()).token;
+      expect(await handshake(`${secured.wsUrl}/v1/listen`, ["bearer", other])).toBe(401);
+      expect((await fetch(`${secured.url}/api/token?service=kyutai`)).status).toBe(400);
+      // Without a service: the backend's own token, as before (Kyutai and the LLM take it).
+      expect(await (await fetch(`${secured.url}/api/token`)).json()).toEqual({ token: "dg-key-2", expiresInS: 300 });
+    } finally {
+      await secured.close();
+    }
+  });
+
+  test("with no key configured, every request is accepted: any grant, any bearer, and the minted token too", async () => {
+    const open = await startReferenceBackend({ serveStatic: false, prewarm: false });
+    try {
+      expect(await handshake(`${open.wsUrl}/v1/listen`, ["bearer", "anything"])).toBe(101);
+      const grant = await fetch(`${open.url}/v1/auth/grant`, { method: "POST", headers: { Authorization: "Token whatever" } });
+      expect(grant.status).toBe(200);
+      expect(await handshake(`${open.wsUrl}/v1/listen`, ["bearer", (await grant.json()).access_token])).toBe(101);
+      const aai = await fetch(`${open.url}/v3/token?expires_in_seconds=60`);
+      expect(aai.status).toBe(200);
+      const el = await fetch(`${open.url}/v1/single-use-token/tts_websocket`, { method: "POST" });
+      expect(el.status).toBe(200);
+      expect((await fetch(`${open.url}/api/token?service=cartesia`)).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
 });

@@ -5,22 +5,28 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import client from "../fixtures/elevenlabs/client-messages.json" with { type: "json" };
 import server from "../fixtures/elevenlabs/server-messages.json" with { type: "json" };
+import docs from "../fixtures/elevenlabs/token.json" with { type: "json" };
 import { RecordingSocket, transcribe, upgradeStatus, type Message } from "./helpers";
 
-const TOKEN = "el-single-use-1";
+/** The backend's key stands for the ElevenLabs API key; sockets open with single-use tokens minted with it. */
+const KEY = "el-api-key-1";
 let backend: ReferenceBackend;
 beforeAll(async () => {
-  backend = await startReferenceBackend({ serveStatic: false, token: TOKEN });
+  backend = await startReferenceBackend({ serveStatic: false, token: KEY });
 }, 60_000);
 afterAll(() => backend?.close());
 
-/** pace=0 (as fast as synthesised) unless the query sets a pace. */
-const path = (voice = "slt-voice", query = "") =>
-  `${backend.wsUrl}/v1/text-to-speech/${voice}/multi-stream-input?model_id=eleven_flash_v2_5&output_format=pcm_24000&single_use_token=${TOKEN}${query.includes("pace=") ? "" : "&pace=0"}${query}`;
+/** What an app's server does: POST /v1/single-use-token/tts_websocket with `xi-api-key`. */
+const mintToken = (key = KEY, type = "tts_websocket") => fetch(`${backend.url}/v1/single-use-token/${type}`, { method: "POST", headers: { "xi-api-key": key } });
+const singleUseToken = async () => ((await (await mintToken()).json()) as { token: string }).token;
+
+/** A socket URL with a fresh single-use token; pace=0 (as fast as synthesised) unless the query sets a pace. */
+const path = async (voice = "slt-voice", query = "") =>
+  `${backend.wsUrl}/v1/text-to-speech/${voice}/multi-stream-input?model_id=eleven_flash_v2_5&output_format=pcm_24000&single_use_token=${await singleUseToken()}${query.includes("pace=") ? "" : "&pace=0"}${query}`;
 
 /** Speaks `text` in one context with the docs' messages and returns the audio, the alignment and the messages. */
 async function speak(text: string, query = "") {
-  const ws = new RecordingSocket(path("slt-voice", query), "json");
+  const ws = new RecordingSocket(await path("slt-voice", query), "json");
   await ws.opened;
   ws.send(client.initializeContext);
   for (const word of text.split(" ")) ws.send({ ...client.sendText, text: `${word} ` });
@@ -41,7 +47,7 @@ describe("ElevenLabs emulator /v1/text-to-speech/{voice_id}/multi-stream-input",
     const sentence = "please turn on the lights";
     const { pcm, chunks, ws } = await speak(sentence);
     expect(pcm.length / 24000).toBeGreaterThan(1);
-    const { words } = await transcribe(backend.wsUrl, pcm, `?auth_id=${TOKEN}`);
+    const { words } = await transcribe(backend.wsUrl, pcm, `?auth_id=${KEY}`);
     expect(words.map((w) => w.text).join(" ")).toBe(sentence);
     // Each audio message has the docs' shape: audio, alignment, normalizedAlignment, contextId.
     for (const c of chunks) expect(Object.keys(c).sort()).toEqual(Object.keys(server.audioOutput).sort());
@@ -70,7 +76,7 @@ describe("ElevenLabs emulator /v1/text-to-speech/{voice_id}/multi-stream-input",
 
   test("the voice id in the path picks the flite voice (rms vs slt): different audio for the same text", async () => {
     const one = async (voice: string) => {
-      const ws = new RecordingSocket(path(voice), "json");
+      const ws = new RecordingSocket(await path(voice), "json");
       await ws.opened;
       ws.send({ text: "Good morning. ", context_id: "a" });
       ws.send({ context_id: "a", close_context: true });
@@ -81,23 +87,60 @@ describe("ElevenLabs emulator /v1/text-to-speech/{voice_id}/multi-stream-input",
     expect(await one("my-rms-voice")).not.toBe(await one("my-slt-voice"));
   });
 
-  test("the token: single_use_token or xi-api-key; anything else is refused with HTTP 401", async () => {
+  test("the token: a minted single_use_token or the key as xi-api-key; anything else is refused with HTTP 401", async () => {
     const base = `${backend.wsUrl}/v1/text-to-speech/v/multi-stream-input`;
-    expect(await upgradeStatus(`${base}?single_use_token=${TOKEN}`)).toBe(101);
+    expect(await upgradeStatus(`${base}?single_use_token=${await singleUseToken()}`)).toBe(101);
+    expect(await upgradeStatus(base, { "xi-api-key": KEY })).toBe(101);
     expect(await upgradeStatus(`${base}?single_use_token=nope`)).toBe(401);
-    expect(await upgradeStatus(`${base}?auth_id=${TOKEN}`)).toBe(401);
-    expect(await upgradeStatus(`${backend.wsUrl}/v1/text-to-speech/multi-stream-input?single_use_token=${TOKEN}`)).toBe(404);
+    // The key is not a single-use token, nor is the backend's auth_id taken here.
+    expect(await upgradeStatus(`${base}?single_use_token=${KEY}`)).toBe(401);
+    expect(await upgradeStatus(`${base}?auth_id=${KEY}`)).toBe(401);
+    expect(await upgradeStatus(`${backend.wsUrl}/v1/text-to-speech/multi-stream-input?single_use_token=${await singleUseToken()}`)).toBe(404);
+  });
+
+  test("POST /v1/single-use-token/tts_websocket: the docs' response; the token opens one socket, a second use is refused (HTTP 401)", async () => {
+    const minted = await mintToken();
+    expect(minted.status).toBe(200);
+    const { token, ...rest } = await minted.json();
+    expect(Object.keys({ token, ...rest })).toEqual(Object.keys(docs.response));
+    const base = `${backend.wsUrl}/v1/text-to-speech/v/multi-stream-input?output_format=pcm_24000&single_use_token=${token}`;
+    const first = new RecordingSocket(base, "json");
+    await first.opened;
+    // Consumed on first use: refused the second time, even while the first socket is open.
+    expect(await upgradeStatus(base)).toBe(401);
+    first.close();
+    expect(await upgradeStatus(base)).toBe(401);
+    // A realtime_scribe token is for speech-to-text: not accepted by the TTS socket.
+    const scribe = (await (await mintToken(KEY, "realtime_scribe")).json()).token;
+    expect(await upgradeStatus(`${backend.wsUrl}/v1/text-to-speech/v/multi-stream-input?single_use_token=${scribe}`)).toBe(401);
+  });
+
+  test("POST /v1/single-use-token: a wrong key is HTTP 401 invalid_api_key; an unknown token type 422; GET 405", async () => {
+    const wrong = await mintToken("not-the-key");
+    expect(wrong.status).toBe(401);
+    expect((await wrong.json()).detail.status).toBe("invalid_api_key");
+    expect((await mintToken(KEY, "podcast")).status).toBe(422);
+    expect((await fetch(`${backend.url}/v1/single-use-token/tts_websocket`, { headers: { "xi-api-key": KEY } })).status).toBe(405);
+  });
+
+  test("GET /api/token?service=elevenlabs: the demo's token endpoint mints a single-use token (15 minutes) the socket accepts once", async () => {
+    const { token, expiresInS } = await (await fetch(`${backend.url}/api/token?service=elevenlabs`)).json();
+    expect(token).not.toBe(KEY);
+    expect(expiresInS).toBe(15 * 60);
+    const url = `${backend.wsUrl}/v1/text-to-speech/v/multi-stream-input?single_use_token=${token}`;
+    expect(await upgradeStatus(url)).toBe(101);
+    expect(await upgradeStatus(url)).toBe(401);
   });
 
   test("capacity=0: the service's too_many_concurrent_requests error, then a 1008 close", async () => {
-    const ws = new RecordingSocket(path("v", "&capacity=0"), "json");
+    const ws = new RecordingSocket(await path("v", "&capacity=0"), "json");
     const closed = await ws.closed;
     expect(ws.messages[0].message).toMatchObject({ error: "too_many_concurrent_requests", code: 1008 });
     expect(closed.code).toBe(1008);
   });
 
   test("a sixth context on one socket: the docs' max_active_conversations error, then a 1008 close", async () => {
-    const ws = new RecordingSocket(path("v", "&pace=1"), "json");
+    const ws = new RecordingSocket(await path("v", "&pace=1"), "json");
     await ws.opened;
     for (let i = 1; i <= 6; i++) ws.send({ text: "Hello. ", context_id: `c${i}` });
     const closed = await ws.closed;
@@ -107,20 +150,20 @@ describe("ElevenLabs emulator /v1/text-to-speech/{voice_id}/multi-stream-input",
   });
 
   test("a keep-alive (empty text) makes no audio; an output format other than pcm_* is an error", async () => {
-    const ws = new RecordingSocket(path(), "json");
+    const ws = new RecordingSocket(await path(), "json");
     await ws.opened;
     ws.send(client.keepAlive);
     ws.send(client.closeSocket);
     await ws.closed;
     expect(ws.messages).toHaveLength(0);
-    const mp3 = new RecordingSocket(`${backend.wsUrl}/v1/text-to-speech/v/multi-stream-input?output_format=mp3_44100_128&single_use_token=${TOKEN}`, "json");
+    const mp3 = new RecordingSocket(`${backend.wsUrl}/v1/text-to-speech/v/multi-stream-input?output_format=mp3_44100_128&single_use_token=${await singleUseToken()}`, "json");
     expect((await mp3.closed).code).toBe(1008);
     expect(mp3.messages[0].message?.error).toBe("invalid_output_format");
   });
 
   test("delay_ms holds the first audio; stall_ms opens a gap in the middle of the stream", async () => {
     const timed = async (query: string) => {
-      const ws = new RecordingSocket(path("v", query), "json");
+      const ws = new RecordingSocket(await path("v", query), "json");
       await ws.opened;
       ws.send({ text: "One two three four five six seven eight. ", context_id: "t" });
       ws.send({ context_id: "t", close_context: true });

@@ -84,9 +84,9 @@ export class RecordingSocket {
 }
 
 /** Tries an upgrade and returns the HTTP status of the refusal, or 101 when it opened. */
-export function upgradeStatus(url: string): Promise<number> {
+export function upgradeStatus(url: string, headers?: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
+    const ws = new WebSocket(url, { headers });
     ws.once("open", () => {
       ws.terminate();
       resolve(101);

@@ -18,16 +18,18 @@ import { prng } from "../lib/prng.mjs";
 import { WebSocketServer } from "ws";
 import { rejectionOf, sleep, startWsServer, type TestWsServer } from "./providers-servers.js";
 
-const TOKEN = "aai-temporary-7c1";
+/** The backend's key stands for the API key; the token function mints a temporary token, as a page's does. */
+const KEY = "aai-api-key-7c1";
 /**
  * The emulator loads a pocketsphinx decoder before Begin when none is idle: about 1 s, several on
  * this shared 2-core machine. Tests that are not about the start-up timeout allow for it.
  */
 const SLOW_START = { startupTimeoutMs: 15_000 };
-const token = async () => TOKEN;
+/** What a page's token function does: ask its own server, which mints a temporary token (one session). */
+const token = async () => ((await (await fetch(`${backend.url}/api/token?service=assemblyai`)).json()) as { token: string }).token;
 let backend: ReferenceBackend;
 beforeAll(async () => {
-  backend = await startReferenceBackend({ serveStatic: false, token: TOKEN });
+  backend = await startReferenceBackend({ serveStatic: false, token: KEY });
 }, 60_000);
 afterAll(() => backend?.close());
 
@@ -157,6 +159,20 @@ describe("assemblyaiStt against the emulator", () => {
     expect(slow).toBeInstanceOf(ServiceTimeoutError);
   });
 
+  test("a retry on another instance asks the token function again: the slow instance spent the first temporary token", async () => {
+    const minted: string[] = [];
+    const counting = async () => {
+      minted.push(await token());
+      return minted.at(-1)!;
+    };
+    // The first URL (kept first by the shuffle's random source) checks the token, then is slow to send Begin.
+    const urls = [`${backend.wsUrl}?delay_ms=4000`, backend.wsUrl];
+    const stream = await assemblyaiStt({ urls, token: counting, startupTimeoutMs: 3000, random: () => 0.99 }).connect();
+    expect(minted).toHaveLength(2);
+    expect(minted[0]).not.toBe(minted[1]);
+    await stream.close();
+  }, 30_000);
+
   test("errors mid-stream: malformed is a ProtocolError, a message over maxMessageBytes a ProtocolError, a drop a ConnectionClosedError", async () => {
     const cases: [string, Record<string, unknown>, new (...args: never[]) => Error][] = [
       ["?malformed=1", {}, ProtocolError],
@@ -189,10 +205,10 @@ describe("assemblyaiStt on a scripted server (exact bytes and close codes)", () 
       ws.send(JSON.stringify({ type: "Begin", id: "x", expires_at: 0 }));
     });
     const port = (wss.address() as { port: number }).port;
-    const stream = await assemblyaiStt({ urls: `ws://127.0.0.1:${port}`, token }).connect();
+    const stream = await assemblyaiStt({ urls: `ws://127.0.0.1:${port}`, token: async () => "temporary-token-1" }).connect();
     const url = new URL(requestUrl, "ws://x");
     expect(url.pathname).toBe("/v3/ws");
-    expect(Object.fromEntries(url.searchParams)).toMatchObject({ sample_rate: "16000", encoding: "pcm_s16le", speech_model: "universal-streaming-english", format_turns: "false", token: TOKEN });
+    expect(Object.fromEntries(url.searchParams)).toMatchObject({ sample_rate: "16000", encoding: "pcm_s16le", speech_model: "universal-streaming-english", format_turns: "false", token: "temporary-token-1" });
     const frame = new Int16Array(320).fill(1000);
     expect(stream.bufferedAmount).toBe(0);
     expect(stream.sendAudio(frame)).toBe(0); // 20 ms held

@@ -14,11 +14,13 @@ import client from "../fixtures/cartesia/client-messages.json" with { type: "jso
 import server from "../fixtures/cartesia/server-messages.json" with { type: "json" };
 import { collect, rejectionOf, startWsServer } from "./providers-servers.js";
 
-const TOKEN = "access-token-4d9";
-const token = async () => TOKEN;
+/** The backend's key stands for the API key; the token function mints an access token, as a page's does. */
+const KEY = "cartesia-api-key-4d9";
+/** What a page's token function does: ask its own server, which mints an access token with the tts grant. */
+const token = async () => ((await (await fetch(`${backend.url}/api/token?service=cartesia`)).json()) as { token: string }).token;
 let backend: ReferenceBackend;
 beforeAll(async () => {
-  backend = await startReferenceBackend({ serveStatic: false, prewarm: false, token: TOKEN });
+  backend = await startReferenceBackend({ serveStatic: false, prewarm: false, token: KEY });
 }, 60_000);
 afterAll(() => backend?.close());
 
@@ -89,7 +91,7 @@ describe("cartesiaTts against the emulator", () => {
         }
       },
       async (url) => {
-        const stream = await cartesiaTts({ voiceId: "a0e99841", url, token, modelId: "sonic-3.5", language: "fr" }).connect();
+        const stream = await cartesiaTts({ voiceId: "a0e99841", url, token: async () => "access-1", modelId: "sonic-3.5", language: "fr" }).connect();
         stream.sendText("Bonjour");
         stream.sendText("tout le monde. ");
         stream.end();
@@ -98,7 +100,7 @@ describe("cartesiaTts against the emulator", () => {
     );
     const url = new URL(srv.connections[0].request.url!, "ws://x");
     expect(url.pathname).toBe("/tts/websocket");
-    expect(Object.fromEntries(url.searchParams)).toEqual({ cartesia_version: "2025-04-16", access_token: TOKEN });
+    expect(Object.fromEntries(url.searchParams)).toEqual({ cartesia_version: "2025-04-16", access_token: "access-1" });
     const id = seen[0].context_id;
     // Every field of the docs' generation request, the same on every input of the context.
     for (const m of seen) {
@@ -214,7 +216,7 @@ describe("cartesiaTts against the emulator", () => {
 
   test("the emulator refuses a request that breaks the docs' rules (a context's fields changed mid-way) with a 400 error", async () => {
     const { WebSocket: Ws } = await import("ws");
-    const ws = new Ws(`${backend.wsUrl}/tts/websocket?cartesia_version=2025-04-16&access_token=${TOKEN}&pace=0`);
+    const ws = new Ws(`${backend.wsUrl}/tts/websocket?cartesia_version=2025-04-16&access_token=${await token()}&pace=0`);
     await new Promise((r) => ws.once("open", r));
     const replies: Record<string, unknown>[] = [];
     ws.on("message", (d) => replies.push(JSON.parse(String(d))));

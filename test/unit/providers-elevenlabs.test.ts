@@ -14,11 +14,13 @@ import client from "../fixtures/elevenlabs/client-messages.json" with { type: "j
 import server from "../fixtures/elevenlabs/server-messages.json" with { type: "json" };
 import { collect, rejectionOf, startWsServer } from "./providers-servers.js";
 
-const TOKEN = "single-use-7c1";
-const token = async () => TOKEN;
+/** The backend's key stands for the API key; the token function mints a single-use token, as a page's does. */
+const KEY = "el-api-key-7c1";
+/** What a page's token function does: ask its own server, which mints a single-use token (one socket). */
+const token = async () => ((await (await fetch(`${backend.url}/api/token?service=elevenlabs`)).json()) as { token: string }).token;
 let backend: ReferenceBackend;
 beforeAll(async () => {
-  backend = await startReferenceBackend({ serveStatic: false, prewarm: false, token: TOKEN });
+  backend = await startReferenceBackend({ serveStatic: false, prewarm: false, token: KEY });
 }, 60_000);
 afterAll(() => backend?.close());
 
@@ -89,14 +91,14 @@ describe("elevenlabsTts against the emulator", () => {
       }
     });
     try {
-      const stream = await elevenlabsTts({ voiceId: "v/1", url: srv.url, token, voiceSettings: { stability: 0.5 } }).connect();
+      const stream = await elevenlabsTts({ voiceId: "v/1", url: srv.url, token: async () => "single-use-1", voiceSettings: { stability: 0.5 } }).connect();
       stream.sendText("Hi");
       stream.sendText("there. ");
       stream.end();
       expect(await collect(stream.events())).toEqual([]);
       const url = new URL(srv.connections[0].request.url!, "ws://x");
       expect(url.pathname).toBe("/v1/text-to-speech/v%2F1/multi-stream-input");
-      expect(Object.fromEntries(url.searchParams)).toEqual({ model_id: "eleven_flash_v2_5", output_format: "pcm_24000", single_use_token: TOKEN });
+      expect(Object.fromEntries(url.searchParams)).toEqual({ model_id: "eleven_flash_v2_5", output_format: "pcm_24000", single_use_token: "single-use-1" });
       const id = seen[0].context_id as string;
       expect(Object.keys(seen[0]).sort()).toEqual(Object.keys(client.initializeContext).sort());
       expect(seen).toEqual([

@@ -3,7 +3,7 @@
 //   https://www.assemblyai.com/docs/streaming/universal-streaming/message-sequence     (order, example messages)
 //   https://www.assemblyai.com/docs/streaming/universal-streaming/turn-detection       (end of turn, ForceEndpoint)
 //   https://www.assemblyai.com/docs/streaming/common-session-errors-and-closures       (close codes)
-//   https://www.assemblyai.com/docs/streaming/authenticate-with-a-temporary-token      (`token` query parameter)
+//   https://www.assemblyai.com/docs/streaming/authenticate-with-a-temporary-token      (`token`, one session each)
 //
 // In:  binary frames of pcm_s16le at `sample_rate`, 50–1000 ms each (else close 3007);
 //      JSON {type:"ForceEndpoint"|"UpdateConfiguration"|"KeepAlive"|"Terminate"} (else close 3006).
@@ -11,107 +11,45 @@
 //      end_of_turn,end_of_turn_confidence,transcript,utterance,words[{start,end,text,confidence,word_is_final}]};
 //      with format_turns=true a formatted repeat of each ended turn; Termination{audio_duration_seconds,
 //      session_duration_seconds}, then close 1000.
-// Auth: the backend's token as `token` in the query (or an `Authorization` header, the API-key way);
-// a wrong or missing one is accepted at the HTTP level and closed with 1008, as the service documents.
+// Auth (service-tokens.mjs): a temporary token from GET /v3/token as `token` in the query, or the
+// key (the backend's token) in an `Authorization` header, the server way. A wrong, expired, spent or
+// missing one is accepted at the HTTP level and closed with 1008, as the service documents. The
+// session lasts at most the token's max_session_duration_seconds (3 h by default; Begin.expires_at),
+// then closes with 3008.
 //
 // Recognition is pocketsphinx (the DecoderPool) on 80 ms frames at 16 kHz. A word is final once it,
 // the words before it and the word after it have not changed for 4 frames, or when the turn ends.
-// End of turn comes from `TurnCutter`, a pure silence-based stand-in for AssemblyAI's model: its
-// "confidence" grows with the silence (silence / max_turn_silence), so the semantic rule (confidence
-// ≥ end_of_turn_confidence_threshold after min_turn_silence) and the acoustic one (max_turn_silence)
-// keep the documented parameters' meaning. Counters go to the backend's `stt` group.
+// End of turn comes from `TurnCutter` (core/turn-cutter.mjs), a pure silence-based stand-in for
+// AssemblyAI's model: its "confidence" grows with the silence (silence / max_turn_silence), so the
+// semantic rule (confidence ≥ end_of_turn_confidence_threshold after min_turn_silence) and the
+// acoustic one (max_turn_silence) keep the documented parameters' meaning. Counters go to the backend's `stt` group.
 import { randomUUID } from "node:crypto";
 import { FRAME_RATE } from "../pocketsphinx.mjs";
 import { RationalResampler, floatToInt16, int16ToFloat } from "../resample.mjs";
 import { SocketFaults } from "../socket-faults.mjs";
 import { sleep } from "../knobs.mjs";
+import { TurnCutter, turnSettings } from "../core/turn-cutter.mjs";
 
 const DECODER_RATE = 16000;
 const FRAME_16K = 1280; // 80 ms
-const FRAME_MS = 80;
 const STABLE_FRAMES = 4;
 const PREROLL_FRAMES = 3;
 
-/** The service's session limit (3 hours); Begin.expires_at says when. */
-const SESSION_S = 3 * 3600;
-
 /**
- * Silence-based turn cutting, pure: one call per 80 ms frame with whether it was speech.
- * @typedef {{ endOfTurnConfidenceThreshold: number, minTurnSilenceMs: number, maxTurnSilenceMs: number }} TurnSettings
+ * @typedef {(url: URL, req: import("node:http").IncomingMessage | undefined) => { ok: true, maxSessionS: number } | { ok: false, reason: string }} SocketCredentials
+ * @param {{ stats: import("../stats.mjs").Stats, pool: import("../pocketsphinx.mjs").DecoderPool | null, credentials: SocketCredentials }} deps
  */
-export class TurnCutter {
-  /** @param {TurnSettings} settings */
-  constructor(settings) {
-    this.settings = { ...settings };
-    this.inTurn = false;
-    this.silenceMs = 0;
-    /** The confidence when the last turn ended. */
-    this.endConfidence = 0;
-  }
-
-  /** The emulator's end-of-turn confidence: the silence so far against max_turn_silence. */
-  get confidence() {
-    return this.inTurn ? Math.min(1, this.silenceMs / Math.max(1, this.settings.maxTurnSilenceMs)) : 0;
-  }
-
-  /**
-   * @param {boolean} speech @param {number} ms
-   * @returns {"speech-started" | "end-of-turn" | null}
-   */
-  frame(speech, ms) {
-    if (speech) {
-      this.silenceMs = 0;
-      if (this.inTurn) return null;
-      this.inTurn = true;
-      return "speech-started";
-    }
-    if (!this.inTurn) return null;
-    this.silenceMs += ms;
-    const { endOfTurnConfidenceThreshold, minTurnSilenceMs, maxTurnSilenceMs } = this.settings;
-    const semantic = this.confidence >= endOfTurnConfidenceThreshold && this.silenceMs >= minTurnSilenceMs;
-    if (!semantic && this.silenceMs < maxTurnSilenceMs) return null;
-    this.endConfidence = this.confidence;
-    this.inTurn = false;
-    return "end-of-turn";
-  }
-
-  /** ForceEndpoint, or the end of the session: the turn ends now. */
-  force() {
-    const was = this.inTurn;
-    this.endConfidence = this.confidence;
-    this.inTurn = false;
-    this.silenceMs = 0;
-    return was;
-  }
-}
-
-/** The documented defaults, with the query's (and the deprecated name's) overrides. @param {URLSearchParams} q */
-export function turnSettings(q) {
-  const num = (/** @type {string} */ name, /** @type {number} */ fallback) => {
-    const v = Number(q.get(name));
-    return q.get(name) !== null && Number.isFinite(v) && v >= 0 ? v : fallback;
-  };
-  return {
-    endOfTurnConfidenceThreshold: num("end_of_turn_confidence_threshold", 0.4),
-    minTurnSilenceMs: num("min_turn_silence", num("min_end_of_turn_silence_when_confident", 400)),
-    maxTurnSilenceMs: num("max_turn_silence", 1280),
-  };
-}
-
-/**
- * @param {{ stats: import("../stats.mjs").Stats, pool: import("../pocketsphinx.mjs").DecoderPool | null, token?: string }} deps
- */
-export function createAssemblyAiService({ stats, pool, token }) {
+export function createAssemblyAiService({ stats, pool, credentials }) {
   /**
    * @param {import("ws").WebSocket} ws @param {import("../knobs.mjs").Knobs} knobs @param {URL} url
    * @param {import("node:http").IncomingMessage} [req]
    */
   return async function handleAssemblyAi(ws, knobs, url, req) {
     ws.on("error", () => {});
-    const given = url.searchParams.get("token") ?? req?.headers.authorization;
-    if (token && given !== token) {
+    const auth = credentials(url, req);
+    if (!auth.ok) {
       stats.add("http", "unauthorized");
-      return ws.close(1008, given ? "Unauthorized Connection: Invalid token" : "Unauthorized Connection: Missing Authorization header");
+      return ws.close(1008, `Unauthorized Connection: ${auth.reason}`);
     }
     if (knobs.capacity !== undefined && stats.counters.stt.open >= knobs.capacity) {
       stats.add("stt", "rejected");
@@ -124,7 +62,7 @@ export function createAssemblyAiService({ stats, pool, token }) {
     }
     stats.add("stt", "open");
     stats.add("stt", "opened");
-    const session = new AssemblyAiSession(ws, knobs, stats, url.searchParams, sampleRate);
+    const session = new AssemblyAiSession(ws, knobs, stats, url.searchParams, sampleRate, auth.maxSessionS);
     ws.on("close", (code) => {
       stats.add("stt", "open", -1);
       if (code === 1000) stats.add("stt", "closedNormally");
@@ -149,8 +87,9 @@ class AssemblyAiSession {
   /**
    * @param {import("ws").WebSocket} ws @param {import("../knobs.mjs").Knobs} knobs
    * @param {import("../stats.mjs").Stats} stats @param {URLSearchParams} query @param {number} sampleRate
+   * @param {number} maxSessionS  the token's max_session_duration_seconds
    */
-  constructor(ws, knobs, stats, query, sampleRate) {
+  constructor(ws, knobs, stats, query, sampleRate, maxSessionS) {
     this.ws = ws;
     this.knobs = knobs;
     this.stats = stats;
@@ -164,6 +103,8 @@ class AssemblyAiSession {
     /** @type {import("../pocketsphinx.mjs").Decoder | null} */
     this.decoder = null;
     this.openedAt = Date.now();
+    this.maxSessionS = maxSessionS;
+    this.sessionLimit = setTimeout(() => this.closeWith(3008, "Session Expired: Maximum session duration exceeded"), maxSessionS * 1000).unref();
     this.started = false;
     this.closed = false;
     this.closedByServer = false;
@@ -190,7 +131,7 @@ class AssemblyAiSession {
   start() {
     if (this.closed) return;
     this.started = true;
-    this.send({ type: "Begin", id: randomUUID(), expires_at: Math.floor(this.openedAt / 1000) + SESSION_S });
+    this.send({ type: "Begin", id: randomUUID(), expires_at: Math.floor(this.openedAt / 1000) + this.maxSessionS });
     const { malformed, oversize } = this.knobs;
     if (malformed) this.faults.send(malformed === "notype" ? JSON.stringify({ transcript: "this message has no type" }) : "{not json");
     if (oversize) this.send({ ...turnBody(this.turnOrder, false, false, 0, []), transcript: "x".repeat(oversize) });
@@ -376,6 +317,7 @@ class AssemblyAiSession {
   /** Stops decoding; resolves with the decoder once no call into it is in flight. */
   async dispose() {
     this.closed = true;
+    clearTimeout(this.sessionLimit);
     this.faults.dispose();
     await this.pumping.catch(() => {});
     return this.decoder;

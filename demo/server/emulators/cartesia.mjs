@@ -5,7 +5,8 @@
 //     test/fixtures/cartesia/)
 //   https://docs.cartesia.ai/api-reference/tts/working-with-web-sockets/contexts (continue, contexts)
 //   https://docs.cartesia.ai/api-reference/tts/working-with-web-sockets/context-flushing-and-flush-i-ds
-//   https://docs.cartesia.ai/api-reference/auth/access-token (the browser's short-lived token)
+//   https://docs.cartesia.ai/api-reference/auth/access-token (the browser's short-lived token, minted
+//     and checked in service-tokens.mjs: `access_token` with the tts grant, or the key)
 //   https://docs.cartesia.ai/build-with-cartesia/capability-guides/choosing-tts-parameters (output formats)
 //
 // In (JSON): a generation request {model_id, transcript, voice, language, context_id,
@@ -28,20 +29,6 @@ const RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 const ENCODINGS = ["pcm_s16le", "pcm_f32le"];
 const CHUNK_S = 0.1;
 const MAX_INBOUND_BYTES = 64 * 1024;
-
-/**
- * The access token goes in `access_token` (a browser); a server sends `Authorization: Bearer`
- * or `X-API-Key`. Always true when the backend runs without a token.
- * @param {import("node:http").IncomingMessage} req @param {URL} url @param {string | undefined} token
- */
-export function authorizeCartesia(req, url, token) {
-  if (!token) return true;
-  return (
-    url.searchParams.get("access_token") === token ||
-    req.headers.authorization === `Bearer ${token}` ||
-    req.headers["x-api-key"] === token
-  );
-}
 
 /** @param {{ stats: import("../stats.mjs").Stats }} deps */
 export function createCartesiaEmulator({ stats }) {
@@ -197,7 +184,7 @@ export function createCartesiaEmulator({ stats }) {
       return sender.send(JSON.stringify(message), seconds, () => context !== undefined && contexts.get(id) === context);
     }
   }
-  return { handle, authorize: authorizeCartesia };
+  return { handle };
 }
 
 /** @param {number} x */

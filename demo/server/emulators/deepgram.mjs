@@ -6,7 +6,8 @@
 //                        Update (about every 0.25 s of audio), EagerEndOfTurn (eager_eot_threshold),
 //                        TurnResumed, EndOfTurn (eot_threshold, eot_timeout_ms). Text in: ForceEndTurn,
 //                        CloseStream.
-//   POST /v1/auth/grant  `Authorization: Token <key>` → { access_token (a JWT), expires_in }.
+//   POST /v1/auth/grant  `Authorization: Token <key>` → { access_token (a JWT), expires_in }
+//                        (service-tokens.mjs, with the socket's credential check).
 // Auth as Deepgram takes it: the subprotocols ["token", <key>] or ["bearer", <jwt>] (browsers),
 // or the header `Authorization: Token <key>` / `Bearer <jwt>`; the backend's `token` is the key.
 // At capacity (the `capacity` knob) the handshake is refused with HTTP 429, as Deepgram refuses a
@@ -34,7 +35,7 @@ import { RationalResampler, int16ToFloat } from "../resample.mjs";
 import { SocketFaults } from "../socket-faults.mjs";
 import { sleep } from "../knobs.mjs";
 import { admitStream } from "../stream-gate.mjs";
-import { mintJwt, verifyJwt } from "../jwt.mjs";
+import { deepgramTokens } from "./service-tokens.mjs";
 import { DECODER_RATE, FRAME_16K, StreamingRecogniser } from "../recogniser.mjs";
 import { forceEndTurn, initialTurnState, turnFrame } from "../core/flux-turns.mjs";
 
@@ -53,7 +54,7 @@ const FLUX_UPDATE_FRAMES = 3;
  * @returns {import("../backend.mjs").Emulator}
  */
 export function deepgramEmulator({ stats, pool, token }) {
-  const grants = new JwtGrants(token);
+  const tokens = deepgramTokens({ stats, key: token });
   /** @param {"nova" | "flux"} kind */
   const listen = (kind) =>
     /** @param {import("ws").WebSocket} ws @param {import("../knobs.mjs").Knobs} knobs @param {URL} url */
@@ -83,8 +84,9 @@ export function deepgramEmulator({ stats, pool, token }) {
   return {
     name: SERVICE,
     sockets: { "/v1/listen": listen("nova"), "/v2/listen": listen("flux") },
-    http: { "/v1/auth/grant": (req, res) => grants.handle(req, res, stats) },
-    authorize: (req, url, key) => grants.authorizes(req, key),
+    http: tokens.http,
+    authorize: (req) => tokens.authorize(req),
+    mintForPage: tokens.forPage,
     async beforeUpgrade(url, knobs) {
       await sleep(knobs.delayMs ?? 0);
       const open = /** @type {Record<string, number>} */ (stats.counters[/** @type {"stt"} */ (/** @type {unknown} */ (SERVICE))] ?? {}).open ?? 0;
@@ -98,61 +100,6 @@ export function deepgramEmulator({ stats, pool, token }) {
     },
     health: () => ({ recogniser: pool !== null, paths: ["/v1/listen", "/v2/listen", "/v1/auth/grant"] }),
   };
-}
-
-/**
- * Deepgram's token grant and its checks. With no key configured every request is accepted, as
- * the rest of the backend does.
- */
-class JwtGrants {
-  /** @param {string | undefined} key */
-  constructor(key) {
-    this.key = key;
-  }
-
-  /** @param {import("node:http").IncomingMessage} req @param {string | undefined} key */
-  authorizes(req, key) {
-    if (!key) return true;
-    const offered = String(req.headers["sec-websocket-protocol"] ?? "").split(",").map((p) => p.trim());
-    const header = String(req.headers.authorization ?? "");
-    if ((offered[0] === "token" && offered[1] === key) || header === `Token ${key}`) return true;
-    const jwt = offered[0] === "bearer" ? offered[1] : header.startsWith("Bearer ") ? header.slice(7) : undefined;
-    return jwt !== undefined && verifyJwt(key, jwt);
-  }
-
-  /**
-   * POST /v1/auth/grant with `Authorization: Token <key>` and an optional JSON body
-   * `{ ttl_seconds }` (1–3600, default 30).
-   * @param {import("node:http").IncomingMessage} req @param {import("node:http").ServerResponse} res
-   * @param {import("../stats.mjs").Stats} stats
-   */
-  handle(req, res, stats) {
-    const json = (/** @type {number} */ status, /** @type {unknown} */ body) => {
-      res.writeHead(status, { "Content-Type": "application/json", "Cache-Control": "no-store" });
-      res.end(JSON.stringify(body));
-    };
-    if (req.method !== "POST") return json(405, { err_code: "METHOD_NOT_ALLOWED", err_msg: "use POST" });
-    if (this.key && req.headers.authorization !== `Token ${this.key}`) {
-      stats.add("http", "unauthorized");
-      return json(401, { err_code: "INVALID_AUTH", err_msg: "Invalid credentials." });
-    }
-    let raw = "";
-    req.on("data", (chunk) => {
-      raw += chunk;
-      if (raw.length > 4096) req.destroy();
-    });
-    req.on("end", () => {
-      let ttl = 30;
-      try {
-        const body = raw ? JSON.parse(raw) : {};
-        if (body.ttl_seconds !== undefined) ttl = Number(body.ttl_seconds);
-      } catch {
-        return json(400, { err_code: "Bad Request", err_msg: "the body is not JSON" });
-      }
-      if (!(ttl >= 1 && ttl <= 3600)) return json(400, { err_code: "Bad Request", err_msg: "ttl_seconds must be 1–3600" });
-      json(200, { access_token: mintJwt(this.key ?? "", ttl), expires_in: ttl });
-    });
-  }
 }
 
 /** @param {URLSearchParams} q @param {string} name @param {number} fallback */

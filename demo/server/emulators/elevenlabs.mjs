@@ -3,8 +3,9 @@
 // Built from the public docs:
 //   https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-multi-stream-input
 //   https://elevenlabs.io/docs/eleven-api/guides/how-to/websockets/multi-context-web-socket
-//   the API reference's "Create Single Use Token", POST /v1/single-use-token/{token_type}
-//     (type tts_websocket: 15 minutes, consumed on first use)
+//   https://elevenlabs.io/docs/api-reference/tokens/create, POST /v1/single-use-token/{token_type}
+//     (type tts_websocket: 15 minutes, consumed on first use; minted and checked in
+//     service-tokens.mjs: `single_use_token` in the query, or the key as `xi-api-key`)
 // and the errors the service is seen to send (`{message, error, code: 1008}`, then a 1008 close:
 // max_active_conversations at 5 contexts, livekit/agents-js#1985; the 20 s input timeout,
 // elevenlabs/elevenlabs-docs#426).
@@ -32,16 +33,6 @@ const CHUNK_S = 0.25;
 const DEFAULT_INACTIVITY_S = 20;
 /** The service's own limit on one text message is far larger; this bounds what the emulator keeps. */
 const MAX_INBOUND_BYTES = 64 * 1024;
-
-/**
- * The single-use token goes in `single_use_token` (a browser); a server may send its key as
- * `xi-api-key`. Always true when the backend runs without a token.
- * @param {import("node:http").IncomingMessage} req @param {URL} url @param {string | undefined} token
- */
-export function authorizeElevenlabs(req, url, token) {
-  if (!token) return true;
-  return url.searchParams.get("single_use_token") === token || req.headers["xi-api-key"] === token;
-}
 
 /** @param {{ stats: import("../stats.mjs").Stats }} deps */
 export function createElevenlabsEmulator({ stats }) {
@@ -186,7 +177,7 @@ export function createElevenlabsEmulator({ stats }) {
       speakReady(id, msg.flush === true);
     }
   }
-  return { handle, authorize: authorizeElevenlabs };
+  return { handle };
 }
 
 /**
