@@ -21,8 +21,8 @@ export interface ReplyHooks {
   transcript(text: string): void;
   /** A failure of the LLM or the TTS; the reply goes on with what it has. */
   error(err: unknown): void;
-  /** Neither stream sent anything for `ms` while the reply was incomplete. */
-  stalled(service: "llm" | "tts", ms: number): void;
+  /** Neither stream sent anything for `ms` while the reply was incomplete; `warning` says so, for the app. */
+  stalled(warning: { service: "llm" | "tts"; message: string }): void;
   /** Both streams are done and no audio was written (the TTS failed): the reply is over. */
   silentEnd(): void;
 }
@@ -228,7 +228,10 @@ export class Reply {
     if (this.#cancelled || (this.#llmDone && this.#ttsDone)) return;
     const ms = this.#o.stallMs;
     this.#stallTimer = setTimeout(() => {
-      if (!this.#cancelled) this.#o.hooks.stalled(this.#llmDone ? "tts" : "llm", ms);
+      if (this.#cancelled) return;
+      const service = this.#llmDone ? "tts" : "llm";
+      const message = `the ${service.toUpperCase()} sent nothing for ${ms} ms while the reply was not complete; the reply was cut off (turn.replyStallMs)`;
+      this.#o.hooks.stalled({ service, message });
     }, ms);
   }
 

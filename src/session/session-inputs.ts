@@ -130,3 +130,10 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
       return e.fatal ? sink.fail(e.error) : reportError(e.error);
   }
 }
+
+/** The providers' own warnings (a TTS start-up retry, …) become the session's `warning` events. */
+export function forwardWarnings(providers: ReadonlyArray<{ on?: ProviderWarnings }>, events: Emitter<VoiceSessionEvents>): Array<() => void> {
+  return providers.flatMap((p) => p.on?.("warning", (w) => events.emit("warning", { service: w.service, message: w.message, cause: w.cause })) ?? []);
+}
+
+type ProviderWarnings = (name: "warning", fn: (w: { service: string; message: string; cause?: unknown }) => void) => () => void;

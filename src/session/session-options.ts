@@ -22,6 +22,10 @@ export function checkSessionOptions(options: VoiceSessionOptions): void {
   if (options.components !== undefined && typeof options.components !== "function") {
     throw new ConfigError("VoiceSession: `components` must be a function (context) => Promise<SessionComponents>, such as bargein/testing's fakeAudio().components; leave it out for the browser's own");
   }
+  const mode = options.turn?.mode;
+  if (mode !== undefined && mode !== "vad" && mode !== "push-to-talk") {
+    throw new ConfigError(`VoiceSession: \`turn.mode\` must be "vad" or "push-to-talk", not ${JSON.stringify(mode)}`);
+  }
   const minSpeechMs = options.bargeIn?.minSpeechMs;
   if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
     throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
@@ -38,6 +42,7 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     bargeInEnabled: options.bargeIn?.enabled !== false,
     confirmByWords: options.bargeIn?.confirmByWords ?? true,
     pauseThreshold: options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold,
+    pushToTalk: options.turn?.mode === "push-to-talk",
     // Words near the bot's audio need real speech to vouch for them only with the guard on.
     vouchWordsMs: options.echoGuard?.enabled === true ? echoWordWindowMs(options) : undefined,
   };

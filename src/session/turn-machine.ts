@@ -21,6 +21,8 @@ export interface TurnConfig {
   confirmByWords: boolean;
   /** `turn.pauseThreshold`: an STT pause probability at or above it ends the user's turn (once they said a word). */
   pauseThreshold: number;
+  /** `turn.mode` "push-to-talk": only the app's `pushEnd` ends the user's turn, not the VAD or the STT's pause. */
+  pushToTalk?: boolean;
   /**
    * With the echo guard on (`echoGuard.wordWindowMs`; undefined when off): an
    * STT word that comes while the bot is audible, or this soon after, counts
@@ -96,6 +98,9 @@ export type TurnEvent =
   | { kind: "interrupt"; reason: "api" | "stall" }
   /** sendText(): a user turn typed instead of spoken. */
   | { kind: "text"; text: string }
+  /** Push-to-talk: the app's button went down (startTurn()) or up (endTurn()). */
+  | { kind: "pushStart" }
+  | { kind: "pushEnd" }
   /** stop(): the session is ending. */
   | { kind: "stop" }
   /** stop() has released everything. */
@@ -183,7 +188,8 @@ const HANDLERS: Handlers = {
   speechEnd: (s, e, config) => {
     const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at }, e.at, config);
     const confirmed = then(vouched, (next) => confirm(next, "speech", e.at));
-    return then(confirmed, (next) => (next.phase === "user_speaking" ? endUserTurn(next) : same(next)));
+    // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
+    return then(confirmed, (next) => (next.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(next) : same(next)));
   },
 
   misfire: (s, e) => {
@@ -225,6 +231,7 @@ const HANDLERS: Handlers = {
   },
 
   sttPause: (s, e, config) =>
+    !config.pushToTalk &&
     e.probability >= config.pauseThreshold && s.userWords.length > 0 && !s.vadSpeaking && userHasFloor(s) ? endUserTurn(s) : same(s),
 
   sttMarker: (s) => same({ ...s, lateWords: false }),
@@ -256,6 +263,11 @@ const HANDLERS: Handlers = {
   },
 
   interrupt: (s, e) => interrupt(s, e.reason, undefined),
+
+  // The button down over the bot interrupts nothing by itself: speech while it is held barges in as usual.
+  pushStart: (s) => (s.phase === "listening" ? to(s, "user_speaking") : same(s)),
+
+  pushEnd: (s) => (userHasFloor(s) && s.phase !== "listening" ? endUserTurn(s) : same(s)),
 
   text: (s, e) => {
     const typed = e.text.trim();

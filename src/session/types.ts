@@ -59,6 +59,13 @@ export interface TurnOptions {
    * session listens again. Default 8000.
    */
   replyStallMs?: number;
+  /**
+   * Who ends the user's turn. "vad" (default): the VAD's speech end or the
+   * STT's pause. "push-to-talk": the app's button. The microphone is muted
+   * except between `startTurn()` and `endTurn()`, and only `endTurn()` ends
+   * the turn. Speech while the button is held over the bot barges in as usual.
+   */
+  mode?: "vad" | "push-to-talk";
 }
 
 export interface VoiceSessionOptions {

@@ -27,20 +27,22 @@ import { checkComponents, type ComponentsFactory, type SessionComponents } from 
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { Reply } from "./reply.js";
 import { SessionCounters } from "./session-metrics.js";
-import { onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
+import { forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
 import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
 import { MicMute } from "./mic-mute.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
-import type { SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
+import type { InterruptionEvent, SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
 import { DEFAULTS, checkSessionOptions, echoWordWindowMs, turnConfigOf } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
 
-const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
+/** What interrupt step 1 kept of a reply, as the `interruption` event reports it. */
+type Heard = Pick<InterruptionEvent, "heardText" | "unheardText" | "heardMs">;
 
+const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
 export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #options: VoiceSessionOptions;
@@ -48,10 +50,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #admission: LlmAdmission;
   readonly #llm: LlmProvider;
   readonly #config: TurnConfig;
+  readonly #mute: MicMute;
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
   readonly #transcripts = new TranscriptFeed();
-  readonly #mute = new MicMute();
   /** The bot's recent words, to tell its echo in the STT from the user; undefined with the echo guard off. */
   readonly #botWords: RecentBotWords | undefined;
   #turn: TurnState = INITIAL_TURN_STATE;
@@ -66,7 +68,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   /** The reply that holds the floor, until it finishes or its streams are cancelled. */
   #reply: Reply | undefined;
   /** What interrupt step 1 kept, for the `interruption` event that follows it. */
-  #heard: { heardS: number; heard: string; unheard: string } | undefined;
+  #heard: Heard | undefined;
   /** The last user message: late words of a missed flush go there. */
   #lastUser: UserMessage | undefined;
   /** When the user's turn was decided over, and how long the STT took to confirm it. */
@@ -83,8 +85,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#llm = this.#admission.wrap(options.llm);
     if (options.echoGuard?.enabled === true) this.#botWords = new RecentBotWords(echoWordWindowMs(options));
     this.#config = turnConfigOf(options);
+    this.#mute = new MicMute(this.#config.pushToTalk);
   }
-
 
   get state(): SessionState {
     return this.#turn.phase;
@@ -110,12 +112,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     return this.#mute.muted;
   }
 
-  /**
-   * Mutes the microphone: it sends silence (see MicMute), so nothing the user
-   * says reaches the VAD or the STT, and nothing barges in, while the track
-   * stays open for a fast `unmute()`. Allowed before start(); kept across
-   * stop() and start(). Emits `mute`.
-   */
+  /** Mutes the microphone: it sends silence (MicMute), so the VAD and the STT hear nothing; the track stays open. Emits `mute`. */
   mute(): void {
     this.#setMuted(true);
   }
@@ -125,17 +122,20 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#setMuted(false);
   }
 
-  /**
-   * A user turn typed instead of spoken: it goes into the history and gets a
-   * reply by the same path as speech. Typed while the bot has the floor, it
-   * interrupts the reply first (an `interruption` with reason "text"; the
-   * history keeps what was heard). Words the user was saying join it.
-   */
+  /** Push-to-talk (`turn.mode`): the button went down; the microphone opens. Speech over the bot barges in as usual. */
+  startTurn(): void {
+    this.#push("startTurn", true);
+  }
+
+  /** Push-to-talk: the button went up; the microphone closes and the turn's words get a reply. */
+  endTurn(): void {
+    this.#push("endTurn", false);
+  }
+
+  /** A user turn typed instead of spoken, on the same reply path; over the bot it interrupts (reason "text"). */
   sendText(text: string): void {
     if (typeof text !== "string" || !text.trim()) throw new ConfigError("VoiceSession.sendText(): give the text of the user's turn, a non-empty string");
-    if (this.#turn.phase === "idle" || this.#turn.phase === "connecting" || this.#stopping) {
-      throw new StateError("VoiceSession.sendText(): the session is not listening yet; call it once start() has resolved");
-    }
+    this.#requireListening("sendText");
     this.#dispatch({ kind: "text", text });
   }
 
@@ -170,10 +170,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       });
       this.#unsubscribe.push(...wireComponents(components, this.#inputs));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
-      for (const provider of [this.#options.stt, this.#options.llm, this.#options.tts]) {
-        const off = provider.on?.("warning", (w) => this.emit("warning", { service: w.service, message: w.message, cause: w.cause }));
-        if (off) this.#unsubscribe.push(off);
-      }
+      this.#unsubscribe.push(...forwardWarnings([this.#options.stt, this.#options.llm, this.#options.tts], this.emitter));
       await this.#stt.connect();
       if (this.#options.releaseMicOnHide !== false) {
         this.#unsubscribe.push(
@@ -271,13 +268,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "echoWord":
         if (this.#botWords) this.#counters.echoWords++;
         return;
-      case "lateUserWord": {
-        // The end of the last turn's speech, after its flush timed out: keep it there.
-        const message = this.#lastUser;
-        if (!message) return;
-        message.text = `${message.text} ${effect.text}`;
-        return this.#transcript(this.#transcripts.final(message.id, "user", message.text));
-      }
+      case "lateUserWord": // the end of the last turn's speech, after its flush timed out: kept there
+        if (!this.#lastUser) return;
+        this.#lastUser.text = `${this.#lastUser.text} ${effect.text}`;
+        return this.#transcript(this.#transcripts.final(this.#lastUser.id, "user", this.#lastUser.text));
       case "endUserTurn":
         return void this.#endUserTurn();
       case "addUserMessage":
@@ -345,11 +339,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       hooks: {
         transcript: (text) => this.#transcript(this.#transcripts.partial(message.id, "assistant", text)),
         error: (err) => this.#emitError(err, false),
-        stalled: (service, ms) => {
-          this.emit("warning", {
-            service,
-            message: `the ${service.toUpperCase()} sent nothing for ${ms} ms while the reply was not complete; the reply was cut off (turn.replyStallMs)`,
-          });
+        stalled: (warning) => {
+          this.emit("warning", warning);
           this.#dispatch({ kind: "interrupt", reason: "stall" });
         },
         silentEnd: () => this.#dispatch({ kind: "replyDone", generation }),
@@ -370,14 +361,15 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   }
 
   /** Interrupt step 1: the history keeps the rendered audio less what is still in the output path. */
-  #cutToHeard(generation: number): { heardS: number; heard: string; unheard: string } | undefined {
+  #cutToHeard(generation: number): Heard | undefined {
     const reply = this.#replyOf(generation);
     const player = this.#components?.player;
     if (!reply || !player) return undefined;
     const renderedS = player.renderedSeconds();
     const heardS = Math.max(0, renderedS - player.outputLatency);
     this.#botWords?.ended(reply.words, renderedS, performance.now());
-    return { heardS, ...reply.cutToHeard(this.#history, heardS) };
+    const { heard, unheard } = reply.cutToHeard(this.#history, heardS);
+    return { heardText: heard, unheardText: unheard, heardMs: heardS * 1000 };
   }
 
   #announceInterruption(effect: Extract<TurnEffect, { kind: "announceInterruption" }>): void {
@@ -386,13 +378,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#heard = undefined;
     if (!reply || !heard) return;
     this.#counters.interruption();
-    this.emit("interruption", {
-      reason: effect.reason,
-      heardText: heard.heard,
-      unheardText: heard.unheard,
-      heardMs: heard.heardS * 1000,
-      speechStartToConfirmMs: effect.speechStartToConfirmMs,
-    });
+    this.emit("interruption", { reason: effect.reason, ...heard, speechStartToConfirmMs: effect.speechStartToConfirmMs });
     this.#assistantFinal(reply);
   }
 
@@ -425,6 +411,18 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   }
 
   // ─── plumbing ─────────────────────────────────────────────────────────────
+
+  #requireListening(method: string): void {
+    if (this.#turn.phase !== "idle" && this.#turn.phase !== "connecting" && !this.#stopping) return;
+    throw new StateError(`VoiceSession.${method}(): the session is not listening yet; call it once start() has resolved`);
+  }
+
+  #push(method: string, held: boolean): void {
+    if (!this.#config.pushToTalk) throw new ConfigError(`VoiceSession.${method}(): needs \`turn: { mode: "push-to-talk" }\``);
+    this.#requireListening(method);
+    this.#mute.hold(held, this.#components?.capture);
+    this.#dispatch({ kind: held ? "pushStart" : "pushEnd" });
+  }
 
   #setMuted(muted: boolean): void {
     if (this.#mute.set(muted, this.#components?.capture, performance.now())) this.emit("mute", { muted });

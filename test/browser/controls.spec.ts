@@ -106,3 +106,32 @@ test("sendText() while the bot speaks: an interruption with reason 'text', the o
   expect(r.history[1]).toMatchObject({ interrupted: true, text: r.interruptions[0].heardText });
   expect(r.history[2].text).toBe("never mind");
 });
+
+test("push-to-talk: speech before the button is unheard; held, a question with a pause in it is one turn, ended by the release", async ({ page }) => {
+  test.setTimeout(90_000);
+  await openSessionPage(page);
+  const r = await page.evaluate(async () => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const t = await makeSession({ sessionOptions: { turn: { mode: "push-to-talk" } } });
+    await t.session.start();
+    const early = await t.say("help-me");
+    await new Promise((r) => setTimeout(r, (early.duration + 1) * 1000));
+    const beforeButton = { vad: t.log.vad.filter((k: string) => k !== "meter"), transcripts: [...t.log.transcripts] };
+    t.session.startTurn();
+    const asked = await t.say("weather-question");
+    // Held through 1.5 s of silence after the question: no end of turn until the release.
+    await new Promise((r) => setTimeout(r, (asked.duration + 1.5) * 1000));
+    const stateHeld = t.session.state;
+    t.session.endTurn();
+    await until(() => t.log.transcripts.some((l: string) => l.startsWith("user:")), 30000, "the turn after the release");
+    await until(() => t.session.state === "bot_speaking" || t.log.turns.length > 0, 30000, "the reply");
+    await t.session.stop();
+    return { beforeButton, stateHeld, transcripts: t.log.transcripts, errors: t.log.errors };
+  });
+  expect(r.errors).toEqual([]);
+  expect(r.beforeButton).toEqual({ vad: [], transcripts: [] });
+  expect(r.stateHeld).toBe("user_speaking");
+  const user = r.transcripts.filter((l: string) => l.startsWith("user:"));
+  expect(user).toHaveLength(1);
+  expect(user[0]).toMatch(/weather|today/);
+});

@@ -71,6 +71,68 @@ describe("mute() and unmute()", () => {
   });
 });
 
+describe("push-to-talk (turn.mode)", () => {
+  test("the microphone is open only while the button is held; a pause in speech does not end the turn, the release does", async () => {
+    const { session, user, llm, waitForState } = fakeSession({ turn: { mode: "push-to-talk" }, replies: ["Sure."] });
+    await session.start();
+    expect(user.mic.muted).toBe(true); // button up: the microphone sends silence
+    await user.says("not heard");
+    expect(session.state).toBe("listening");
+    session.startTurn();
+    expect(user.mic.muted).toBe(false);
+    expect(session.state).toBe("user_speaking");
+    await user.says("what is");
+    await user.says("the time"); // a pause between the two: still one turn
+    expect(session.state).toBe("user_speaking");
+    session.endTurn();
+    expect(user.mic.muted).toBe(true);
+    await waitForState("bot_speaking");
+    expect(llm.requests).toHaveLength(1);
+    expect(llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "what is the time" });
+    expect(session.muted).toBe(false); // the app's own switch is untouched
+    await session.stop();
+  });
+
+  test("holding the button over the bot interrupts nothing by itself; speaking then barges in as usual, and the release ends that turn", async () => {
+    const { session, user, player, waitForState, waitForReply } = fakeSession({ turn: { mode: "push-to-talk" }, replies: ["one two three four five six seven eight", "Okay."] });
+    const interruptions: InterruptionEvent[] = [];
+    session.on("interruption", (e) => interruptions.push(e));
+    await session.start();
+    session.startTurn();
+    await user.says("hello");
+    session.endTurn();
+    await waitForState("bot_speaking");
+    await waitForReply();
+    await player.play(500);
+    session.startTurn();
+    expect(session.state).toBe("bot_speaking");
+    expect(interruptions).toEqual([]);
+    await user.says("wait");
+    expect(interruptions).toMatchObject([{ reason: "speech", heardText: "one two" }]);
+    session.endTurn();
+    await waitForState("bot_speaking");
+    expect(session.history.map((m) => m.text)).toEqual(["hello", "one two", "wait", "Okay."]);
+    await session.stop();
+  });
+
+  test("startTurn() without turn.mode 'push-to-talk' is a ConfigError; the app's mute() keeps the microphone shut while the button is held", async () => {
+    const plain = fakeSession();
+    await plain.session.start();
+    expect(() => plain.session.startTurn()).toThrow(/push-to-talk/);
+    await plain.session.stop();
+    const { session, user } = fakeSession({ turn: { mode: "push-to-talk" } });
+    await session.start();
+    session.mute();
+    session.startTurn();
+    expect(user.mic.muted).toBe(true);
+    session.unmute();
+    expect(user.mic.muted).toBe(false);
+    session.endTurn();
+    expect(user.mic.muted).toBe(true);
+    await session.stop();
+  });
+});
+
 describe("sendText()", () => {
   test("a typed turn goes into the history and gets a reply by the same path as speech", async () => {
     const { session, llm, waitForState, player } = fakeSession({ replies: ["Sure."] });
