@@ -4,13 +4,13 @@
 // output is recorded in the same AudioContext (window-recorder.js), and the
 // TTS stream is observed (word timestamps, first audio byte) by wrapping the
 // provider, without touching the SDK. Shared by turn.js and bargein.js.
-import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat } from "/dist/bargein.js";
+import { VoiceSession, openaiChat } from "/dist/bargein.js";
 import { envelopeOnsetSeconds, until } from "/test/browser/pages/session/session.js";
 import { recordedOutput } from "/test/browser/pages/session/recorded-output.js";
+import { benchProviders } from "./bench-providers.js";
 
 export { envelopeOnsetSeconds, until };
 
-const ws = `ws://${location.host}`;
 /** Samples louder than this count as sound (-80 dBFS), as in test/browser/bargein.spec.ts. */
 export const SILENT = 1e-4;
 
@@ -18,8 +18,10 @@ export const SILENT = 1e-4;
  * @param {object} o
  * @param {boolean} [o.story] every reply is the backend's long story (see storyLlm)
  * @param {object} [o.sessionOptions] merged into the VoiceSession options
+ * @param {string} [o.provider] the STT/TTS pair by name (bench-providers.js); default the Kyutai pair
  */
-export async function makeBenchSession({ story = false, sessionOptions = {} } = {}) {
+export async function makeBenchSession({ story = false, sessionOptions = {}, provider = "kyutai" } = {}) {
+  const { stt, tts } = benchProviders(provider);
   const context = new AudioContext({ latencyHint: "interactive" });
   const { output, recorder } = await recordedOutput(context, { module: "/bench/pages/session/window-recorder.js", processor: "window-recorder", seconds: 40 });
   const mic = context.createMediaStreamDestination();
@@ -28,8 +30,8 @@ export async function makeBenchSession({ story = false, sessionOptions = {} } = 
   const chat = openaiChat({ url: `${location.origin}/v1`, model: "eliza" });
   const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], vad: [], thinkingAt: [] };
   const session = new VoiceSession({
-    stt: kyutaiStt({ urls: ws, startupTimeoutMs: 3000 }),
-    tts: observedTts(kyutaiTts({ urls: ws, voice: "slt" }), ttsStreams, clock),
+    stt,
+    tts: observedTts(tts, ttsStreams, clock),
     llm: story ? storyLlm(chat) : chat,
     assetsPath: "/dist/",
     input: mic.stream,

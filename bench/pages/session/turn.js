@@ -9,8 +9,8 @@ import { makeBenchSession, until, windowView } from "./bench-session.js";
 /** Louder than this is "loud" for the first audible sample (-40 dBFS; flite's leading breath is below it). */
 const LOUD = 0.01;
 
-async function run({ fixtures, gapMs = 400 }) {
-  const t = await makeBenchSession();
+async function run({ fixtures, gapMs = 400, provider = "kyutai" }) {
+  const t = await makeBenchSession({ provider });
   await t.session.start();
   const sampleRate = t.context.sampleRate;
   const outputLatency = (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0);
