@@ -154,6 +154,8 @@ export default async function bargeinBench({ provider = DEFAULT_PROVIDER } = {})
     },
     // Fatal errors a run's session stopped on and was started again after (bench/pages/session/bargein.js).
     sessionRestarts: Object.fromEntries(Object.entries(runs).map(([name, r]) => [name, r.restarts.length])),
+    // Fresh questions (to get a reply to talk over) the STT heard nothing in, asked again.
+    unansweredQuestions: Object.fromEntries(Object.entries(runs).map(([name, r]) => [name, r.unansweredQuestions])),
     plan: { seed: SEED, fixtures: FIXTURES.join(","), momentS: MOMENT_S.join("–"), runs: RUNS.map((r) => `${r.name}:${r.from}-${r.to}`).join(" ") },
     perTrial: Object.fromEntries(
       Object.entries(runs).map(([name, r]) => [

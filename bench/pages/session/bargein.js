@@ -63,9 +63,29 @@ async function untilListening(t, ms, restarts) {
       await t.session.start();
     }
   } catch (err) {
-    const tail = (list, n = 8) => list.slice(-n).join(" → ") || "none";
-    const detail = `state ${t.session.state}; last states ${tail(t.log.states)}; warnings ${tail(t.log.warnings, 4)}; errors ${tail(t.log.errors, 4)}; overloads ${t.log.overloads.map((o) => `${o.reason} ${o.pendingBytes}/${o.budgetBytes} B at ${o.contextTime.toFixed(2)} s`).join(", ") || "none"}; live quests ${[...(t.session.liveQuests ?? [])].join(",") || "none"}`;
-    throw new Error(`${err.message} (${detail})`, { cause: err });
+    throw new Error(`${err.message} (${sessionDetail(t)})`, { cause: err });
+  }
+}
+
+/** Where the session is, for an error that ends a run: its state, the last states, warnings, errors and overloads. */
+function sessionDetail(t) {
+  const tail = (list, n = 8) => list.slice(-n).join(" → ") || "none";
+  const overloads = t.log.overloads.map((o) => `${o.reason} ${o.pendingBytes}/${o.budgetBytes} B at ${o.contextTime.toFixed(2)} s`).join(", ") || "none";
+  return `state ${t.session.state}; last states ${tail(t.log.states)}; warnings ${tail(t.log.warnings, 4)}; errors ${tail(t.log.errors, 4)}; overloads ${overloads}; live quests ${[...(t.session.liveQuests ?? [])].join(",") || "none"}`;
+}
+
+/**
+ * Asks a fresh question for a reply to interrupt. On a loaded machine the
+ * reference STT may hear nothing in it (an empty turn, no reply): it is asked
+ * again, at most 3 times, and each unanswered question is counted.
+ */
+async function askForReply(t, repliesBefore, restarts, counts) {
+  for (let attempt = 1; ; attempt++) {
+    await untilListening(t, 20000, restarts);
+    await t.say("weather-question");
+    if (await replyPlaying(t, repliesBefore, 30000)) return;
+    counts.unansweredQuestions++;
+    if (attempt === 3) throw new Error(`no reply to interrupt after asking 3 times (${sessionDetail(t)})`);
   }
 }
 
@@ -94,15 +114,12 @@ async function run({ mode, load = false, trials: plan, provider = "kyutai" }) {
   const trials = [];
   /** The fatal errors the session was restarted after (see untilListening). */
   const restarts = [];
+  const counts = { unansweredQuestions: 0 };
   let repliesBefore = 0;
   try {
     for (const { moment, fixture } of plan) {
       // A reply to interrupt: the previous barge-in's turn, or a fresh question.
-      if (!(await replyPlaying(t, repliesBefore, trials.length === 0 ? 0 : 3000))) {
-        await untilListening(t, 20000, restarts);
-        await t.say("weather-question");
-        if (!(await replyPlaying(t, repliesBefore, 30000))) throw new Error("no reply to interrupt");
-      }
+      if (!(await replyPlaying(t, repliesBefore, trials.length === 0 ? 0 : 3000))) await askForReply(t, repliesBefore, restarts, counts);
       const replies = t.log.thinkingAt.length;
       const tts = t.ttsStreams.at(-1);
       const interruptionsBefore = t.log.interruptions.length;
@@ -145,7 +162,7 @@ async function run({ mode, load = false, trials: plan, provider = "kyutai" }) {
   }
   // The session's own view of each reply (its turn events), first audio byte → audible included.
   const turns = t.log.turns.map((m) => ({ turn: m.turn, interrupted: m.interrupted, firstAudioByteToAudibleMs: m.firstAudioByteToAudibleMs }));
-  return { mode, load, provider, sampleRate, outputLatency, trials, turns, restarts, errors: t.log.errors, warnings: t.log.warnings, overloads: t.log.overloads, csp: window.cspViolations };
+  return { mode, load, provider, sampleRate, outputLatency, trials, turns, restarts, ...counts, errors: t.log.errors, warnings: t.log.warnings, overloads: t.log.overloads, csp: window.cspViolations };
 }
 
 /** Per-trial numbers from the recording of one interrupted reply. */
