@@ -14,7 +14,7 @@
 //   speaks, and only then is playback flushed.
 // `load`: the page's main thread is kept busy (a 50 ms busy loop every
 // 60 ms, like a heavy React render) during the trials.
-import { SILENT, makeBenchSession, until, windowView } from "./bench-session.js";
+import { SILENT, makeBenchSession, sessionDetail, until, windowView } from "./bench-session.js";
 
 /** A reply's first sample is found from its first sample at or above this (-40 dBFS). */
 const LOUD = 0.01;
@@ -65,13 +65,6 @@ async function untilListening(t, ms, restarts) {
   } catch (err) {
     throw new Error(`${err.message} (${sessionDetail(t)})`, { cause: err });
   }
-}
-
-/** Where the session is, for an error that ends a run: its state, the last states, warnings, errors and overloads. */
-function sessionDetail(t) {
-  const tail = (list, n = 8) => list.slice(-n).join(" → ") || "none";
-  const overloads = t.log.overloads.map((o) => `${o.reason} ${o.pendingBytes}/${o.budgetBytes} B at ${o.contextTime.toFixed(2)} s`).join(", ") || "none";
-  return `state ${t.session.state}; last states ${tail(t.log.states)}; warnings ${tail(t.log.warnings, 4)}; errors ${tail(t.log.errors, 4)}; overloads ${overloads}; live quests ${[...(t.session.liveQuests ?? [])].join(",") || "none"}`;
 }
 
 /**

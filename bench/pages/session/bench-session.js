@@ -98,6 +98,14 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   return { session, context, log, say, recording, clock, ttsStreams, close };
 }
 
+/** Where a bench session is, for an error that ends a run: its state, the last states, warnings, errors, overloads, user words. */
+export function sessionDetail(t) {
+  const tail = (list, n = 8) => list.slice(-n).join(" → ") || "none";
+  const overloads = t.log.overloads.map((o) => `${o.reason} ${o.pendingBytes}/${o.budgetBytes} B at ${o.contextTime.toFixed(2)} s`).join(", ") || "none";
+  const lastUser = t.session.history.filter((m) => m.role === "user").at(-1)?.text ?? "none";
+  return `state ${t.session.state}; last states ${tail(t.log.states)}; warnings ${tail(t.log.warnings, 4)}; errors ${tail(t.log.errors, 4)}; overloads ${overloads}; last user message "${lastUser}"; live quests ${[...(t.session.liveQuests ?? [])].join(",") || "none"}`;
+}
+
 /**
  * Maps performance.now() (ms) to AudioContext time (s). currentTime moves in
  * bursts of one audio callback, so a single reading is off by up to a burst;
