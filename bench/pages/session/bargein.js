@@ -14,6 +14,7 @@
 //   speaks, and only then is playback flushed.
 // `load`: the page's main thread is kept busy (a 50 ms busy loop every
 // 60 ms, like a heavy React render) during the trials.
+// `provider`: the STT/TTS pair by name (bench-providers.js; default Kyutai's).
 import { SILENT, makeBenchSession, sessionDetail, until, windowView } from "./bench-session.js";
 
 /** A reply's first sample is found from its first sample at or above this (-40 dBFS). */
