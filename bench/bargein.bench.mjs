@@ -41,9 +41,10 @@
 // flite (bench/lib/human-speech.mjs, from pocketsphinx-testdata): real
 // onsets are softer.
 import { withBench } from "./lib/with-bench.mjs";
-import { quantile } from "./lib/results.mjs";
+import { round, stats, summarise } from "./lib/bargein-summary.mjs";
 import { prng } from "../test/lib/prng.mjs";
 import { prepareHumanSpeech } from "./lib/human-speech.mjs";
+import { DEFAULT_PROVIDER } from "./lib/bench-args.mjs";
 
 const PORT = 8851;
 const SEED = 7;
@@ -66,40 +67,10 @@ function plan(n, fixtures = FIXTURES) {
   }));
 }
 
-const round = (v) => (v === null || v === undefined ? v : Math.round(v * 10) / 10);
-const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)), max: round(Math.max(...values)) });
-const round2 = (v) => Math.round(v * 100) / 100;
-const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+/** `npm run bench -- bargein --provider NAME` runs every run on that STT or TTS (bench/lib/bench-args.mjs). */
+export const takesProvider = true;
 
-function countBy(values) {
-  const out = {};
-  for (const v of values) out[v] = (out[v] ?? 0) + 1;
-  return out;
-}
-
-function summarise(trials) {
-  const ok = trials.filter((t) => !t.failed);
-  const quiet = ok.map((t) => t.onsetToFirstQuietMs).filter((v) => v !== null);
-  return {
-    trials: ok.length,
-    failed: trials.length - ok.length,
-    onsetToSilenceMs: stats(ok.map((t) => t.onsetToSilenceMs)),
-    onsetToFirstQuietMs: stats(quiet),
-    onsetToFlushMs: stats(ok.map((t) => t.onsetToFlushMs)),
-    staleSamples: ok.reduce((a, t) => a + t.staleSamples, 0),
-    trialsWithLeak: ok.filter((t) => t.leakSamples > 0).length,
-    heardWordError: { mean: round2(mean(ok.map((t) => t.heardWordError))), max: Math.max(...ok.map((t) => t.heardWordError)) },
-    heardWordErrorSameRule: { mean: round2(mean(ok.map((t) => t.heardWordErrorSameRule))), max: Math.max(...ok.map((t) => t.heardWordErrorSameRule)) },
-    onsetToVadSpeechStartMs: stats(ok.map((t) => t.onsetToVadSpeechStartMs).filter((v) => v !== null)),
-    directPauses: ok.filter((t) => t.directPause).length,
-    botAudibleAtOnset: ok.filter((t) => t.audibleAtOnset).length,
-    reasons: countBy(ok.map((t) => t.reason)),
-    renderedAgreementMs: stats(ok.map((t) => Math.abs(t.renderedAgreementMs))),
-    unknownQuanta: ok.reduce((a, t) => a + t.unknownQuanta, 0),
-  };
-}
-
-export default async function bargeinBench() {
+export default async function bargeinBench({ provider = DEFAULT_PROVIDER } = {}) {
   const trialsPlan = plan(50);
   const humanPlan = plan(30, prepareHumanSpeech());
   const runs = {};
@@ -115,11 +86,11 @@ export default async function bargeinBench() {
       const started = Date.now();
       const trials = (r.human ? humanPlan : trialsPlan).slice(r.from, r.to);
       // A trial takes a few seconds; a minute each is a bound, not a measurement.
-      const result = await step(`run ${r.name} (${trials.length} trials)`, () => page.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, trials }), { timeoutMs: 60_000 * Math.max(1, trials.length) });
+      const result = await step(`run ${r.name} (${trials.length} trials)`, () => page.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, trials, provider }), { timeoutMs: 60_000 * Math.max(1, trials.length) });
       runs[r.name] = result;
-      problems.push(...result.errors.map((e) => `${r.name}: ${e}`), ...result.csp.map((e) => `${r.name}: csp ${e}`));
+      problems.push(...result.errors.map((e) => `${r.name}: ${e}`), ...result.csp.map((e) => `${r.name}: csp ${e}`), ...result.restarts.map((e) => `${r.name}: session restarted after ${e}`));
       const s = summarise(result.trials);
-      console.log(`  ${r.name}: ${s.trials} trials (${s.failed} failed) in ${((Date.now() - started) / 1000).toFixed(0)} s; silence p50 ${s.onsetToSilenceMs.p50} ms, p95 ${s.onsetToSilenceMs.p95} ms`);
+      console.log(`  ${r.name}: ${s.trials} trials (${s.failed} failed, ${result.restarts.length} session restarts) in ${((Date.now() - started) / 1000).toFixed(0)} s; silence p50 ${s.onsetToSilenceMs.p50} ms, p95 ${s.onsetToSilenceMs.p95} ms`);
     }
   });
   const vadTrials = [...runs["vad-1"].trials, ...runs["vad-2"].trials];
@@ -129,6 +100,7 @@ export default async function bargeinBench() {
   const human = summarise(runs["vad-human"].trials);
   const okServer = runs.server.trials.filter((t) => !t.failed);
   return {
+    provider,
     trials: vad.trials,
     failedTrials: vad.failed,
     onsetToPauseMs: { p50: vad.onsetToSilenceMs.p50, p95: vad.onsetToSilenceMs.p95, max: vad.onsetToSilenceMs.max },
@@ -180,6 +152,10 @@ export default async function bargeinBench() {
       outputLatencyMs: round(runs["vad-1"].outputLatency * 1000),
       sampleRate: runs["vad-1"].sampleRate,
     },
+    // Fatal errors a run's session stopped on and was started again after (bench/pages/session/bargein.js).
+    sessionRestarts: Object.fromEntries(Object.entries(runs).map(([name, r]) => [name, r.restarts.length])),
+    // Fresh questions (to get a reply to talk over) the STT heard nothing in, asked again.
+    unansweredQuestions: Object.fromEntries(Object.entries(runs).map(([name, r]) => [name, r.unansweredQuestions])),
     plan: { seed: SEED, fixtures: FIXTURES.join(","), momentS: MOMENT_S.join("–"), runs: RUNS.map((r) => `${r.name}:${r.from}-${r.to}`).join(" ") },
     perTrial: Object.fromEntries(
       Object.entries(runs).map(([name, r]) => [

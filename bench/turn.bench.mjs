@@ -18,6 +18,7 @@
 // latency, give or take the clock mapping, a few ms).
 import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
+import { DEFAULT_PROVIDER } from "./lib/bench-args.mjs";
 
 const PORT = 8850;
 const FIXTURES = ["weather-question", "help-me", "turn-on-lights", "stop-please"];
@@ -32,7 +33,10 @@ const WARMUP_TURNS = 2;
 const round = (v) => Math.round(v * 10) / 10;
 const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)) });
 
-export default function turnBench() {
+/** `npm run bench -- turn --provider NAME` runs the turns on that STT or TTS (bench/lib/bench-args.mjs). */
+export const takesProvider = true;
+
+export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
   return withBench({ port: PORT }, async ({ server, browser, step }) => {
     const page = await browser.newPage();
     const pageErrors = [];
@@ -43,11 +47,12 @@ export default function turnBench() {
     });
     const fixtures = Array.from({ length: WARMUP_TURNS + TURNS }, (_, i) => FIXTURES[i % FIXTURES.length]);
     // A turn takes a few seconds; a minute each is a bound, not a measurement.
-    const r = await step(`run ${fixtures.length} turns`, () => page.evaluate((o) => window.bench.run(o), { fixtures }), { timeoutMs: 60_000 * fixtures.length });
+    const r = await step(`run ${fixtures.length} turns`, () => page.evaluate((o) => window.bench.run(o), { fixtures, provider }), { timeoutMs: 60_000 * fixtures.length });
     const warmup = r.turns.slice(0, WARMUP_TURNS);
     const turns = r.turns.slice(WARMUP_TURNS);
     const pick = (f) => turns.map(f).filter((v) => Number.isFinite(v));
     return {
+      provider,
       turns: turns.length,
       speechEndToSttFinalMs: stats(pick((t) => t.metrics.speechEndToSttFinalMs)),
       speechEndToFirstTokenMs: stats(pick((t) => t.metrics.speechEndToFirstTokenMs)),

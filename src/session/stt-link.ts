@@ -120,8 +120,9 @@ export class SttLink {
    * to wait for.
    */
   async flush(timeoutMs: number): Promise<{ missed: boolean; cause?: unknown }> {
-    const stream = this.#current()?.stream;
-    if (!stream) return { missed: false };
+    const open = this.#current();
+    if (!open) return { missed: false };
+    const { stream, uplink } = open;
     const limit = timeout(timeoutMs, this.#o.signal);
     // The provider's flush resolves when the marker arrives; the words before
     // it are handled once the events loop reaches the marker too.
@@ -132,7 +133,12 @@ export class SttLink {
       return () => this.#markerSeen.delete(resolve);
     }, limit.signal);
     try {
-      await Promise.all([stream.flush(limit.signal), handled]);
+      const before = stream.bufferedAmount;
+      const flushed = stream.flush(limit.signal);
+      // What the flush wrote at once (Kyutai's silence padding) is not the user's backlog:
+      // counted as such, a busy page overloaded the uplink at every turn's end (uplink.noteBurst).
+      uplink.noteBurst(stream.bufferedAmount - before);
+      await Promise.all([flushed, handled]);
       return { missed: false };
     } catch (cause) {
       return { missed: true, cause };

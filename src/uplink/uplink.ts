@@ -33,7 +33,8 @@
  * with room for three it was under 1 ms (test/browser/uplink-busy.spec.ts).
  *
  * A bounded burst sent on purpose ahead of the live audio (the STT link's
- * replay after a reconnect, `sendBurst`) is not the live audio's backlog: its
+ * replay after a reconnect, `sendBurst`; a flush's padding, `noteBurst`) is
+ * not the live audio's backlog: its
  * bytes still in the socket are left out of the pending count while they
  * drain, so the burst alone never starts an overload.
  *
@@ -216,6 +217,18 @@ export class Uplink extends EventSource<UplinkEvents> {
     if (this.#closed || this.#ended) return;
     this.#liveBuffered(); // what is left of an earlier burst
     for (const pcm of frames) this.#burstBytes += this.#sink.sendAudio(pcm) || pcm.length * this.#bytesPerSample;
+  }
+
+  /**
+   * Counts `bytes` the owner wrote to the socket itself, outside the queue, as
+   * a burst like sendBurst's. A Kyutai flush pads with 0.5 s of silence (60 kB,
+   * the whole budget): counted as backlog, the first frame after a turn's end
+   * overloaded whenever the browser reported those bytes sent a frame late.
+   */
+  noteBurst(bytes: number): void {
+    if (this.#closed || this.#ended || !(bytes > 0)) return;
+    this.#liveBuffered(); // what is left of an earlier burst
+    this.#burstBytes += bytes;
   }
 
   /** Stops the retry timer; queued audio is abandoned and counted as unsent. */

@@ -228,6 +228,42 @@ describe("Uplink", () => {
     expect(s.ended).toHaveLength(1);
   });
 
+  test("a flush's padding the owner wrote itself (noteBurst) does not overload the next frame while the browser reports it late; live audio behind it past the budget still does", () => {
+    // Kyutai: 80 ms frames of 1,920 samples at 5 B (budget 60,000 B); its flush pads with 0.5 s of silence: 60,150 B with framing.
+    const make = () => {
+      const clock = { t: 0 };
+      const socket = new VirtualSocket(clock, 0, 5);
+      socket.stalled = true; // a busy page has not yet run the task that lowers bufferedAmount
+      const uplink = new Uplink(socket, { sampleRate: 24000, bytesPerSample: 5, policy: "end", now: () => clock.t, retryMs: 1e9 });
+      const overloads: Array<{ reason: string }> = [];
+      uplink.on("overload", (e) => overloads.push(e));
+      const frames = (n: number) => {
+        for (let i = 0; i < n; i++) {
+          clock.t += 80;
+          uplink.push(new Float32Array(1920));
+        }
+      };
+      return { socket, uplink, overloads, frames };
+    };
+    // Counted as backlog (what the session did): the first frame after the flush overloads, as in the bargein bench's busy page.
+    const counted = make();
+    counted.frames(1);
+    counted.socket.buffered += 60150;
+    counted.frames(1);
+    expect(counted.overloads.map((o) => o.reason)).toEqual(["bytes"]);
+    expect(counted.uplink.ended).toBe(true);
+    // Noted as a burst: the live audio has its whole budget, and only its own backlog overloads.
+    const noted = make();
+    noted.frames(1);
+    noted.socket.buffered += 60150;
+    noted.uplink.noteBurst(60150);
+    noted.frames(5); // 6 live frames pending: 57,600 B
+    expect(noted.overloads).toEqual([]);
+    expect(noted.uplink.pendingBytes).toBe(6 * 9600);
+    noted.frames(1);
+    expect(noted.overloads.map((o) => o.reason)).toEqual(["bytes"]);
+  });
+
   test("big frames: the socket may hold three (up to half the budget), so a bufferedAmount reported late does not hold each frame behind the last", () => {
     // Kyutai: 80 ms frames of 1,920 samples at 5 bytes; the budget's quarter (15,000 B) is one and a half frames.
     const clock = { t: 0 };

@@ -14,7 +14,8 @@
 //   speaks, and only then is playback flushed.
 // `load`: the page's main thread is kept busy (a 50 ms busy loop every
 // 60 ms, like a heavy React render) during the trials.
-import { SILENT, makeBenchSession, until, windowView } from "./bench-session.js";
+// `provider`: the STT/TTS pair by name (bench-providers.js; default Kyutai's).
+import { SILENT, makeBenchSession, sessionDetail, until, windowView } from "./bench-session.js";
 
 /** A reply's first sample is found from its first sample at or above this (-40 dBFS). */
 const LOUD = 0.01;
@@ -47,9 +48,45 @@ async function replyPlaying(t, repliesBefore, ms) {
   }
 }
 
-async function run({ mode, load = false, trials: plan }) {
+/**
+ * Waits for the session to listen again. A session that stopped itself on a
+ * fatal error (on a loaded machine: the STT uplink's overloads, or an STT
+ * that did not answer a reconnect in time) is started again and the error
+ * kept in `restarts`, so one fatal does not cost the run its other trials;
+ * the run reports every restart. On timeout the error says where it stuck
+ * (its state, the last states, warnings, errors and overloads).
+ */
+async function untilListening(t, ms, restarts) {
+  try {
+    await until(() => t.session.state === "listening" || t.session.state === "idle", ms, "listening");
+    if (t.session.state === "idle") {
+      restarts.push(t.log.errors.at(-1) ?? "stopped with no error event");
+      await t.session.start();
+    }
+  } catch (err) {
+    throw new Error(`${err.message} (${sessionDetail(t)})`, { cause: err });
+  }
+}
+
+/**
+ * Asks a fresh question for a reply to interrupt. On a loaded machine the
+ * reference STT may hear nothing in it (an empty turn, no reply): it is asked
+ * again, at most 3 times, and each unanswered question is counted.
+ */
+async function askForReply(t, repliesBefore, restarts, counts) {
+  for (let attempt = 1; ; attempt++) {
+    await untilListening(t, 20000, restarts);
+    await t.say("weather-question");
+    if (await replyPlaying(t, repliesBefore, 30000)) return;
+    counts.unansweredQuestions++;
+    if (attempt === 3) throw new Error(`no reply to interrupt after asking 3 times (${sessionDetail(t)})`);
+  }
+}
+
+async function run({ mode, load = false, trials: plan, provider = "kyutai" }) {
   const t = await makeBenchSession({
     story: true,
+    provider,
     sessionOptions: mode === "server" ? { bargeIn: { enabled: false } } : {},
   });
   await t.session.start();
@@ -69,15 +106,14 @@ async function run({ mode, load = false, trials: plan }) {
   }
   const stopLoad = load ? startMainThreadLoad() : () => {};
   const trials = [];
+  /** The fatal errors the session was restarted after (see untilListening). */
+  const restarts = [];
+  const counts = { unansweredQuestions: 0 };
   let repliesBefore = 0;
   try {
     for (const { moment, fixture } of plan) {
       // A reply to interrupt: the previous barge-in's turn, or a fresh question.
-      if (!(await replyPlaying(t, repliesBefore, trials.length === 0 ? 0 : 3000))) {
-        await until(() => t.session.state === "listening", 20000, "listening");
-        await t.say("weather-question");
-        if (!(await replyPlaying(t, repliesBefore, 30000))) throw new Error("no reply to interrupt");
-      }
+      if (!(await replyPlaying(t, repliesBefore, trials.length === 0 ? 0 : 3000))) await askForReply(t, repliesBefore, restarts, counts);
       const replies = t.log.thinkingAt.length;
       const tts = t.ttsStreams.at(-1);
       const interruptionsBefore = t.log.interruptions.length;
@@ -118,7 +154,9 @@ async function run({ mode, load = false, trials: plan }) {
     stopLoad();
     await t.close();
   }
-  return { mode, load, sampleRate, outputLatency, trials, errors: t.log.errors, warnings: t.log.warnings, overloads: t.log.overloads, csp: window.cspViolations };
+  // The session's own view of each reply (its turn events), first audio byte → audible included.
+  const turns = t.log.turns.map((m) => ({ turn: m.turn, interrupted: m.interrupted, firstAudioByteToAudibleMs: m.firstAudioByteToAudibleMs }));
+  return { mode, load, provider, sampleRate, outputLatency, trials, turns, restarts, ...counts, errors: t.log.errors, warnings: t.log.warnings, overloads: t.log.overloads, csp: window.cspViolations };
 }
 
 /** Per-trial numbers from the recording of one interrupted reply. */
@@ -155,6 +193,8 @@ function analyse(rec, { sampleRate, outputLatency, tts, spoken, interruption, fl
     onsetToSilenceMs: ms(silentAt - onset),
     onsetToFirstQuietMs: firstQuiet >= 0 ? ms(firstQuiet - onset) : null,
     onsetToFlushMs: ms(flush - onset),
+    // The reply's first sample in the recording, from its first audio byte's arrival (both context time).
+    firstAudioByteToFirstSampleMs: (v.timeOf(replyStart) - tts.firstAudioContextTime) * 1000,
     // Sound between the silence point and the flush: a pause that did not hold.
     leakSamples: v.countLoud(silentAt, flushSettled),
     staleSamples: v.countLoud(flushSettled, end),

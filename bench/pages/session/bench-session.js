@@ -4,13 +4,13 @@
 // output is recorded in the same AudioContext (window-recorder.js), and the
 // TTS stream is observed (word timestamps, first audio byte) by wrapping the
 // provider, without touching the SDK. Shared by turn.js and bargein.js.
-import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat } from "/dist/bargein.js";
+import { VoiceSession, openaiChat } from "/dist/bargein.js";
 import { envelopeOnsetSeconds, until } from "/test/browser/pages/session/session.js";
 import { recordedOutput } from "/test/browser/pages/session/recorded-output.js";
+import { benchProviders } from "./bench-providers.js";
 
 export { envelopeOnsetSeconds, until };
 
-const ws = `ws://${location.host}`;
 /** Samples louder than this count as sound (-80 dBFS), as in test/browser/bargein.spec.ts. */
 export const SILENT = 1e-4;
 
@@ -18,8 +18,10 @@ export const SILENT = 1e-4;
  * @param {object} o
  * @param {boolean} [o.story] every reply is the backend's long story (see storyLlm)
  * @param {object} [o.sessionOptions] merged into the VoiceSession options
+ * @param {string} [o.provider] the STT/TTS pair by name (bench-providers.js); default the Kyutai pair
  */
-export async function makeBenchSession({ story = false, sessionOptions = {} } = {}) {
+export async function makeBenchSession({ story = false, sessionOptions = {}, provider = "kyutai" } = {}) {
+  const { stt, tts } = benchProviders(provider);
   const context = new AudioContext({ latencyHint: "interactive" });
   const { output, recorder } = await recordedOutput(context, { module: "/bench/pages/session/window-recorder.js", processor: "window-recorder", seconds: 40 });
   const mic = context.createMediaStreamDestination();
@@ -28,8 +30,8 @@ export async function makeBenchSession({ story = false, sessionOptions = {} } = 
   const chat = openaiChat({ url: `${location.origin}/v1`, model: "eliza" });
   const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], vad: [], thinkingAt: [] };
   const session = new VoiceSession({
-    stt: kyutaiStt({ urls: ws, startupTimeoutMs: 3000 }),
-    tts: observedTts(kyutaiTts({ urls: ws, voice: "slt" }), ttsStreams, clock),
+    stt,
+    tts: observedTts(tts, ttsStreams, clock),
     llm: story ? storyLlm(chat) : chat,
     assetsPath: "/dist/",
     input: mic.stream,
@@ -94,6 +96,14 @@ export async function makeBenchSession({ story = false, sessionOptions = {} } = 
     await context.close();
   }
   return { session, context, log, say, recording, clock, ttsStreams, close };
+}
+
+/** Where a bench session is, for an error that ends a run: its state, the last states, warnings, errors, overloads, user words. */
+export function sessionDetail(t) {
+  const tail = (list, n = 8) => list.slice(-n).join(" → ") || "none";
+  const overloads = t.log.overloads.map((o) => `${o.reason} ${o.pendingBytes}/${o.budgetBytes} B at ${o.contextTime.toFixed(2)} s`).join(", ") || "none";
+  const lastUser = t.session.history.filter((m) => m.role === "user").at(-1)?.text ?? "none";
+  return `state ${t.session.state}; last states ${tail(t.log.states)}; warnings ${tail(t.log.warnings, 4)}; errors ${tail(t.log.errors, 4)}; overloads ${overloads}; last user message "${lastUser}"; live quests ${[...(t.session.liveQuests ?? [])].join(",") || "none"}`;
 }
 
 /**

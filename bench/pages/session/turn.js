@@ -4,21 +4,23 @@
 // turn it returns the session's TurnMetrics and, independently from the
 // recording, when the reply became audible relative to the fixture's
 // labelled end of speech (context time, sample-exact).
-import { makeBenchSession, until, windowView } from "./bench-session.js";
+import { makeBenchSession, sessionDetail, until, windowView } from "./bench-session.js";
 
 /** Louder than this is "loud" for the first audible sample (-40 dBFS; flite's leading breath is below it). */
 const LOUD = 0.01;
 
-async function run({ fixtures, gapMs = 400 }) {
-  const t = await makeBenchSession();
+async function run({ fixtures, gapMs = 400, provider = "kyutai" }) {
+  const t = await makeBenchSession({ provider });
   await t.session.start();
   const sampleRate = t.context.sampleRate;
   const outputLatency = (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0);
   const turns = [];
   const phantoms = [];
+  /** `until`, whose timeout says where the session was. */
+  const waitFor = (cond, ms, what) => until(cond, ms, what).catch((err) => Promise.reject(new Error(`${err.message} (${sessionDetail(t)})`, { cause: err })));
   try {
     for (const name of fixtures) {
-      await until(() => t.session.state === "listening", 30000, "listening");
+      await waitFor(() => t.session.state === "listening", 30000, "listening");
       await new Promise((r) => setTimeout(r, gapMs));
       let seen = t.log.turns.length;
       const spoken = await t.say(name);
@@ -27,7 +29,7 @@ async function run({ fixtures, gapMs = 400 }) {
       // words of the previous utterance, see the report) and is set aside.
       let metrics, tts, speechEndAt;
       for (;;) {
-        await until(() => t.log.turns.length > seen, 45000, `the turn after ${name}`);
+        await waitFor(() => t.log.turns.length > seen, 45000, `the turn after ${name}`);
         metrics = t.log.turns[seen++];
         // One TTS stream per reply, in order: reply n's is ttsStreams[n - 1].
         tts = t.ttsStreams[metrics.turn - 1];
@@ -35,7 +37,7 @@ async function run({ fixtures, gapMs = 400 }) {
         if (speechEndAt !== undefined && t.clock.contextTimeAt(speechEndAt) > spoken.onset) break;
         phantoms.push({ before: name, turn: metrics.turn, userText: t.session.history.filter((m) => m.role === "user").at(-1)?.text, interrupted: metrics.interrupted });
       }
-      await until(() => t.session.state === "listening", 30000, "listening after the reply");
+      await waitFor(() => t.session.state === "listening", 30000, "listening after the reply");
       const rec = await t.recording(spoken.speechEnd - 0.05, t.context.currentTime);
       const view = windowView(rec, sampleRate);
       const firstLoud = view.firstLoud(view.index(spoken.speechEnd), view.length, LOUD);
