@@ -3,15 +3,14 @@
 // the reference Kyutai provider of the other kind, so a bench figure that
 // differs from the Kyutai pair's is that one provider's doing.
 //
-// The backend runs the benches without a token, so every emulator accepts
-// any token; the token functions are still given, as a page would, so the
-// providers' token paths run (Deepgram's through its emulated grant).
+// Each hosted provider's token function asks the backend's GET /api/token?service=NAME, the
+// documented browser path: the backend plays the app's server and mints that service's own
+// short-lived token (the benches run it without a key, so the emulators accept what it mints).
 import { assemblyaiStt, cartesiaTts, deepgramStt, elevenlabsTts, kyutaiStt, kyutaiTts } from "/dist/bargein.js";
 
 const ws = `ws://${location.host}`;
-const benchToken = async () => "bench-token";
-/** Deepgram's browser flow, the page standing in for the app's server: the grant endpoint's short-lived JWT. */
-const deepgramGrant = async () => (await (await fetch("/v1/auth/grant", { method: "POST" })).json()).access_token;
+/** @param {string} service */
+const tokenFor = (service) => async () => (await (await fetch(`/api/token?service=${service}`, { cache: "no-store" })).json()).token;
 
 const referenceStt = () => kyutaiStt({ urls: ws, startupTimeoutMs: 3000 });
 const referenceTts = () => kyutaiTts({ urls: ws, voice: "slt" });
@@ -19,12 +18,12 @@ const referenceTts = () => kyutaiTts({ urls: ws, voice: "slt" });
 /** name → { stt, tts } factories; each name replaces one side of the Kyutai pair. */
 const PAIRS = {
   kyutai: { stt: referenceStt, tts: referenceTts },
-  deepgram: { stt: () => deepgramStt({ urls: ws, token: deepgramGrant, model: "nova-3" }), tts: referenceTts },
-  "deepgram-flux": { stt: () => deepgramStt({ urls: ws, token: deepgramGrant, model: "flux-general-en" }), tts: referenceTts },
-  assemblyai: { stt: () => assemblyaiStt({ urls: ws, token: benchToken }), tts: referenceTts },
+  deepgram: { stt: () => deepgramStt({ urls: ws, token: tokenFor("deepgram"), model: "nova-3" }), tts: referenceTts },
+  "deepgram-flux": { stt: () => deepgramStt({ urls: ws, token: tokenFor("deepgram"), model: "flux-general-en" }), tts: referenceTts },
+  assemblyai: { stt: () => assemblyaiStt({ urls: ws, token: tokenFor("assemblyai") }), tts: referenceTts },
   // The emulators speak with flite; a voice id naming "slt" picks the voice the Kyutai pair uses.
-  elevenlabs: { stt: referenceStt, tts: () => elevenlabsTts({ url: ws, voiceId: "bench-slt", token: benchToken }) },
-  cartesia: { stt: referenceStt, tts: () => cartesiaTts({ url: ws, voiceId: "bench-slt", token: benchToken }) },
+  elevenlabs: { stt: referenceStt, tts: () => elevenlabsTts({ url: ws, voiceId: "bench-slt", token: tokenFor("elevenlabs") }) },
+  cartesia: { stt: referenceStt, tts: () => cartesiaTts({ url: ws, voiceId: "bench-slt", token: tokenFor("cartesia") }) },
 };
 
 export const PROVIDER_NAMES = Object.keys(PAIRS);
