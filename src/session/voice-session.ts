@@ -17,7 +17,6 @@
  * - the reply's streams and its stall watchdog: Reply.
  */
 import { BargeinError, ConfigError, StateError } from "../errors.js";
-import type { LlmProvider } from "../providers/types.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
 import { EventSource } from "../util/emitter.js";
@@ -25,7 +24,7 @@ import { bargeInMinSpeechMs, createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
 import { checkComponents, type ComponentsFactory, type SessionComponents } from "./ports.js";
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
-import { Reply } from "./reply.js";
+import { ReplySlot } from "./reply-slot.js";
 import { SessionCounters } from "./session-metrics.js";
 import { forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
 import { RecentBotWords } from "./echo-words.js";
@@ -33,14 +32,12 @@ import { SttLink } from "./stt-link.js";
 import { MicMute } from "./mic-mute.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
-import type { InterruptionEvent, SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
+import type { SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
 import { DEFAULTS, checkSessionOptions, echoWordWindowMs, turnConfigOf } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
 
-/** What interrupt step 1 kept of a reply, as the `interruption` event reports it. */
-type Heard = Pick<InterruptionEvent, "heardText" | "unheardText" | "heardMs">;
 
 const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
@@ -48,14 +45,11 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #options: VoiceSessionOptions;
   readonly #makeComponents: ComponentsFactory;
   readonly #admission: LlmAdmission;
-  readonly #llm: LlmProvider;
   readonly #config: TurnConfig;
   readonly #mute: MicMute;
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
   readonly #transcripts = new TranscriptFeed();
-  /** The bot's recent words, to tell its echo in the STT from the user; undefined with the echo guard off. */
-  readonly #botWords: RecentBotWords | undefined;
   #turn: TurnState = INITIAL_TURN_STATE;
   /** The state last announced with a `state` event. */
   #announced: SessionState = "idle";
@@ -66,15 +60,11 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   #unsubscribe: Array<() => void> = [];
   #stopping: Promise<void> | undefined;
   /** The reply that holds the floor, until it finishes or its streams are cancelled. */
-  #reply: Reply | undefined;
-  /** What interrupt step 1 kept, for the `interruption` event that follows it. */
-  #heard: Heard | undefined;
+  readonly #replies: ReplySlot;
   /** The last user message: late words of a missed flush go there. */
   #lastUser: UserMessage | undefined;
   /** When the user's turn was decided over, and how long the STT took to confirm it. */
   #turnTiming = { speechEndAt: 0, sttFinalMs: 0 };
-  /** Interrupt step 4 of the latest interruption, for interrupt()'s promise. */
-  #cancelling: Promise<void> = Promise.resolve();
 
   constructor(options: VoiceSessionOptions) {
     super();
@@ -82,8 +72,21 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#options = options;
     this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
     this.#admission = new LlmAdmission(options.llmAdmission);
-    this.#llm = this.#admission.wrap(options.llm);
-    if (options.echoGuard?.enabled === true) this.#botWords = new RecentBotWords(echoWordWindowMs(options));
+    this.#replies = new ReplySlot({
+      history: this.#history,
+      transcripts: this.#transcripts,
+      counters: this.#counters,
+      // The bot's recent words, to tell its echo in the STT from the user: only with the echo guard on.
+      botWords: options.echoGuard?.enabled === true ? new RecentBotWords(echoWordWindowMs(options)) : undefined,
+      events: this.emitter,
+      llm: this.#admission.wrap(options.llm),
+      tts: options.tts,
+      instructions: options.instructions,
+      stallMs: options.turn?.replyStallMs ?? DEFAULTS.replyStallMs,
+      dispatch: (event) => this.#dispatch(event),
+      error: (err) => this.#emitError(err, false),
+      metrics: () => this.metrics,
+    });
     this.#config = turnConfigOf(options);
     this.#mute = new MicMute(this.#config.pushToTalk);
   }
@@ -201,13 +204,13 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   interrupt(): Promise<void> {
     if (!this.#turn.reply) return Promise.resolve();
     this.#dispatch({ kind: "interrupt", reason: "api" });
-    return this.#cancelling;
+    return this.#replies.cancelling;
   }
 
   async #stopOnce(): Promise<void> {
     // The words said so far and the heard part of a reply stay in the history.
     this.#dispatch({ kind: "stop" });
-    this.#reply?.cancel();
+    this.#replies.clear();
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
     try {
@@ -217,7 +220,6 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     }
     await this.#components?.dispose();
     this.#components = undefined;
-    this.#reply = undefined;
     this.#dispatch({ kind: "stopped" });
     // Ready for another start(): the history and the message ids carry on.
     this.#controller = undefined;
@@ -235,10 +237,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     playbackStarted: (generation, at) => {
       const reply = this.#turn.reply;
       if (reply?.generation !== generation || reply.audible) return;
-      this.#reply?.audible(at);
+      this.#replies.current?.audible(at);
       this.#dispatch({ kind: "replyAudible", generation });
     },
-    echoOf: (text) => this.#echoOf(text),
+    echoOf: (text) => this.#replies.echoOf(text, this.#components?.player),
     fail: (err) => this.#fail(err),
   };
 
@@ -266,7 +268,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "userTranscript":
         return this.#transcript(this.#transcripts.partial(this.#transcripts.openUserId(), "user", effect.text));
       case "echoWord":
-        if (this.#botWords) this.#counters.echoWords++;
+        if (this.#options.echoGuard?.enabled === true) this.#counters.echoWords++;
         return;
       case "lateUserWord": // the end of the last turn's speech, after its flush timed out: kept there
         if (!this.#lastUser) return;
@@ -281,33 +283,24 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "fence":
         return components?.player.setGeneration(effect.generation);
       case "startReply":
-        return this.#startReply(effect.generation);
+        return this.#replies.start(effect.generation, components!.player, this.#quests!, this.#turnTiming);
       case "cutReplyToHeard":
-        this.#heard = this.#cutToHeard(effect.generation);
-        return;
+        return this.#replies.cut(effect.generation, components?.player);
       case "flushPlayback":
         return components?.player.flush();
       case "announceInterruption":
-        return this.#announceInterruption(effect);
+        return this.#replies.announce(effect);
       case "cancelReply":
-        this.#cancelling = this.#cancelReply(effect.generation);
-        return;
+        return this.#replies.cancel(effect.generation);
       case "finishReply":
-        return this.#finishReply(effect.generation);
-      case "keepHeardReply": {
-        const reply = this.#replyOf(effect.generation);
-        if (!reply || !this.#cutToHeard(effect.generation)) return;
-        return this.#assistantFinal(reply);
-      }
+        return this.#replies.finish(effect.generation, components?.player);
+      case "keepHeardReply":
+        return this.#replies.keepHeard(effect.generation, components?.player);
     }
   }
 
   #transcript(event: TranscriptEvent | undefined): void {
     if (event) this.emit("transcript", event);
-  }
-
-  #assistantFinal(reply: Reply): void {
-    this.#transcript(this.#transcripts.final(reply.message.id, "assistant", reply.message.text));
   }
 
   /** The user's turn is over: get the STT's last words, then let the machine decide. */
@@ -320,94 +313,6 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     }
     this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt };
     this.#dispatch({ kind: "turnFlushed", missed: flushed.missed });
-  }
-
-  #startReply(generation: number): void {
-    const { player } = this.#components!;
-    const message = this.#history.addAssistant(this.#transcripts.newId("assistant"));
-    const reply = new Reply({
-      generation,
-      index: this.#counters.nextTurn(),
-      message,
-      chat: this.#history.toChat(this.#options.instructions),
-      ...this.#turnTiming,
-      llm: this.#llm,
-      tts: this.#options.tts,
-      player,
-      quests: this.#quests!,
-      stallMs: this.#options.turn?.replyStallMs ?? DEFAULTS.replyStallMs,
-      hooks: {
-        transcript: (text) => this.#transcript(this.#transcripts.partial(message.id, "assistant", text)),
-        error: (err) => this.#emitError(err, false),
-        stalled: (warning) => {
-          this.emit("warning", warning);
-          this.#dispatch({ kind: "interrupt", reason: "stall" });
-        },
-        silentEnd: () => this.#dispatch({ kind: "replyDone", generation }),
-      },
-    });
-    this.#reply = reply;
-    void reply.start();
-  }
-
-  #echoOf(text: string): { echo: boolean; nearBot: boolean } {
-    const player = this.#components?.player;
-    const playing = this.#reply && player ? { words: this.#reply.words, renderedS: player.renderedSeconds() } : undefined;
-    return this.#botWords?.judge(text, performance.now(), playing) ?? { echo: false, nearBot: false };
-  }
-
-  #replyOf(generation: number): Reply | undefined {
-    return this.#reply?.generation === generation ? this.#reply : undefined;
-  }
-
-  /** Interrupt step 1: the history keeps the rendered audio less what is still in the output path. */
-  #cutToHeard(generation: number): Heard | undefined {
-    const reply = this.#replyOf(generation);
-    const player = this.#components?.player;
-    if (!reply || !player) return undefined;
-    const renderedS = player.renderedSeconds();
-    const heardS = Math.max(0, renderedS - player.outputLatency);
-    this.#botWords?.ended(reply.words, renderedS, performance.now());
-    const { heard, unheard } = reply.cutToHeard(this.#history, heardS);
-    return { heardText: heard, unheardText: unheard, heardMs: heardS * 1000 };
-  }
-
-  #announceInterruption(effect: Extract<TurnEffect, { kind: "announceInterruption" }>): void {
-    const reply = this.#replyOf(effect.generation);
-    const heard = this.#heard;
-    this.#heard = undefined;
-    if (!reply || !heard) return;
-    this.#counters.interruption();
-    this.emit("interruption", { reason: effect.reason, ...heard, speechStartToConfirmMs: effect.speechStartToConfirmMs });
-    this.#assistantFinal(reply);
-  }
-
-  /** Interrupt step 4: close the TTS socket, then abort the LLM request; then report the turn. */
-  async #cancelReply(generation: number): Promise<void> {
-    const reply = this.#replyOf(generation);
-    if (!reply) return;
-    this.#reply = undefined;
-    try {
-      await reply.removeStreams();
-    } catch (err) {
-      this.#emitError(err, false);
-    }
-    this.#reportTurn(reply);
-  }
-
-  #finishReply(generation: number): void {
-    const reply = this.#replyOf(generation);
-    if (!reply) return;
-    this.#reply = undefined;
-    this.#botWords?.ended(reply.words, this.#components?.player.renderedSeconds() ?? Infinity, performance.now());
-    reply.finish(this.#history);
-    this.#assistantFinal(reply);
-    this.#reportTurn(reply);
-  }
-
-  #reportTurn(reply: Reply): void {
-    this.emit("turn", this.#counters.report(reply.metrics));
-    this.emit("metrics", this.metrics);
   }
 
   // ─── plumbing ─────────────────────────────────────────────────────────────

@@ -1,0 +1,179 @@
+/**
+ * The reply that holds the floor, from its start to its end or interruption:
+ * the session's one owner of the current Reply and of what each of the turn
+ * machine's reply effects does with it (the history entry, the `transcript`,
+ * `interruption`, `turn` and `metrics` events, the echo guard's record of the
+ * bot's words). The machine decides when; this carries it out.
+ *
+ * Thread: main. Owner: VoiceSession, which hands it the player and the
+ * QuestManager of the running session with each call that needs them.
+ */
+import type { PlayerPort } from "./ports.js";
+import type { LlmProvider, TtsProvider } from "../providers/types.js";
+import type { QuestManager } from "../quest/quest-manager.js";
+import type { Emitter } from "../util/emitter.js";
+import type { RecentBotWords } from "./echo-words.js";
+import type { ConversationHistory } from "./history.js";
+import { Reply } from "./reply.js";
+import type { SessionCounters } from "./session-metrics.js";
+import type { TranscriptFeed } from "./transcript-feed.js";
+import type { TurnEffect, TurnEvent } from "./turn-machine.js";
+import type { InterruptionEvent, SessionMetrics, TranscriptEvent, VoiceSessionEvents } from "./types.js";
+
+export interface ReplySlotOptions {
+  history: ConversationHistory;
+  transcripts: TranscriptFeed;
+  counters: SessionCounters;
+  /** Undefined with the echo guard off. */
+  botWords: RecentBotWords | undefined;
+  events: Emitter<VoiceSessionEvents>;
+  llm: LlmProvider;
+  tts: TtsProvider;
+  instructions: string | undefined;
+  stallMs: number;
+  dispatch(event: TurnEvent): void;
+  /** A non-fatal failure, for the session's `error` event. */
+  error(err: unknown): void;
+  /** The session's metrics, sent after each turn's report. */
+  metrics(): SessionMetrics;
+}
+
+/** What interrupt step 1 kept of a reply, as the `interruption` event reports it. */
+type Heard = Pick<InterruptionEvent, "heardText" | "unheardText" | "heardMs">;
+
+export class ReplySlot {
+  readonly #o: ReplySlotOptions;
+  #reply: Reply | undefined;
+  /** What interrupt step 1 kept, for the `interruption` event that follows it. */
+  #heard: Heard | undefined;
+  /** Interrupt step 4 of the latest interruption, for interrupt()'s promise. */
+  cancelling: Promise<void> = Promise.resolve();
+
+  constructor(options: ReplySlotOptions) {
+    this.#o = options;
+  }
+
+  /** The reply playing now, if any. */
+  get current(): Reply | undefined {
+    return this.#reply;
+  }
+
+  /** Starts reply `generation` for the history as it is (LLM → TTS → player). */
+  start(generation: number, player: PlayerPort, quests: QuestManager, timing: { speechEndAt: number; sttFinalMs: number }): void {
+    const o = this.#o;
+    const message = o.history.addAssistant(o.transcripts.newId("assistant"));
+    const reply = new Reply({
+      generation,
+      index: o.counters.nextTurn(),
+      message,
+      chat: o.history.toChat(o.instructions),
+      ...timing,
+      llm: o.llm,
+      tts: o.tts,
+      player,
+      quests,
+      stallMs: o.stallMs,
+      hooks: {
+        transcript: (text) => this.#transcript(o.transcripts.partial(message.id, "assistant", text)),
+        error: (err) => o.error(err),
+        stalled: (warning) => {
+          o.events.emit("warning", warning);
+          o.dispatch({ kind: "interrupt", reason: "stall" });
+        },
+        silentEnd: () => o.dispatch({ kind: "replyDone", generation }),
+      },
+    });
+    this.#reply = reply;
+    void reply.start();
+  }
+
+  /** Is this STT word the bot's own voice heard back, and was the bot audible just now? */
+  echoOf(text: string, player: PlayerPort | undefined): { echo: boolean; nearBot: boolean } {
+    const reply = this.#reply;
+    const playing = reply && player ? { words: reply.words, renderedS: player.renderedSeconds() } : undefined;
+    return this.#o.botWords?.judge(text, performance.now(), playing) ?? { echo: false, nearBot: false };
+  }
+
+  /** Interrupt step 1: the history keeps the rendered audio less what is still in the output path. */
+  cut(generation: number, player: PlayerPort | undefined): void {
+    this.#heard = this.#cutToHeard(generation, player);
+  }
+
+  /** The `interruption` event and the reply's final transcript, after steps 1–3. */
+  announce(effect: Extract<TurnEffect, { kind: "announceInterruption" }>): void {
+    const reply = this.#of(effect.generation);
+    const heard = this.#heard;
+    this.#heard = undefined;
+    if (!reply || !heard) return;
+    this.#o.counters.interruption();
+    this.#o.events.emit("interruption", { reason: effect.reason, ...heard, speechStartToConfirmMs: effect.speechStartToConfirmMs });
+    this.#final(reply);
+  }
+
+  /** Interrupt step 4: close the TTS socket, then abort the LLM request; then report the turn. */
+  cancel(generation: number): void {
+    this.cancelling = this.#cancel(generation);
+  }
+
+  /** Reply `generation` played out: its final transcript and turn report. */
+  finish(generation: number, player: PlayerPort | undefined): void {
+    const reply = this.#of(generation);
+    if (!reply) return;
+    this.#reply = undefined;
+    this.#o.botWords?.ended(reply.words, player?.renderedSeconds() ?? Infinity, performance.now());
+    reply.finish(this.#o.history);
+    this.#final(reply);
+    this.#report(reply);
+  }
+
+  /** stop() mid-reply: the history keeps what was heard of it. */
+  keepHeard(generation: number, player: PlayerPort | undefined): void {
+    const reply = this.#of(generation);
+    if (reply && this.#cutToHeard(generation, player)) this.#final(reply);
+  }
+
+  /** stop(): the reply's streams are cancelled and the slot is empty. */
+  clear(): void {
+    this.#reply?.cancel();
+    this.#reply = undefined;
+  }
+
+  #of(generation: number): Reply | undefined {
+    return this.#reply?.generation === generation ? this.#reply : undefined;
+  }
+
+  #cutToHeard(generation: number, player: PlayerPort | undefined): Heard | undefined {
+    const reply = this.#of(generation);
+    if (!reply || !player) return undefined;
+    const renderedS = player.renderedSeconds();
+    const heardS = Math.max(0, renderedS - player.outputLatency);
+    this.#o.botWords?.ended(reply.words, renderedS, performance.now());
+    const { heard, unheard } = reply.cutToHeard(this.#o.history, heardS);
+    return { heardText: heard, unheardText: unheard, heardMs: heardS * 1000 };
+  }
+
+  async #cancel(generation: number): Promise<void> {
+    const reply = this.#of(generation);
+    if (!reply) return;
+    this.#reply = undefined;
+    try {
+      await reply.removeStreams();
+    } catch (err) {
+      this.#o.error(err);
+    }
+    this.#report(reply);
+  }
+
+  #final(reply: Reply): void {
+    this.#transcript(this.#o.transcripts.final(reply.message.id, "assistant", reply.message.text));
+  }
+
+  #transcript(event: TranscriptEvent | undefined): void {
+    if (event) this.#o.events.emit("transcript", event);
+  }
+
+  #report(reply: Reply): void {
+    this.#o.events.emit("turn", this.#o.counters.report(reply.metrics));
+    this.#o.events.emit("metrics", this.#o.metrics());
+  }
+}
