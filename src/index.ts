@@ -104,6 +104,7 @@ export type {
   ReconnectedEvent,
   OverloadEvent,
   MuteEvent,
+  HistorySeed,
   BargeInOptions,
   TurnOptions,
 } from "./session/types.js";

@@ -4,7 +4,9 @@
  * worklet actually rendered (less the output latency), mapped through the
  * TTS word timestamps. Pure, no DOM.
  */
+import { ConfigError } from "../errors.js";
 import type { ChatMessage } from "../providers/types.js";
+import type { HistorySeed } from "./types.js";
 
 export interface UserMessage {
   /** Stable for the session: the `id` of this message's `transcript` events. */
@@ -56,6 +58,18 @@ export function splitHeard(words: readonly TimedWord[], fullText: string, heardS
 
 export class ConversationHistory {
   readonly #messages: HistoryMessage[] = [];
+
+  /** Earlier conversation, checked (a ConfigError names the bad entry); `newId` makes the ids not given. */
+  seed(messages: ReadonlyArray<HistorySeed>, newId: (role: "user" | "assistant") => string): void {
+    messages.forEach((m, i) => {
+      if (!m || (m.role !== "user" && m.role !== "assistant") || typeof m.text !== "string") {
+        throw new ConfigError(`VoiceSession: \`history[${i}]\` must be { role: "user" | "assistant", text: string }`);
+      }
+      const id = typeof m.id === "string" && m.id ? m.id : newId(m.role);
+      if (m.role === "user") this.addUser(id, m.text);
+      else this.#messages.push({ id, role: "assistant", text: m.text, interrupted: m.interrupted === true, unheardText: m.unheardText ?? "" });
+    });
+  }
 
   get messages(): readonly HistoryMessage[] {
     return this.#messages;

@@ -22,6 +22,9 @@ export function checkSessionOptions(options: VoiceSessionOptions): void {
   if (options.components !== undefined && typeof options.components !== "function") {
     throw new ConfigError("VoiceSession: `components` must be a function (context) => Promise<SessionComponents>, such as bargein/testing's fakeAudio().components; leave it out for the browser's own");
   }
+  if (options.history !== undefined && !Array.isArray(options.history)) {
+    throw new ConfigError("VoiceSession: `history` must be an array of { role, text } messages (such as an exported session.history)");
+  }
   const mode = options.turn?.mode;
   if (mode !== undefined && mode !== "vad" && mode !== "push-to-talk") {
     throw new ConfigError(`VoiceSession: \`turn.mode\` must be "vad" or "push-to-talk", not ${JSON.stringify(mode)}`);

@@ -23,6 +23,14 @@ export class TranscriptFeed {
   /** The last text said of each message, and whether it was final; ids of a session only. */
   readonly #said = new Map<string, { text: string; final: boolean }>();
 
+  /** Ids from elsewhere (a seeded history): new ids count on after the highest of them. */
+  reserve(ids: readonly string[]): void {
+    for (const id of ids) {
+      const n = /^[ua](\d+)$/.exec(id)?.[1];
+      if (n !== undefined) this.#count = Math.max(this.#count, Number(n));
+    }
+  }
+
   /** A new message id: `u1`, `a2`, … in the order the messages begin. */
   newId(role: Role): string {
     this.#count++;

@@ -43,6 +43,16 @@ export interface EchoGuardOptions {
   wordWindowMs?: number;
 }
 
+/** A message of earlier conversation (VoiceSessionOptions.history). */
+export interface HistorySeed {
+  role: "user" | "assistant";
+  text: string;
+  /** Kept when given (an exported history's ids); otherwise one is made, as for new messages. */
+  id?: string;
+  interrupted?: boolean;
+  unheardText?: string;
+}
+
 export interface TurnOptions {
   /**
    * End the user's turn when the STT's pause probability reaches this (0..1),
@@ -163,6 +173,14 @@ export interface VoiceSessionOptions {
    * background; a `warning` (service "session") says so. Default true.
    */
   releaseMicOnHide?: boolean;
+  /**
+   * Earlier conversation to go on from: messages as `session.history` gives
+   * them (so an exported history, `JSON.parse(JSON.stringify(session.history))`,
+   * seeds a new session), or just `{ role, text }`. They are sent to the LLM
+   * before the new turns and are part of `history`; new message ids continue
+   * after theirs.
+   */
+  history?: ReadonlyArray<HistorySeed>;
   /** Audio settings. */
   audio?: {
     /** Use this AudioContext instead of creating one (the session then does not close it). */

@@ -88,6 +88,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       metrics: () => this.metrics,
     });
     this.#config = turnConfigOf(options);
+    if (options.history) {
+      this.#transcripts.reserve(options.history.map((m) => m?.id ?? ""));
+      this.#history.seed(options.history, (role) => this.#transcripts.newId(role));
+    }
     this.#mute = new MicMute(this.#config.pushToTalk);
   }
 

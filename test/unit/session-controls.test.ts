@@ -182,3 +182,44 @@ describe("sendText()", () => {
     await session.stop();
   });
 });
+
+describe("history: seeded and exported", () => {
+  test("an exported history seeds a new session: the LLM gets it first, history holds it, new ids count on after it", async () => {
+    const first = fakeSession({ replies: ["Sure, I can help. What do you need?"] });
+    await first.session.start();
+    await first.user.says("can you help me");
+    await first.waitForState("bot_speaking");
+    await first.waitForReply();
+    await first.player.play(1000);
+    await first.session.stop();
+    const exported = JSON.parse(JSON.stringify(first.session.history));
+    expect(exported).toEqual([
+      { id: "u1", role: "user", text: "can you help me" },
+      { id: "a2", role: "assistant", text: "Sure, I can help.", interrupted: true, unheardText: "What do you need?" },
+    ]);
+
+    const next = fakeSession({ history: exported, instructions: "Be brief.", replies: ["Okay."] });
+    expect(next.session.history).toEqual(exported);
+    await next.session.start();
+    await next.user.says("go on");
+    await next.waitForState("bot_speaking");
+    expect(next.llm.requests[0].messages).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "can you help me" },
+      { role: "assistant", content: "Sure, I can help." },
+      { role: "user", content: "go on" },
+    ]);
+    expect(next.session.history.slice(2).map((m) => m.id)).toEqual(["u3", "a4"]);
+    await next.session.stop();
+  });
+
+  test("plain { role, text } entries get ids; a malformed entry is a ConfigError naming it", () => {
+    const { session } = fakeSession({ history: [{ role: "user", text: "hi" }, { role: "assistant", text: "Hello." }] });
+    expect(session.history).toEqual([
+      { id: "u1", role: "user", text: "hi" },
+      { id: "a2", role: "assistant", text: "Hello.", interrupted: false, unheardText: "" },
+    ]);
+    expect(() => fakeSession({ history: [{ role: "user", text: "ok" }, { role: "system", text: "x" } as never] })).toThrow(/history\[1\]/);
+    expect(() => fakeSession({ history: "hello" as never })).toThrow(ConfigError);
+  });
+});
