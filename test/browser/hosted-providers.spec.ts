@@ -104,7 +104,7 @@ test.afterAll(async () => {
  * provider's failures are reported in its own steps instead.
  */
 test("the hosted providers in real sessions: a full turn, a barge-in, the reconnect path and the fault rows, for each", async ({ browser }) => {
-  test.setTimeout(300_000);
+  test.setTimeout(720_000);
   const startedAt = Date.now();
   startRuns(browser);
   for (const name of PROVIDERS) {

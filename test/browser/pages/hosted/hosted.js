@@ -81,7 +81,8 @@ export async function runConversation(name) {
   // Deepgram and AssemblyAI send a turn's words only once final, after the recogniser has caught up:
   // on a loaded machine that can be later than the flush timeout, which the STT fault rows test.
   const turn = { flushTimeoutMs: 4000 };
-  const t = await makeSession({ token: issuedToken, recordSeconds: 40, sessionOptions: { stt: make("stt"), tts, llm, turn } });
+  // The recording must outlast the whole conversation, however slow a loaded machine makes it.
+  const t = await makeSession({ token: issuedToken, recordSeconds: 120, sessionOptions: { stt: make("stt"), tts, llm, turn } });
   const decisions = [];
   t.session.on("vad", (e) => e.kind === "speechStart" && decisions.push({ direct: e.direct, contextTime: e.contextTime }));
   const began = performance.now();
