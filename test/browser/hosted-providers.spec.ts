@@ -10,9 +10,11 @@
  * a page of its own: the page's token functions ask for short-lived tokens
  * the documented browser way (this spec answers /api/deepgram-token as the
  * app's server would, with the key the page never sees), and the fault rows'
- * "nothing left open" checks read that backend's counters alone. The five
- * run side by side, each provider's sessions one after another; the tests
- * below judge what each run recorded.
+ * "nothing left open" checks read that backend's counters alone. The
+ * providers run one after another (HOSTED_LANES=n runs n side by side: five
+ * at once swamped this 2-core machine, the VAD did not load in 30 s), and one
+ * test judges what each run recorded, a step per provider and check.
+ * HOSTED_ONLY=deepgram-flux,cartesia runs only those providers.
  */
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";

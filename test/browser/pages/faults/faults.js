@@ -148,8 +148,10 @@ export async function runSttCase(c, setup) {
       await until(replied, 20000);
       let reply;
       if (cutReplyAfterMs !== undefined && t.log.turns.length === 0) {
+        const lastReply = () => t.session.history.filter((m) => m.role === "assistant").at(-1)?.text ?? "";
         await sleep(cutReplyAfterMs);
-        reply = t.session.history.filter((m) => m.role === "assistant").at(-1)?.text;
+        await until(() => lastReply() !== "" || t.log.turns.length > 0, 5000).catch(() => {});
+        reply = lastReply();
         await t.session.interrupt();
       }
       await until(() => t.log.turns.length > 0, 20000);
