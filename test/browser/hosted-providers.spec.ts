@@ -185,6 +185,8 @@ function judgeReconnect(service: string, cases: FaultCase[], f: any) {
   const i = cases.indexOf(drop);
   if (service === "stt") {
     const r = f.results[i];
+    expect.soft(r.failed, "the drop case ran").toBeUndefined();
+    if (r.failed) return;
     console.log(`${drop.name}: ${JSON.stringify({ errors: r.seen.errors.map((e: any) => e.name), warnings: r.detail.warnings, history: r.history, replayedSamples: r.detail.replayedSamples })}`);
     expect.soft(judgeSttCase(drop, r)).toEqual([]);
     expect.soft(r.detail.warnings.some((w: string) => /reconnecting/.test(w)), "a reconnecting warning").toBe(true);
@@ -203,6 +205,10 @@ function judgeFaultRows(service: string, cases: FaultCase[], f: any): string[] {
   if (service === "stt") {
     for (const [i, c] of cases.entries()) {
       const r = f.results[i];
+      if (r.failed) {
+        failures.push(r.failed);
+        continue;
+      }
       console.log(`${c.name}: ${r.ms} ms, ${JSON.stringify({ startError: r.startError, errors: r.seen.errors.map((e: any) => `${e.name}${e.fatal ? " (fatal)" : ""}`), warnings: r.seen.warnings.length, history: r.history })}`);
       failures.push(...judgeSttCase(c, r));
     }

@@ -132,34 +132,14 @@ export async function runSttCase(c, setup) {
   } catch (err) {
     result.startError = err.name;
   }
-  if (!result.startError) {
-    const speech = await t.say("help-me");
-    if (c.expect.outcome === "ends") {
-      await until(() => t.session.state === "idle", 20000);
-    } else {
-      await until(() => matches(c, observe(t, { errors: 0, warnings: 0 })), 20000);
-      // The words spoken so far make a turn (or, when the fault ate them, the next sentence does).
-      await until(() => t.context.currentTime > speech.startedAt + speech.duration, 10000);
-      // The fault may have eaten the words (a stall, a drop before the first word): then say something else.
-      // With `cutReplyAfterMs` a reply counts once it plays: that is the next turn working.
-      const replied = () => t.log.turns.length > 0 || (cutReplyAfterMs !== undefined && t.session.state === "bot_speaking");
-      await until(replied, 5000).catch(() => {});
-      if (!replied()) await t.say("turn-on-lights");
-      await until(replied, 20000);
-      let reply;
-      if (cutReplyAfterMs !== undefined && t.log.turns.length === 0) {
-        const lastReply = () => t.session.history.filter((m) => m.role === "assistant").at(-1)?.text ?? "";
-        await sleep(cutReplyAfterMs);
-        await until(() => lastReply() !== "" || t.log.turns.length > 0, 5000).catch(() => {});
-        reply = lastReply();
-        await t.session.interrupt();
-      }
-      await until(() => t.log.turns.length > 0, 20000);
-      await settled(t, 20000);
-      result.nextTurn = { history: userMessages(t), reply: reply ?? t.session.history.find((m) => m.role === "assistant")?.text ?? "" };
-    }
-  }
+  if (!result.startError) await caseTurns(t, c, cutReplyAfterMs, result).catch(async (err) => {
+    // Name the case and where it stuck, and leave nothing open for the next one.
+    const where = { state: t.session.state, history: userMessages(t), errors: t.full.errors.map((e) => e.name), warnings: t.full.warnings.map((w) => w.message) };
+    await t.session.stop();
+    throw new Error(`${c.name}: ${err.message}; ${JSON.stringify(where)}`);
+  });
   result.seen = observe(t, { errors: 0, warnings: 0 });
+
   // For the log line: what the session said, and how much speech it sent again.
   result.detail = { warnings: t.full.warnings.map((w) => w.message), replayedSamples: t.session.metrics.sttReplayedSamples };
   result.partialAtReport = t.full.partialAtReport;
@@ -171,6 +151,35 @@ export async function runSttCase(c, setup) {
   result.released = await released(0);
   result.unhandled = window.pageWatch.unhandled.splice(0);
   return result;
+}
+
+/** An STT case after start(): the speech, the event it must bring, and the next turn. */
+async function caseTurns(t, c, cutReplyAfterMs, result) {
+  const speech = await t.say("help-me");
+  if (c.expect.outcome === "ends") {
+    await until(() => t.session.state === "idle", 20000);
+  } else {
+    await until(() => matches(c, observe(t, { errors: 0, warnings: 0 })), 20000);
+    // The words spoken so far make a turn (or, when the fault ate them, the next sentence does).
+    await until(() => t.context.currentTime > speech.startedAt + speech.duration, 10000);
+    // The fault may have eaten the words (a stall, a drop before the first word): then say something else.
+    // With `cutReplyAfterMs` a reply counts once it plays: that is the next turn working.
+    const replied = () => t.log.turns.length > 0 || (cutReplyAfterMs !== undefined && t.session.state === "bot_speaking");
+    await until(replied, 5000).catch(() => {});
+    if (!replied()) await t.say("turn-on-lights");
+    await until(replied, 20000);
+    let reply;
+    if (cutReplyAfterMs !== undefined && t.log.turns.length === 0) {
+      const lastReply = () => t.session.history.filter((m) => m.role === "assistant").at(-1)?.text ?? "";
+      await sleep(cutReplyAfterMs);
+      await until(() => lastReply() !== "" || t.log.turns.length > 0, 5000).catch(() => {});
+      reply = lastReply();
+      await t.session.interrupt();
+    }
+    await until(() => t.log.turns.length > 0, 20000);
+    await settled(t, 20000);
+    result.nextTurn = { history: userMessages(t), reply: reply ?? t.session.history.find((m) => m.role === "assistant")?.text ?? "" };
+  }
 }
 
 /**

@@ -193,7 +193,9 @@ export async function runFaults(name, cases, sessionOptions = {}) {
     const results = [];
     for (const c of cases) {
       const started = performance.now();
-      results.push({ ...(await runSttCase(c, setup)), ms: Math.round(performance.now() - started) });
+      // A case that fails on its way (it stopped its session) is reported as such; the next still runs.
+      const r = await runSttCase(c, setup).catch((err) => ({ failed: err.message }));
+      results.push({ ...r, ms: Math.round(performance.now() - started) });
     }
     return { results };
   }
