@@ -4,6 +4,8 @@
  * in the same AudioContext, so silence and stale audio are measured in samples.
  */
 import { expect, test } from "@playwright/test";
+// @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
+import { AUDIBLE, firstAudible, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 
 /**
  * Onset of the user's speech (its envelope) → output silent, in ms. It covers
@@ -51,33 +53,22 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
     };
   });
   const { samples, sampleRate } = r;
-  const index = (t: number) => Math.round(t * sampleRate) - r.startFrame;
   // Quanta the render thread skipped (a loaded machine) stay zero in the recording: they prove nothing either way.
-  const skipped = new Set<number>(r.missed.map((q: number) => Math.floor(q / 128)));
-  const known = (i: number) => !skipped.has(Math.floor(i / 128));
+  const line = timeline(r, sampleRate);
   // Where the output goes silent after the onset: the start of the first 10 ms with nothing above -80 dBFS.
-  const onsetAt = index(r.onset);
-  const quietUntil = index(r.speechEnd + 0.3);
-  const run = Math.round(sampleRate * 0.01);
-  let silentAt = -1;
-  for (let i = onsetAt, quiet = 0; i < quietUntil; i++) {
-    quiet = known(i) && Math.abs(samples[i]) < 1e-4 ? quiet + 1 : 0;
-    if (quiet === run) {
-      silentAt = i - run + 1;
-      break;
-    }
-  }
+  const onsetAt = line.index(r.onset);
+  const quietUntil = line.index(r.speechEnd + 0.3);
+  const silentAt = silenceStart(samples, line, sampleRate, onsetAt, quietUntil);
   expect(silentAt, "the output never went silent").toBeGreaterThan(0);
   const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
   console.log(`barge-in: output silent ${silentAfterMs.toFixed(1)} ms after the onset`);
   // The bot was speaking up to the onset. A random moment can fall in a gap between its words (the
   // bargein bench counts 7 of 50 that are quieter than 0.01 in the last 50 ms; CI saw a peak of 0.0018
   // there), so look back 300 ms; such a gap is still far above the -80 dBFS that counts as silence.
-  expect(Math.max(...samples.slice(onsetAt - Math.round(sampleRate * 0.3), onsetAt).map(Math.abs)), "the bot was audible before the onset").toBeGreaterThan(0.01);
+  expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
   expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
   // Nothing of the cancelled turn after that: silence all the way past the end of the user's speech.
-  const stale = samples.slice(silentAt, quietUntil).filter((x) => Math.abs(x) >= 1e-4).length;
-  expect(stale).toBe(0);
+  expect(loudSamples(samples, silentAt, quietUntil)).toBe(0);
   const lastLoud = silentAt - 1;
 
   // History keeps exactly the heard words: a prefix of the reply; the rest is unheard; nothing lost.
@@ -87,8 +78,7 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
   expect(`${reply.text} ${reply.unheardText}`.trim()).toBe(r.fullReply.trim().replace(/\s+/g, " "));
   expect(reply.text.split(" ").length).toBeGreaterThan(0);
   // heardMs matches the bot audio actually rendered (first loud sample → last loud sample) less the output latency.
-  let firstLoud = 0;
-  while (firstLoud < samples.length && Math.abs(samples[firstLoud]) < 1e-3) firstLoud++;
+  const firstLoud = firstAudible(samples, 0, AUDIBLE);
   const renderedMs = ((lastLoud - firstLoud) / sampleRate) * 1000;
   expect(Math.abs(r.interruption.heardMs - (renderedMs - r.outputLatency * 1000))).toBeLessThan(80);
   expect(r.liveQuests).toEqual(["stt"]);

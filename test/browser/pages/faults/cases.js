@@ -1,13 +1,17 @@
-// The fault matrix: one table of cases, shared by test/browser/faults.spec.ts
-// and bench/reliability.bench.mjs, and the rules each case is judged by.
-// Each case names a service, a fault, the knobs that inject it (the backend's
-// query parameters, demo/README.md), and what must come of it: the documented
-// event (docs/errors.md) and whether the session goes on or ends cleanly.
+// The fault matrix: one table of cases, shared by test/browser/faults.spec.ts,
+// test/browser/hosted-providers.spec.ts and bench/reliability.bench.mjs, and
+// the rules each case is judged by. Each case names a provider, a service, a
+// fault, the knobs that inject it (the backend's query parameters,
+// demo/README.md), and what must come of it: the documented event (README
+// "Errors and warnings") and whether the session goes on or ends cleanly.
+// `CASES` are the reference backend's own services (provider "kyutai" for STT
+// and TTS, "openai" for the LLM); `casesFor(provider)` are a hosted
+// provider's, run against its emulator with the same judges.
 
 /** The reply watchdog for the stall cases; normal replies send something at least every ~100 ms. */
 export const REPLY_STALL_MS = 1500;
 
-const TABLE = [
+const REFERENCE_TABLE = [
   // ── STT: one session each (start-up faults fail start(); mid-stream faults reconnect) ──
   { service: "stt", fault: "capacity", query: "capacity=0", persistent: true, expect: { error: "AtCapacityError", outcome: "starts-not" } },
   { service: "stt", fault: "startup-timeout", query: "delay_ms=3000", options: { startupTimeoutMs: 300 }, persistent: true, expect: { error: "ServiceTimeoutError", outcome: "starts-not" } },
@@ -44,14 +48,72 @@ const TABLE = [
   { service: "llm", transport: "ws-llm", fault: "oversize", query: "oversize=300000", expect: { error: "ProtocolError", outcome: "continues" } },
 ];
 
-export const CASES = TABLE.map((c) => ({ ...c, name: `${c.service}${c.transport ? " (websocket)" : ""} ${c.fault}` }));
+export const CASES = REFERENCE_TABLE.map((c) => ({ ...c, provider: c.service === "llm" ? "openai" : "kyutai", name: `${c.service}${c.transport ? " (websocket)" : ""} ${c.fault}` }));
+
+// ── The hosted providers, each against its emulator ──
+// The knobs are the reference backend's; what differs is how each service
+// says it, and so which documented error the provider makes of it.
+const HOSTED_STT = {
+  // Deepgram refuses a stream over its concurrency limit at the handshake (HTTP 429), which a
+  // browser cannot read: a refused handshake is a ConnectionClosedError (README, deepgramStt).
+  // Nova sends nothing per audio step and its socket is ready once open, so its drop is timed
+  // from the open: 0.9 s in, the user is in the middle of "Can you help me?" (words at 0.3-1.3 s).
+  "deepgram-nova": { capacityError: "ConnectionClosedError", drop: "drop_after_ms=900" },
+  // Flux and AssemblyAI are ready only once the emulator has a recogniser (up to a second or more
+  // on a loaded machine), so their drops count messages: Flux's Connected, StartOfTurn and an Update
+  // per 0.25 s of audio; AssemblyAI's Begin, SpeechStarted and a Turn per change of its words.
+  "deepgram-flux": { capacityError: "ConnectionClosedError", drop: "drop_after=5" },
+  // AssemblyAI closes with 3009 (too many concurrent sessions).
+  assemblyai: { capacityError: "AtCapacityError", drop: "drop_after=4" },
+};
+const HOSTED_TTS = ["elevenlabs", "cartesia"];
+
+function hostedSttRows(provider, { capacityError, drop }) {
+  return [
+    { fault: "capacity", query: "capacity=0", persistent: true, expect: { error: capacityError, outcome: "starts-not" } },
+    { fault: "startup-timeout", query: "delay_ms=3000", options: { startupTimeoutMs: 300 }, persistent: true, expect: { error: "ServiceTimeoutError", outcome: "starts-not" } },
+    { fault: "drop", query: drop, expect: { error: "ConnectionClosedError", fatal: false, outcome: "continues", firstTurnHas: ["can", "you", "help", "me"] } },
+    { fault: "stall", query: "stall_after_ms=700&stall_ms=3500", expect: { warningService: "stt", warning: "did not confirm its last words", outcome: "continues" } },
+    { fault: "oversize", query: "oversize=20000", options: { maxMessageBytes: 8192 }, expect: { error: "ProtocolError", fatal: false, outcome: "continues" } },
+    { fault: "malformed", query: "malformed=1", persistent: true, expect: { error: "ProtocolError", fatal: true, outcome: "ends" } },
+  ].map((row) => ({ provider, service: "stt", ...row }));
+}
+
+function hostedTtsRows(provider) {
+  return [
+    { fault: "capacity", query: "capacity=0", expect: { error: "AtCapacityError", outcome: "continues" } },
+    // Both services' sockets open at once and say nothing until the first audio, so a service
+    // slow to start is not a start-up timeout (that bounds the open, connectTimeoutMs) but a reply
+    // that sends nothing: the reply watchdog (turn.replyStallMs) cuts it off.
+    { fault: "startup-timeout", query: "delay_ms=3000", expect: { warningService: "tts", warning: "sent nothing", outcome: "continues" } },
+    { fault: "drop", query: "drop_after=6", expect: { error: "ConnectionClosedError", outcome: "continues" } },
+    { fault: "stall", query: "stall_after_ms=400&stall_ms=4000", expect: { warningService: "tts", warning: "sent nothing", outcome: "continues" } },
+    { fault: "malformed", query: "malformed=1", expect: { error: "ProtocolError", outcome: "continues" } },
+    // Default cap: 1 MiB.
+    { fault: "oversize", query: "oversize=2000000", expect: { error: "ProtocolError", outcome: "continues" } },
+  ].map((row) => ({ provider, service: "tts", ...row }));
+}
+
+const HOSTED_CASES = [
+  ...Object.entries(HOSTED_STT).flatMap(([provider, how]) => hostedSttRows(provider, how)),
+  ...HOSTED_TTS.flatMap(hostedTtsRows),
+].map((c) => ({ ...c, name: `${c.provider} ${c.fault}` }));
+
+/** The hosted providers that have fault rows, and which service each one is. */
+export const HOSTED_PROVIDERS = Object.fromEntries(HOSTED_CASES.map((c) => [c.provider, c.service]));
+
+/** The fault rows of one hosted provider ("deepgram-nova", "elevenlabs", …). */
+export function casesFor(provider) {
+  return HOSTED_CASES.filter((c) => c.provider === provider);
+}
 
 const NOTHING_OPEN = { stt: 0, tts: 0, llmOpen: 0, llmActive: 0 };
 
+/** The case's documented event was seen, and it names the case's service. */
 function reported(c, seen, { nonFatal = false } = {}) {
   const want = c.expect;
   if (want.error) {
-    return seen.errors.some((e) => e.name === want.error && (want.fatal === undefined || e.fatal === want.fatal) && (!nonFatal || !e.fatal));
+    return seen.errors.some((e) => e.name === want.error && e.service === c.service && (want.fatal === undefined || e.fatal === want.fatal) && (!nonFatal || !e.fatal));
   }
   return seen.warnings.some((w) => w.service === want.warningService && new RegExp(want.warning).test(w.message));
 }
@@ -127,7 +189,8 @@ export function judgeCleanTurn(clean, interruptions, cases) {
   if (clean.turn?.interrupted) out.push("clean turn: interrupted");
   if (clean.stateAfterStop !== "idle") out.push(`state ${clean.stateAfterStop} after stop()`);
   if (!same(clean.releasedAfterStop, { pageSockets: 0, server: NOTHING_OPEN })) out.push(`not released after stop(): ${JSON.stringify(clean.releasedAfterStop)}`);
-  const stalls = cases.filter((c) => c.fault === "stall").length;
+  // Every case that expects the reply watchdog's warning is cut off by it, once.
+  const stalls = cases.filter((c) => c.expect.warning === "sent nothing").length;
   if (interruptions.filter((x) => x === "stall").length !== stalls) out.push(`expected ${stalls} "stall" interruptions, got ${JSON.stringify(interruptions)}`);
   return out;
 }

@@ -1,21 +1,28 @@
 // The fault matrix's page side: real VoiceSessions (worklets, VAD worker,
 // providers) against the reference backend, with the fault knobs in the
-// providers' URLs. The cases themselves are a table in test/browser/faults.spec.ts;
-// this page runs one STT case per session, and the LLM and TTS cases in turn
-// on one session (each turn proves the one before left the session working).
-import { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "/dist/bargein.js";
+// providers' URLs. The cases themselves are a table in ./cases.js; this page
+// runs one STT case per session, and the LLM and TTS cases in turn on one
+// session (each turn proves the one before left the session working).
+//
+// Which providers a case runs on is the caller's `setup`: by default the
+// reference backend's own (Kyutai STT and TTS, the scripted LLM); the hosted
+// page passes a `make` that builds the hosted provider under test, and the
+// `token` function of a backend started with one.
 import { makeSession, until } from "../session/session.js";
+import { referenceProvider } from "../session/reference-providers.js";
 
-const ws = `ws://${location.host}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** The provider for `service` with `query` (the knobs) on its URL and extra `options`. */
-export function provider(service, query = "", options = {}) {
-  const q = query ? `?${query}` : "";
-  if (service === "stt") return kyutaiStt({ urls: `${ws}/${q}`, startupTimeoutMs: 3000, ...options });
-  if (service === "tts") return kyutaiTts({ urls: `${ws}/${q}`, voice: "slt", ...options });
-  if (service === "ws-llm") return websocketLlm({ url: `${ws}/v1/responses${q}`, ...options });
-  return openaiChat({ url: `${location.origin}/v1${q}`, model: "eliza", ...options });
+/**
+ * How a run builds its providers: `make(service, query, options)` ("stt",
+ * "tts", "sse" or "ws-llm", with the knobs in `query`), and the token function.
+ * `cutReplyAfterMs`: an STT case's next turn is cut off this long after its
+ * reply began to play (default: the reply plays to its end).
+ */
+function withDefaults(setup = {}) {
+  const token = setup.token;
+  const make = setup.make ?? ((service, query, options) => referenceProvider(service, query, options, { token }));
+  return { token, make, cutReplyAfterMs: setup.cutReplyAfterMs };
 }
 
 /**
@@ -51,8 +58,8 @@ function observe(t, since) {
 }
 
 /** The session plus a full event log (names, messages, fatal flags) and the user's partials at each report. */
-async function instrumentedSession(sessionOptions) {
-  const t = await makeSession({ sessionOptions });
+async function instrumentedSession(sessionOptions, token) {
+  const t = await makeSession({ sessionOptions, token });
   const full = { errors: [], warnings: [], interruptions: [], userPartial: "", partialAtReport: [] };
   t.session.on("transcript", (e) => e.role === "user" && (full.userPartial = e.final ? "" : e.text));
   t.session.on("error", (e) => {
@@ -88,6 +95,11 @@ async function settled(t, ms) {
   });
 }
 
+/** Open STT streams on the server: the Deepgram emulator counts its own apart from the "stt" group. */
+function sttOpen(stats) {
+  return stats.stt.open + (stats.deepgram?.open ?? 0);
+}
+
 /** Waits until the page's sockets and the server's streams are back to `openSockets` / zero. */
 async function released(openSockets, ms = 6000) {
   let stats;
@@ -95,11 +107,11 @@ async function released(openSockets, ms = 6000) {
   const start = performance.now();
   for (;;) {
     stats = await serverStats();
-    const quiet = stats.tts.open === 0 && stats.llm.active === 0 && stats.llm.open === 0 && stats.stt.open === (openSockets ? 1 : 0);
+    const quiet = stats.tts.open === 0 && stats.llm.active === 0 && stats.llm.open === 0 && sttOpen(stats) === (openSockets ? 1 : 0);
     if (quiet || performance.now() - start > ms) break;
     await sleep(100);
   }
-  return { pageSockets: window.pageWatch.openSockets(), server: { stt: stats.stt.open, tts: stats.tts.open, llmOpen: stats.llm.open, llmActive: stats.llm.active } };
+  return { pageSockets: window.pageWatch.openSockets(), server: { stt: sttOpen(stats), tts: stats.tts.open, llmOpen: stats.llm.open, llmActive: stats.llm.active } };
 }
 
 /**
@@ -107,35 +119,27 @@ async function released(openSockets, ms = 6000) {
  * (`persistent`) or only the first; later ones go to the clean URL, so a
  * session that reconnects can prove its next turn works.
  */
-export async function runSttCase(c) {
+export async function runSttCase(c, setup) {
+  const { make, token, cutReplyAfterMs } = withDefaults(setup);
   let connections = 0;
-  const faulty = provider("stt", c.query, c.options);
-  const clean = provider("stt");
+  const faulty = make("stt", c.query, c.options);
+  const clean = make("stt");
   const stt = switchable(() => (c.persistent || connections++ === 0 ? faulty : clean), [clean, faulty]);
-  const t = await instrumentedSession({ stt, ...c.sessionOptions });
+  const t = await instrumentedSession({ stt, ...c.sessionOptions }, token);
   const result = { case: c.name, startError: undefined };
   try {
     await t.session.start();
   } catch (err) {
     result.startError = err.name;
   }
-  if (!result.startError) {
-    const speech = await t.say("help-me");
-    if (c.expect.outcome === "ends") {
-      await until(() => t.session.state === "idle", 20000);
-    } else {
-      await until(() => matches(c, observe(t, { errors: 0, warnings: 0 })), 20000);
-      // The words spoken so far make a turn (or, when the fault ate them, the next sentence does).
-      await until(() => t.context.currentTime > speech.startedAt + speech.duration, 10000);
-      // The fault may have eaten the words (a stall, a drop before the first word): then say something else.
-      await until(() => t.log.turns.length > 0, 5000).catch(() => {});
-      if (t.log.turns.length === 0) await t.say("turn-on-lights");
-      await until(() => t.log.turns.length > 0, 20000);
-      await settled(t, 20000);
-      result.nextTurn = { history: userMessages(t), reply: t.session.history.find((m) => m.role === "assistant")?.text ?? "" };
-    }
-  }
+  if (!result.startError) await caseTurns(t, c, cutReplyAfterMs, result).catch(async (err) => {
+    // Name the case and where it stuck, and leave nothing open for the next one.
+    const where = { state: t.session.state, history: userMessages(t), errors: t.full.errors.map((e) => e.name), warnings: t.full.warnings.map((w) => w.message) };
+    await t.session.stop();
+    throw new Error(`${c.name}: ${err.message}; ${JSON.stringify(where)}`);
+  });
   result.seen = observe(t, { errors: 0, warnings: 0 });
+
   // For the log line: what the session said, and how much speech it sent again.
   result.detail = { warnings: t.full.warnings.map((w) => w.message), replayedSamples: t.session.metrics.sttReplayedSamples };
   result.partialAtReport = t.full.partialAtReport;
@@ -149,21 +153,51 @@ export async function runSttCase(c) {
   return result;
 }
 
+/** An STT case after start(): the speech, the event it must bring, and the next turn. */
+async function caseTurns(t, c, cutReplyAfterMs, result) {
+  const speech = await t.say("help-me");
+  if (c.expect.outcome === "ends") {
+    await until(() => t.session.state === "idle", 20000);
+  } else {
+    await until(() => matches(c, observe(t, { errors: 0, warnings: 0 })), 20000);
+    // The words spoken so far make a turn (or, when the fault ate them, the next sentence does).
+    await until(() => t.context.currentTime > speech.startedAt + speech.duration, 10000);
+    // The fault may have eaten the words (a stall, a drop before the first word): then say something else.
+    // With `cutReplyAfterMs` a reply counts once it plays: that is the next turn working.
+    const replied = () => t.log.turns.length > 0 || (cutReplyAfterMs !== undefined && t.session.state === "bot_speaking");
+    await until(replied, 5000).catch(() => {});
+    if (!replied()) await t.say("turn-on-lights");
+    await until(replied, 20000);
+    let reply;
+    if (cutReplyAfterMs !== undefined && t.log.turns.length === 0) {
+      const lastReply = () => t.session.history.filter((m) => m.role === "assistant").at(-1)?.text ?? "";
+      await sleep(cutReplyAfterMs);
+      await until(() => lastReply() !== "" || t.log.turns.length > 0, 5000).catch(() => {});
+      reply = lastReply();
+      await t.session.interrupt();
+    }
+    await until(() => t.log.turns.length > 0, 20000);
+    await settled(t, 20000);
+    result.nextTurn = { history: userMessages(t), reply: reply ?? t.session.history.find((m) => m.role === "assistant")?.text ?? "" };
+  }
+}
+
 /**
  * The TTS and LLM cases, one turn each, on one session: before each turn the
  * case's knobs go on the URL of that turn's TTS or LLM connection. After
  * each: the reported event, the state, the live streams, the sockets (page
  * and server) and the history are recorded. Then one clean turn.
  */
-export async function runReplyCases(cases, sessionOptions = {}) {
+export async function runReplyCases(cases, sessionOptions = {}, setup) {
+  const { make, token } = withDefaults(setup);
   let current;
-  const clean = { tts: provider("tts"), llm: provider("sse"), "ws-llm": provider("ws-llm") };
-  const faulty = new Map(cases.map((c) => [c.name, provider(c.service === "llm" ? c.transport ?? "sse" : c.service, c.query, c.options)]));
+  const clean = { tts: make("tts"), llm: make("sse"), "ws-llm": make("ws-llm") };
+  const faulty = new Map(cases.map((c) => [c.name, make(c.service === "llm" ? c.transport ?? "sse" : c.service, c.query, c.options)]));
   const forService = (service) => () => (current && (current.service === service) ? faulty.get(current.name) : clean[service === "llm" ? "llm" : service]);
   const ofService = (service) => [clean[service], ...cases.filter((c) => c.service === service).map((c) => faulty.get(c.name))];
   const tts = switchable(forService("tts"), ofService("tts"));
   const llm = switchable(forService("llm"), ofService("llm"));
-  const t = await instrumentedSession({ tts, llm, ...sessionOptions });
+  const t = await instrumentedSession({ tts, llm, ...sessionOptions }, token);
   await t.session.start();
   const results = [];
   const turn = async (c) => {

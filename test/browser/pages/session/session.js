@@ -2,13 +2,13 @@
 // the reference backend that serves this page. Known speech goes in through
 // `input` in the same AudioContext, and the bot's output is recorded there too,
 // so the test can look at real samples.
-import { VoiceSession, kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "/dist/bargein.js";
+import { VoiceSession } from "/dist/bargein.js";
 import { recordedOutput } from "./recorded-output.js";
+import { referenceProvider } from "./reference-providers.js";
 import { connectEchoPath } from "../echo/echo-path.js";
 
-const ws = `ws://${location.host}`;
-
-export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60 } = {}) {
+/** `token`: the page's token function, when the backend was started with a token. */
+export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60, token } = {}) {
   const context = new AudioContext();
   const { output, recorder } = await recordedOutput(context, { module: "/test/browser/pages/session/timeline-recorder.js", processor: "timeline-recorder", seconds: recordSeconds });
   const mic = context.createMediaStreamDestination();
@@ -16,9 +16,9 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   const echoPath = echo ? connectEchoPath(context, output, mic, echo) : undefined;
   const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [], echoPath };
   const session = new VoiceSession({
-    stt: kyutaiStt({ urls: `${ws}`, startupTimeoutMs: 3000 }),
-    tts: kyutaiTts({ urls: `${ws}`, voice: "slt" }),
-    llm: llm === "ws" ? websocketLlm({ url: `${ws}/v1/responses` }) : openaiChat({ url: `${location.origin}/v1`, model: "eliza" }),
+    stt: referenceProvider("stt", "", {}, { token }),
+    tts: referenceProvider("tts", "", {}, { token }),
+    llm: referenceProvider(llm === "ws" ? "ws-llm" : "sse", "", {}, { token }),
     assetsPath: "/dist/",
     input: input === "inject" ? mic.stream : undefined,
     audio: { context, output },

@@ -1,0 +1,60 @@
+// Readings of a recorded output (timeline-recorder.js: sample i is context
+// frame startFrame + i), shared by the pages that judge a barge-in on it.
+// Quanta the render thread skipped stay zero in the recording: they prove
+// nothing either way, so silence is never found in them.
+
+/** Below this a sample is silence (-80 dBFS). */
+export const SILENCE = 1e-4;
+/** Above this a sample is the bot's audio, not a fade's tail (-60 dBFS). */
+export const AUDIBLE = 1e-3;
+
+/** Maps context times to recording indices, and tells skipped quanta apart. */
+export function timeline(rec, sampleRate) {
+  const skipped = new Set(rec.missed.map((q) => Math.floor(q / 128)));
+  return {
+    index: (t) => Math.round(t * sampleRate) - rec.startFrame,
+    known: (i) => !skipped.has(Math.floor(i / 128)),
+  };
+}
+
+/** Start of the first `runMs` of silence in [from, until), or -1. */
+export function silenceStart(samples, line, sampleRate, from, until, runMs = 10) {
+  const run = Math.round(sampleRate * runMs / 1000);
+  for (let i = from, quiet = 0; i < until; i++) {
+    quiet = line.known(i) && Math.abs(samples[i]) < SILENCE ? quiet + 1 : 0;
+    if (quiet === run) return i - run + 1;
+  }
+  return -1;
+}
+
+/** Samples in [from, until) that are not silence. */
+export function loudSamples(samples, from, until) {
+  let n = 0;
+  for (let i = Math.max(0, from); i < Math.min(until, samples.length); i++) if (Math.abs(samples[i]) >= SILENCE) n++;
+  return n;
+}
+
+/** The first index at or after `from` whose sample is audible, or -1. */
+export function firstAudible(samples, from = 0, threshold = AUDIBLE) {
+  for (let i = Math.max(0, from); i < samples.length; i++) if (Math.abs(samples[i]) >= threshold) return i;
+  return -1;
+}
+
+/** The loudest |sample| in [from, until). */
+export function peak(samples, from, until) {
+  let max = 0;
+  for (let i = Math.max(0, from); i < Math.min(until, samples.length); i++) max = Math.max(max, Math.abs(samples[i]));
+  return max;
+}
+
+/** Milliseconds of [from, until) in 10 ms windows whose RMS is above -40 dBFS: how much speech played. */
+export function loudMs(samples, sampleRate, from = 0, until = samples.length) {
+  const window = Math.round(sampleRate * 0.01);
+  let windows = 0;
+  for (let i = Math.max(0, from); i + window <= Math.min(until, samples.length); i += window) {
+    let sum = 0;
+    for (let j = i; j < i + window; j++) sum += samples[j] * samples[j];
+    if (Math.sqrt(sum / window) > 0.01) windows++;
+  }
+  return windows * 10;
+}
