@@ -41,15 +41,13 @@
 // flite (bench/lib/human-speech.mjs, from pocketsphinx-testdata): real
 // onsets are softer.
 import { withBench } from "./lib/with-bench.mjs";
-import { round, stats, summarise } from "./lib/bargein-summary.mjs";
-import { prng } from "../test/lib/prng.mjs";
+import { MOMENT_S, openBargeinPage, planTrials, round, stats, summarise } from "./lib/bargein-summary.mjs";
 import { prepareHumanSpeech } from "./lib/human-speech.mjs";
 import { DEFAULT_PROVIDER } from "./lib/bench-args.mjs";
 
 const PORT = 8851;
 const SEED = 7;
 const FIXTURES = ["help-me", "turn-on-lights"];
-const MOMENT_S = [0.25, 2.5];
 const RUNS = [
   { name: "vad-1", mode: "vad", from: 0, to: 25 },
   { name: "vad-2", mode: "vad", from: 25, to: 50 },
@@ -59,29 +57,18 @@ const RUNS = [
 ];
 
 
-function plan(n, fixtures = FIXTURES) {
-  const random = prng(SEED);
-  return Array.from({ length: n }, (_, i) => ({
-    moment: MOMENT_S[0] + (MOMENT_S[1] - MOMENT_S[0]) * random(),
-    fixture: fixtures.length === 2 ? fixtures[random() < 0.5 ? 0 : 1] : fixtures[i % fixtures.length],
-  }));
-}
 
 /** `npm run bench -- bargein --provider NAME` runs every run on that STT or TTS (bench/lib/bench-args.mjs). */
 export const takesProvider = true;
 
 export default async function bargeinBench({ provider = DEFAULT_PROVIDER } = {}) {
-  const trialsPlan = plan(50);
-  const humanPlan = plan(30, prepareHumanSpeech());
+  const trialsPlan = planTrials(50, SEED, FIXTURES);
+  const humanPlan = planTrials(30, SEED, prepareHumanSpeech());
   const runs = {};
   const problems = [];
-  await withBench({ port: PORT }, async ({ server, browser, step }) => {
-    const page = await browser.newPage();
-    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-    await step("open bargein.html", async () => {
-      await page.goto(`${server.base}/bench/pages/session/bargein.html`);
-      await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
-    });
+  await withBench({ port: PORT }, async (context) => {
+    const { step } = context;
+    const page = await openBargeinPage(context, problems);
     for (const r of RUNS) {
       const started = Date.now();
       const trials = (r.human ? humanPlan : trialsPlan).slice(r.from, r.to);

@@ -31,26 +31,16 @@
 // pocketsphinx's words, not the hosted services' latency.
 import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
-import { round, summarise } from "./lib/bargein-summary.mjs";
+import { MOMENT_S, openBargeinPage, planTrials, round, summarise } from "./lib/bargein-summary.mjs";
 import { BENCH_PROVIDERS } from "./lib/bench-args.mjs";
-import { prng } from "../test/lib/prng.mjs";
 
 const PORT = 8858;
 const SEED = 11;
 const FIXTURES = ["help-me", "turn-on-lights"];
-const MOMENT_S = [0.25, 2.5];
 /** Barge-ins per row: at least 20 measured, with two to spare for a trial that fails. */
 const TRIALS = 22;
 /** The reference pair first: the baseline every other row is read against. */
 const ROWS = ["kyutai", "deepgram", "assemblyai", "elevenlabs", "cartesia"];
-
-function plan(n) {
-  const random = prng(SEED);
-  return Array.from({ length: n }, () => ({
-    moment: MOMENT_S[0] + (MOMENT_S[1] - MOMENT_S[0]) * random(),
-    fixture: FIXTURES[random() < 0.5 ? 0 : 1],
-  }));
-}
 
 const p50p95 = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)) });
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? Math.round((a / b) * 100) / 100 : null);
@@ -98,16 +88,12 @@ function printRows(rows) {
 }
 
 export default async function providersBench() {
-  const trials = plan(TRIALS);
+  const trials = planTrials(TRIALS, SEED, FIXTURES);
   const runs = {};
   const problems = [];
-  await withBench({ port: PORT }, async ({ server, browser, step }) => {
-    const page = await browser.newPage();
-    page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-    await step("open bargein.html", async () => {
-      await page.goto(`${server.base}/bench/pages/session/bargein.html`);
-      await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
-    });
+  await withBench({ port: PORT }, async (context) => {
+    const { step } = context;
+    const page = await openBargeinPage(context, problems);
     for (const provider of ROWS) {
       const started = Date.now();
       // A trial takes a few seconds; a minute each is a bound, not a measurement.

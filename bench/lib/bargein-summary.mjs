@@ -1,6 +1,38 @@
-// Summaries of barge-in trials (bench/pages/session/bargein.js), shared by the
-// bargein and providers benches so both read a trial the same way.
+// Barge-in trials on bench/pages/session/bargein.js, shared by the bargein and
+// providers benches so both plan, run and read a trial the same way: the
+// seeded plan, the page, and the summaries.
 import { quantile } from "./results.mjs";
+import { prng } from "../../test/lib/prng.mjs";
+
+/** When, into the reply, the user talks over it (s): a uniform draw between these. */
+export const MOMENT_S = [0.25, 2.5];
+
+/**
+ * `n` seeded trials: a moment in MOMENT_S and a fixture. Two fixtures are drawn at random;
+ * more (the human recordings) are taken in turn.
+ * @param {number} n @param {number} seed @param {string[]} fixtures
+ */
+export function planTrials(n, seed, fixtures) {
+  const random = prng(seed);
+  return Array.from({ length: n }, (_, i) => ({
+    moment: MOMENT_S[0] + (MOMENT_S[1] - MOMENT_S[0]) * random(),
+    fixture: fixtures.length === 2 ? fixtures[random() < 0.5 ? 0 : 1] : fixtures[i % fixtures.length],
+  }));
+}
+
+/**
+ * Opens the bench page in a new tab and waits for it; page errors go to `problems`.
+ * @param {import("./with-bench.mjs").BenchContext} context @param {string[]} problems
+ */
+export async function openBargeinPage({ server, browser, step }, problems) {
+  const page = await browser.newPage();
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  await step("open bargein.html", async () => {
+    await page.goto(`${server.base}/bench/pages/session/bargein.html`);
+    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+  });
+  return page;
+}
 
 export const round = (v) => (v === null || v === undefined ? v : Math.round(v * 10) / 10);
 export const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)), max: round(Math.max(...values)) });
