@@ -8,18 +8,24 @@ import { describe, expect, test } from "vitest";
 import { fakeSession } from "../../src/testing/index.js";
 import { ConfigError, StateError, type InterruptionEvent, type MuteEvent } from "../../src/index.js";
 
+/** The user asks `question`; the bot answers, and `heardMs` of its reply plays. */
+async function askAndHear(t: ReturnType<typeof fakeSession>, question: string, heardMs: number): Promise<void> {
+  await t.user.says(question);
+  await t.waitForState("bot_speaking");
+  await t.waitForReply();
+  await t.player.play(heardMs);
+}
+
 describe("mute() and unmute()", () => {
   test("speech while muted reaches neither the VAD nor the STT: no turn, no barge-in; unmuted, the next words are a turn", async () => {
-    const { session, user, player, clock, waitForState, waitForReply } = fakeSession({ replies: ["one two three four five six seven eight", "Okay."] });
+    const t = fakeSession({ replies: ["one two three four five six seven eight", "Okay."] });
+    const { session, user, player, clock, waitForState } = t;
     const mutes: MuteEvent[] = [];
     const interruptions: InterruptionEvent[] = [];
     session.on("mute", (e) => mutes.push(e));
     session.on("interruption", (e) => interruptions.push(e));
     await session.start();
-    await user.says("hello");
-    await waitForState("bot_speaking");
-    await waitForReply();
-    await player.play(250);
+    await askAndHear(t, "hello", 250);
     session.mute();
     expect(session.muted).toBe(true);
     expect(user.mic.muted).toBe(true); // the capture was told: it sends silence
@@ -149,15 +155,13 @@ describe("sendText()", () => {
   });
 
   test("typed while the bot speaks, it interrupts the reply (reason 'text'), the history keeps what was heard, and the text is answered", async () => {
-    const { session, user, player, waitForState, waitForReply } = fakeSession({ replies: ["Sure, I can help. What do you need?", "Okay."] });
+    const t = fakeSession({ replies: ["Sure, I can help. What do you need?", "Okay."] });
+    const { session, player, waitForState } = t;
     const interruptions: InterruptionEvent[] = [];
     const states: string[] = [];
     session.on("interruption", (e) => interruptions.push(e));
     await session.start();
-    await user.says("can you help me");
-    await waitForState("bot_speaking");
-    await waitForReply();
-    await player.play(1000);
+    await askAndHear(t, "can you help me", 1000);
     session.on("state", (e) => states.push(e.state));
     session.sendText("never mind");
     expect(interruptions).toMatchObject([{ reason: "text", heardText: "Sure, I can help.", unheardText: "What do you need?" }]);
@@ -187,10 +191,7 @@ describe("history: seeded and exported", () => {
   test("an exported history seeds a new session: the LLM gets it first, history holds it, new ids count on after it", async () => {
     const first = fakeSession({ replies: ["Sure, I can help. What do you need?"] });
     await first.session.start();
-    await first.user.says("can you help me");
-    await first.waitForState("bot_speaking");
-    await first.waitForReply();
-    await first.player.play(1000);
+    await askAndHear(first, "can you help me", 1000);
     await first.session.stop();
     const exported = JSON.parse(JSON.stringify(first.session.history));
     expect(exported).toEqual([
