@@ -26,8 +26,19 @@
 // the same Chromium, on 12 s of the bot's voice through the −6 dB room with a
 // user talking over the last 40 %. esbuild bundles it from worklets/ first.
 //
+// guardCleanUplink (−6 dB only): the guard on, and the STT fed its cleaned
+// signal (`echoGuard.cleanUplink`) instead of the raw mic, to choose between
+// the two by what the STT makes of them: `userTurnsExact` (a question's turn
+// is exactly its words), `echoWords` (STT words the session judged echo),
+// `bargeInWordsRight` (the user's words over the bot, "can you help me",
+// reached the history whole).
+//
 // `BENCH_ECHO_QUICK=1` runs one reply and one barge-in per condition (a smoke
-// of the bench itself, not a measurement).
+// of the bench itself, not a measurement). `BENCH_ECHO_ROWS=minus6dB,…` and
+// `BENCH_ECHO_MODES=guard,…` measure only those rows and modes; the rest of
+// bench/results/echo.json is kept from its last run (each row says when it
+// was measured).
+import { existsSync, readFileSync } from "node:fs";
 import { build } from "esbuild";
 import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
@@ -44,6 +55,17 @@ const GRID = [
   ["minus6dB_delay120ms", { ...ROOM, gainDb: -6, delayMs: 120 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
   ["minus6dB_rt60_0.8s", { ...ROOM, gainDb: -6, rt60: 0.8, seed: 9 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
 ];
+/** The cleaned-uplink comparison runs on the −6 dB row only. */
+const CLEAN_UPLINK_PLAN = { replies: 12, bargeIns: 10 };
+const MODES = ["guard", "noGuard", "guardCleanUplink"];
+const only = (name) => process.env[name]?.split(",").map((v) => v.trim()).filter(Boolean);
+const ROWS = only("BENCH_ECHO_ROWS");
+const WANTED_MODES = only("BENCH_ECHO_MODES");
+const RESULT = new URL("./results/echo.json", import.meta.url);
+/** The words each question fixture says, as the history should hold them. */
+const QUESTION_WORDS = { "help-me": "can you help me", "stop-please": "stop please stop", "turn-on-lights": "please turn on the lights", "weather-question": "what is the weather like today" };
+const words = (text) => text.toLowerCase().replace(/[^a-z' ]+/g, " ").trim().replace(/\s+/g, " ");
+
 /** A page step that takes longer than this has hung (a stuck session). */
 const STEP_TIMEOUT_MS = 20 * 60_000;
 
@@ -85,13 +107,18 @@ function summarise(replies, bargeIns) {
     audibleAtOnset: valid.filter((t) => t.audibleAtOnset).length,
     silentBeforeOnset: confirmed.filter((t) => t.onsetToSilentMs !== null && t.onsetToSilentMs < 0).length,
     neverSilent: confirmed.filter((t) => t.onsetToSilentMs === null).length,
+    userTurnsExact: `${replies.userTurns.filter((turn) => Object.values(QUESTION_WORDS).includes(words(turn))).length}/${asked}`,
+    echoWords: replies.echo?.echoWords ?? null,
+    bargeInWordsRight: `${confirmed.filter((t) => (t.transcripts ?? []).some((line) => line.startsWith("user:") && words(line.slice(5)).includes("help me"))).length}/${confirmed.length}`,
+    measuredAt: new Date().toISOString(),
   };
 }
 
 export default async function echoBench() {
   await bundleCostWorker();
-  const out = { guard: {}, noGuard: {} };
-  const detail = { guard: {}, noGuard: {} };
+  const previous = (ROWS || WANTED_MODES) && existsSync(RESULT) ? JSON.parse(readFileSync(RESULT, "utf8")) : {};
+  const out = Object.fromEntries(MODES.map((m) => [m, { ...(previous[m] ?? {}) }]));
+  const detail = Object.fromEntries(MODES.map((m) => [m, { ...(previous.detail?.[m] ?? {}) }]));
   const problems = [];
   const cost = await withBench({ port: PORT, stepTimeoutMs: STEP_TIMEOUT_MS }, async ({ server, browser, step }) => {
     const page = await browser.newPage();
@@ -102,18 +129,22 @@ export default async function echoBench() {
     });
     const cost = await step("guard cost", () => page.evaluate((o) => window.echoBench.guardCost(o), { echo: { ...ROOM, gainDb: -6 } }));
     for (const [key, echo, guardPlan, noGuardPlan] of GRID) {
-      for (const [mode, plan] of [["guard", guardPlan], ["noGuard", noGuardPlan]]) {
+      if (ROWS && !ROWS.includes(key)) continue;
+      const modes = [["guard", guardPlan], ["noGuard", noGuardPlan], ...(key === "minus6dB" ? [["guardCleanUplink", CLEAN_UPLINK_PLAN]] : [])];
+      for (const [mode, plan] of modes) {
+        if (WANTED_MODES && !WANTED_MODES.includes(mode)) continue;
         const started = Date.now();
-        const guard = mode === "guard";
-        const replies = await step(`${mode} ${key} replies`, () => page.evaluate((o) => window.echoBench.replies(o), { echo, guard, count: QUICK ? 1 : plan.replies }));
-        const bargeIns = await step(`${mode} ${key} barge-ins`, () => page.evaluate((o) => window.echoBench.bargeIns(o), { echo, guard, count: QUICK ? 1 : plan.bargeIns }));
+        const options = { echo, guard: mode !== "noGuard", cleanUplink: mode === "guardCleanUplink" };
+        const replies = await step(`${mode} ${key} replies`, () => page.evaluate((o) => window.echoBench.replies(o), { ...options, count: QUICK ? 1 : plan.replies }));
+        const bargeIns = await step(`${mode} ${key} barge-ins`, () => page.evaluate((o) => window.echoBench.bargeIns(o), { ...options, count: QUICK ? 1 : plan.bargeIns }));
         out[mode][key] = summarise(replies, bargeIns);
         detail[mode][key] = { echoPath: replies.echoPath, echo: replies.echo, perReply: replies.perReply, interruptions: replies.interruptions, userTurns: replies.userTurns, trials: bargeIns.trials };
         problems.push(...[...replies.errors, ...bargeIns.errors].map((e) => `${mode} ${key}: ${e}`));
         const s = out[mode][key];
         console.log(
           `  ${mode} ${key}: ${s.selfInterruptions} self-interruptions over ${s.replies} replies; confirm rate ${s.bargeInConfirmRate} over ${s.botSpeakingAtOnset} barge-ins on a speaking bot; ` +
-            `silent p95 ${s.onsetToSilentMs.p95} ms; ERLE p50 ${s.erleDb.p50} dB (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+            `silent p95 ${s.onsetToSilentMs.p95} ms; ERLE p50 ${s.erleDb.p50} dB; user turns exact ${s.userTurnsExact}, echo words ${s.echoWords}, ` +
+            `barge-in words right ${s.bargeInWordsRight} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
         );
       }
     }

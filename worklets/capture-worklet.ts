@@ -61,11 +61,23 @@ class Framer {
 
   /**
    * Resamples `mono`; calls `emit` for each completed frame, which takes
-   * ownership of it. Returns nothing; allocates only a replacement frame.
+   * ownership of it. Returns the samples resampled; allocates only a
+   * replacement frame.
    */
-  push(mono: Float32Array, emit: Emit | undefined): void {
-    const n = this.resampler.process(mono, 0, mono.length, this.#scratch, 0);
-    this.pushResampled(this.#scratch, n, emit);
+  push(mono: Float32Array, emit: Emit | undefined): number {
+    return this.pushFrom(mono, mono.length, emit);
+  }
+
+  /** As push, for the first `n` samples of `input` (at this framer's input rate). Returns the samples resampled. */
+  pushFrom(input: Float32Array, n: number, emit: Emit | undefined): number {
+    const m = this.resampler.process(input, 0, n, this.#scratch, 0);
+    this.pushResampled(this.#scratch, m, emit);
+    return m;
+  }
+
+  /** The samples the last push resampled, at the output rate (valid until the next push). */
+  get resampled(): Float32Array {
+    return this.#scratch;
   }
 
   /** Frames `n` samples already at the output rate (the echo guard's output). */
@@ -99,7 +111,15 @@ class CaptureProcessor extends AudioWorkletProcessor {
   readonly #echo: CaptureEcho | undefined;
   readonly #echoStatsQuanta: number;
   #quanta = 0;
+  /** 16 kHz samples the last quantum gave the VAD (for cleanUplink). */
+  #lastVadCount = 0;
   readonly #uplink: Framer | undefined;
+  /**
+   * echoGuard.cleanUplink: the uplink takes the 16 kHz signal the VAD gets
+   * (the guard's output), resampled to the uplink's rate, instead of the raw
+   * microphone at the context's rate.
+   */
+  readonly #cleanUplink: boolean;
   readonly #meterWindow: number;
   readonly #clock: ProcessClock | undefined;
   #vadPort: MessagePort | undefined;
@@ -138,9 +158,10 @@ class CaptureProcessor extends AudioWorkletProcessor {
     if (opts.vad) this.#vad = new Framer(sampleRate, VAD_SAMPLE_RATE, VAD_FRAME_SAMPLES, "f32");
     if (opts.vad && opts.echoGuard) this.#echo = new CaptureEcho(sampleRate, opts.echoGuard);
     this.#echoStatsQuanta = Math.round((ECHO_STATS_EVERY_S * sampleRate) / QUANTUM);
+    this.#cleanUplink = this.#echo !== undefined && opts.echoGuard?.cleanUplink === true;
     if (opts.uplink) {
       const { sampleRate: rate, frameSamples, format } = opts.uplink;
-      this.#uplink = new Framer(sampleRate, rate, frameSamples, format);
+      this.#uplink = new Framer(this.#cleanUplink ? VAD_SAMPLE_RATE : sampleRate, rate, frameSamples, format);
     }
     this.#meterWindow = Math.max(QUANTUM, Math.round((opts.meterIntervalMs / 1000) * sampleRate));
     this.#clock = opts.profile ? new ProcessClock(opts.profileClock) : undefined;
@@ -194,9 +215,9 @@ class CaptureProcessor extends AudioWorkletProcessor {
     }
     // Muted, the echo guard is left out: silence for a microphone would teach its filter that the
     // bot's echo is gone, and it would have to converge again after the unmute.
-    if (this.#muted) this.#vad?.push(mono, this.#emitVad);
+    if (this.#muted) this.#lastVadCount = this.#vad?.push(mono, this.#emitVad) ?? 0;
     else this.#toVad(mono, currentFrame);
-    this.#uplink?.push(mono, this.#emitUplink);
+    this.#toUplink(mono);
     if (this.#meterOn) this.#meter(mono);
     if (this.#echo && ++this.#quanta % this.#echoStatsQuanta === 0) this.#postEchoStats();
     if (this.#clock) this.#clock.stop(started);
@@ -207,7 +228,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
   #fillGap(frames: number): void {
     for (let done = 0; done < frames; done += QUANTUM) {
       this.#toVad(this.#silence, this.#nextFrame + done);
-      this.#uplink?.push(this.#silence, this.#emitUplink);
+      this.#toUplink(this.#silence);
     }
     this.#post({ kind: "capture-gap", frames, contextTime: currentTime });
   }
@@ -219,8 +240,20 @@ class CaptureProcessor extends AudioWorkletProcessor {
       this.#vad.push(mono, this.#emitVad);
       return;
     }
-    const n = this.#echo.process(mono, frame);
+    const n = (this.#lastVadCount = this.#echo.process(mono, frame));
     this.#vad.pushResampled(this.#echo.out, n, this.#emitVad);
+  }
+
+  /** The uplink's path: the raw quantum, or (cleanUplink) the 16 kHz samples the VAD just got. */
+  #toUplink(mono: Float32Array): void {
+    if (!this.#uplink) return;
+    if (!this.#cleanUplink) {
+      this.#uplink.push(mono, this.#emitUplink);
+      return;
+    }
+    // Muted, the VAD's framer resampled the silence itself; otherwise the guard wrote its output.
+    if (this.#muted) this.#uplink.pushFrom(this.#vad!.resampled, this.#lastVadCount, this.#emitUplink);
+    else this.#uplink.pushFrom(this.#echo!.out, this.#lastVadCount, this.#emitUplink);
   }
 
   #postEchoStats(): void {

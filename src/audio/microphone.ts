@@ -54,9 +54,11 @@ export interface MicrophoneOptions {
    * Cancel the echo of a Player in the same AudioContext from the VAD's
    * signal: `tap` is the name given to that Player's `echoTap`; `tailMs` the
    * echo tail covered (default 256). Frames the echo alone explains are
-   * marked, so they never confirm a barge-in. Default: off.
+   * marked, so they never confirm a barge-in. `cleanUplink`: the uplink gets
+   * the cleaned 16 kHz signal, resampled to its rate, not the raw mic.
+   * Default: off.
    */
-  echoGuard?: { tap: string; tailMs?: number };
+  echoGuard?: { tap: string; tailMs?: number; cleanUplink?: boolean };
   /** @internal Measure the worklet's process() time (benchmarks). */
   profile?: boolean;
   /** @internal A shared clock for worklets without `performance` (see worklets/process-clock.ts). */

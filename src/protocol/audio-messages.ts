@@ -161,7 +161,7 @@ export interface CaptureProcessorOptions {
    * worklet's echo tap in this context (worklets/echo-tap.ts); `tailMs` is
    * the echo tail the adaptive filter covers.
    */
-  echoGuard?: { tap: string; tailMs?: number };
+  echoGuard?: { tap: string; tailMs?: number; cleanUplink?: boolean };
   profile?: boolean;
   profileClock?: SharedArrayBuffer;
 }

@@ -9,6 +9,7 @@ import { Player } from "../audio/player.js";
 import { AudioContextError } from "../errors.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
 import type { CapturePort, ComponentsContext, PlayerPort, SessionComponents, VadPort } from "./ports.js";
+import { echoGuardEnabled } from "./session-options.js";
 import type { VoiceSessionOptions } from "./types.js";
 
 /** Kyutai takes 80 ms frames (1920 samples at 24 kHz); a 16 kHz service takes 20 ms. */
@@ -49,7 +50,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
   };
   try {
     // The echo guard's tap joins this session's player and capture, by a name of their own.
-    const echoTap = options.echoGuard?.enabled !== true ? undefined : `bargein-echo-${++tapCount}-${Math.random().toString(36).slice(2)}`;
+    const echoTap = echoGuardEnabled(options) === false ? undefined : `bargein-echo-${++tapCount}-${Math.random().toString(36).slice(2)}`;
     const player = new Player({ context, assetsPath, assets, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output, echoTap });
     const vad = new VadWorker({
       assetsPath,
@@ -71,7 +72,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       assets,
       input: options.input,
       uplink: { sampleRate: sttFormat.sampleRate, format: sttFormat.encoding, frameMs: UPLINK_FRAME_MS(sttFormat.sampleRate) },
-      echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs } : undefined,
+      echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs, cleanUplink: options.echoGuard?.cleanUplink } : undefined,
     });
     await mic.start();
     releases.push(() => mic.stop());

@@ -35,6 +35,16 @@ export function checkSessionOptions(options: VoiceSessionOptions): void {
   }
 }
 
+/**
+ * Whether the echo guard is on: `echoGuard.enabled`, by default on when the
+ * session builds its own audio. With the app's own `components` there is no
+ * capture worklet for it to run in, so it is off unless asked for (then only
+ * the word check applies).
+ */
+export function echoGuardEnabled(options: VoiceSessionOptions): boolean {
+  return options.echoGuard?.enabled ?? options.components === undefined;
+}
+
 /** `echoGuard.wordWindowMs`: how recent a bot word must be for the STT's copy of it to be echo. */
 export function echoWordWindowMs(options: VoiceSessionOptions): number {
   return options.echoGuard?.wordWindowMs ?? DEFAULTS.echoWordWindowMs;
@@ -47,6 +57,6 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     pauseThreshold: options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold,
     pushToTalk: options.turn?.mode === "push-to-talk",
     // Words near the bot's audio need real speech to vouch for them only with the guard on.
-    vouchWordsMs: options.echoGuard?.enabled === true ? echoWordWindowMs(options) : undefined,
+    vouchWordsMs: echoGuardEnabled(options) ? echoWordWindowMs(options) : undefined,
   };
 }

@@ -30,17 +30,25 @@ export interface BargeInOptions {
 
 export interface EchoGuardOptions {
   /**
-   * Default false, for now: in Node, on simulated rooms, the guard cancels
-   * 19–25 dB of echo (test/unit/echo-guard.test.ts), but in Chromium, on the
-   * test page's room, it reached only about 4 dB within the first 2 s of a
-   * reply and was not yet trusted, so barge-ins by speech over the bot waited
-   * for the STT's words. It stays opt-in until it holds up there.
+   * Default true when the session builds its own audio (false with the app's
+   * own `components`, which have no capture worklet to run it in). With
+   * headphones it passes the mic through once the bot has played half a
+   * second with nothing coming back; with open speakers it learns the echo in
+   * the first 1–2 s of the first reply (measured in Chromium on the test
+   * room: converged by 2.3 s), and until then a barge-in by speech pauses
+   * the bot and is confirmed once the guard trusts it or the bot's audio has
+   * left the echo path.
    */
   enabled?: boolean;
   /** The echo tail the adaptive filter covers after the echo's delay, in ms. Default 256. */
   tailMs?: number;
   /** An STT word matching a word the bot rendered this recently (ms) is echo. Default 1500. */
   wordWindowMs?: number;
+  /**
+   * Send the STT the guard's output (the echo removed, at 16 kHz, resampled
+   * to the STT's rate) instead of the raw microphone. Default false.
+   */
+  cleanUplink?: boolean;
 }
 
 /** A message of earlier conversation (VoiceSessionOptions.history). */

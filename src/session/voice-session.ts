@@ -34,7 +34,7 @@ import { TranscriptFeed } from "./transcript-feed.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import type { SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
-import { DEFAULTS, checkSessionOptions, echoWordWindowMs, turnConfigOf } from "./session-options.js";
+import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
 
@@ -77,7 +77,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       transcripts: this.#transcripts,
       counters: this.#counters,
       // The bot's recent words, to tell its echo in the STT from the user: only with the echo guard on.
-      botWords: options.echoGuard?.enabled === true ? new RecentBotWords(echoWordWindowMs(options)) : undefined,
+      botWords: echoGuardEnabled(options) ? new RecentBotWords(echoWordWindowMs(options)) : undefined,
       events: this.emitter,
       llm: this.#admission.wrap(options.llm),
       tts: options.tts,
@@ -272,7 +272,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "userTranscript":
         return this.#transcript(this.#transcripts.partial(this.#transcripts.openUserId(), "user", effect.text));
       case "echoWord":
-        if (this.#options.echoGuard?.enabled === true) this.#counters.echoWords++;
+        if (echoGuardEnabled(this.#options)) this.#counters.echoWords++;
         return;
       case "lateUserWord": // the end of the last turn's speech, after its flush timed out: kept there
         if (!this.#lastUser) return;
