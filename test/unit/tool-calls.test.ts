@@ -193,6 +193,90 @@ describe("tool calls", () => {
     await t.session.stop();
   });
 
+  test("words before the call are spoken while the tool runs, and the answer goes on from them in the same message", async () => {
+    const t = fakeSession({
+      tools: { definitions: [GET_TIME] },
+      replies: [{ text: "Let me check.", toolCalls: [{ id: "c1", name: "get_time" }] }, "It is noon."],
+    });
+    const states: string[] = [];
+    t.session.handleTool("get_time", async () => {
+      states.push(t.session.state);
+      await new Promise((r) => setTimeout(r, 20));
+      return "noon";
+    });
+    await t.session.start();
+    await t.user.says("what time is it");
+    await t.waitForState("bot_speaking");
+    await t.waitForReply();
+    await t.player.play();
+    expect(t.tts.streams).toHaveLength(1);
+    expect(t.tts.streams[0].texts.join(" ")).toBe("Let me check. It is noon.");
+    // "Let me check." reached the TTS before the tool ran: its audio was playing meanwhile.
+    expect(states).toEqual(["bot_speaking"]);
+    expect(t.llm.requests[1].messages.slice(-2)).toEqual([
+      { role: "assistant", content: "Let me check.", toolCalls: [{ id: "c1", name: "get_time", rawArguments: "{}" }] },
+      { role: "tool", content: "noon", toolCallId: "c1", name: "get_time" },
+    ]);
+    expect(t.session.history[1]).toMatchObject({ text: "Let me check. It is noon.", interrupted: false });
+    expect(t.session.state).toBe("listening");
+    await t.session.stop();
+  });
+
+  test("a tool slower than turn.replyStallMs does not stall the reply: the watchdog waits for the tool", async () => {
+    const t = fakeSession({
+      tools: { definitions: [GET_TIME] },
+      turn: { replyStallMs: 40 },
+      replies: [{ toolCalls: [{ id: "c1", name: "get_time" }] }, "It is late."],
+    });
+    const interruptions: string[] = [];
+    t.session.on("interruption", (e) => interruptions.push(e.reason));
+    t.session.handleTool("get_time", () => new Promise((r) => setTimeout(() => r("late"), 150)));
+    await t.session.start();
+    await t.user.says("what time is it");
+    await t.waitForState("bot_speaking");
+    await t.waitForReply();
+    await t.player.play();
+    expect(interruptions).toEqual([]);
+    expect(t.session.history[1]).toMatchObject({ text: "It is late.", interrupted: false });
+    await t.session.stop();
+  });
+
+  test("a model that keeps calling gets maxRoundsPerReply answers; then the reply ends with a warning", async () => {
+    const again = { toolCalls: [{ name: "get_time" }] };
+    const t = fakeSession({ tools: { definitions: [GET_TIME], maxRoundsPerReply: 2 }, replies: [again, again, again, again] });
+    const warnings: WarningEvent[] = [];
+    t.session.on("warning", (w) => warnings.push(w));
+    let ran = 0;
+    t.session.handleTool("get_time", () => ++ran);
+    await t.session.start();
+    await t.user.says("what time is it");
+    await until(() => warnings.length > 0);
+    await t.waitForState("listening");
+    expect(ran).toBe(2);
+    expect(t.llm.requests).toHaveLength(3);
+    expect(warnings[0]).toMatchObject({ service: "tool", message: expect.stringMatching(/after 2 rounds.*tools\.maxRoundsPerReply/) });
+    await t.session.stop();
+  });
+
+  test("stop() while a tool runs aborts its signal and ends the session cleanly, with the call recorded as cancelled", async () => {
+    const t = timeSession();
+    let signal: AbortSignal | undefined;
+    t.session.handleTool("get_time", (_call, context) => {
+      signal = context.signal;
+      return new Promise(() => {}); // never answers
+    });
+    await t.session.start();
+    await t.user.says("what time is it");
+    await until(() => signal !== undefined);
+    await t.session.stop();
+    expect(signal!.aborted).toBe(true);
+    expect(t.session.state).toBe("idle");
+    expect(t.session.liveQuests).toEqual([]);
+    expect(t.results).toMatchObject([{ status: "cancelled" }]);
+    expect(t.llm.requests).toHaveLength(1);
+    expect(t.session.history[1]).toMatchObject({ role: "assistant", toolCalls: [{ status: "cancelled" }] });
+  });
+
   test("handleTool names a defined tool, once; without the tools option it is a ConfigError", () => {
     const { session } = fakeSession({ tools: { definitions: [GET_TIME] } });
     expect(() => session.handleTool("get_weather", () => 1)).toThrow(/no tool named "get_weather".*defined: get_time/);
