@@ -22,9 +22,16 @@ import { protocolError, type WireContext } from "./wire.js";
 /** Largest number of calls one message may ask for: a bound on what a hostile server can make us hold. */
 const MAX_CALLS = 64;
 
-/** Collects one message's tool-call fragments, by index. Owner: one stream of one request. */
+/**
+ * Collects one message's tool-call fragments, by index. Owner: one stream of
+ * one request. Ollama's OpenAI-compatible endpoint gives every call of a
+ * parallel batch index 0 and tells them apart only by their ids, so a new id
+ * at an index whose call already has one starts another call.
+ */
 export class ToolCallDeltas {
   readonly #calls: { id: string; name: string; args: string[] }[] = [];
+  /** The call each wire index feeds now. */
+  readonly #byIndex = new Map<number, number>();
 
   get size(): number {
     return this.#calls.length;
@@ -36,12 +43,19 @@ export class ToolCallDeltas {
     for (const fragment of fragments as unknown[]) {
       const f = (fragment ?? {}) as { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } };
       // Some servers (older llama.cpp) leave `index` out when there is one call.
-      const index = f.index === undefined ? Math.max(0, this.#calls.length - 1) : f.index;
-      if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= MAX_CALLS) {
+      const index = f.index ?? 0;
+      if (typeof index !== "number" || !Number.isInteger(index) || index < 0) {
         throw protocolError(ctx, `a tool call fragment has a bad \`index\` (${JSON.stringify(f.index)})`);
       }
-      const call = (this.#calls[index] ??= { id: "", name: "", args: [] });
-      if (typeof f.id === "string" && f.id) call.id = f.id;
+      const id = typeof f.id === "string" ? f.id : "";
+      let slot = this.#byIndex.get(index);
+      if (slot === undefined || (id && this.#calls[slot].id && this.#calls[slot].id !== id)) {
+        if (this.#calls.length >= MAX_CALLS) throw protocolError(ctx, `a message asks for more than ${MAX_CALLS} tool calls`);
+        slot = this.#calls.push({ id: "", name: "", args: [] }) - 1;
+        this.#byIndex.set(index, slot);
+      }
+      const call = this.#calls[slot];
+      if (id) call.id = id;
       const name = f.function?.name;
       if (typeof name === "string") call.name += name;
       const args = f.function?.arguments;
@@ -52,11 +66,11 @@ export class ToolCallDeltas {
     }
   }
 
-  /** The whole calls, in index order. A call with no name is a ProtocolError: nothing could run it. */
+  /** The whole calls, in the order they began. A call with no name is a ProtocolError: nothing could run it. */
   calls(ctx: WireContext): ToolCallRequest[] {
-    return this.#calls.map((call, index) => {
-      if (!call?.name) throw protocolError(ctx, `tool call ${index} has no \`function.name\``);
-      return { id: call.id || `call_${index}`, name: call.name, rawArguments: call.args.join("") };
+    return this.#calls.map((call, n) => {
+      if (!call.name) throw protocolError(ctx, `tool call ${n} has no \`function.name\``);
+      return { id: call.id || `call_${n}`, name: call.name, rawArguments: call.args.join("") };
     });
   }
 }

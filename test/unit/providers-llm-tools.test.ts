@@ -104,6 +104,26 @@ describe("openaiChat tools", () => {
     ]);
   });
 
+  test("calls that share index 0 but carry their own ids (Ollama's parallel calls) stay apart", async () => {
+    http = await startHttpServer(async (_req, res) => {
+      sse(res);
+      res.write(sseChunk({ tool_calls: [{ index: 0, id: "call_x", type: "function", function: { name: "get_time", arguments: "{}" } }] }));
+      res.write(sseChunk({ tool_calls: [{ index: 0, id: "call_y", type: "function", function: { name: "get_weather", arguments: '{"city":"Rome"}' } }] }));
+      res.write(sseChunk({}, "tool_calls"));
+      res.end("data: [DONE]\n\n");
+    });
+    const out = await collect(openaiChat({ url: `${http.url}/v1`, model: "m" }).stream(followUp, undefined, { tools: TOOLS }));
+    expect(out).toEqual([
+      {
+        kind: "toolCalls",
+        calls: [
+          { id: "call_x", name: "get_time", rawArguments: "{}" },
+          { id: "call_y", name: "get_weather", rawArguments: '{"city":"Rome"}' },
+        ],
+      },
+    ]);
+  });
+
   test("a fragment with a bad index, or a call with no name, is a ProtocolError naming it", async () => {
     for (const bad of [{ index: -1, function: { arguments: "{}" } }, { index: 0, id: "c", function: { arguments: "{}" } }]) {
       http = await startHttpServer(async (_req, res) => {
