@@ -208,8 +208,9 @@ export class Reply {
           hooks.warning({ service: "tool", message: `the model asked for tools again after ${round} rounds in one reply; the reply ends with what it said (tools.maxRoundsPerReply)` });
           break;
         }
-        // What was said before the call is spoken while the tool runs.
+        // What was said before the call is spoken while the tool runs (once the TTS is up, if it is not yet).
         speak(chunker.flush());
+        void ttsReady.then(() => speak([]));
         chat = [...chat, { role: "assistant", content: said, toolCalls: calls }, ...(await this.#runTools(tools, calls, signal))];
         if (this.#cancelled) return;
       }
