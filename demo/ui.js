@@ -189,11 +189,15 @@ export function runDemo(Bargein, { assetsPath }) {
       ui.transport.value === "ws"
         ? Bargein.websocketLlm({ url: `${ws}/v1/responses`, token: () => fetchToken() })
         : Bargein.openaiChat({ url: `${location.origin}/v1`, model: "eliza", token: () => fetchToken() });
-    return new Bargein.VoiceSession({
+    const created = new Bargein.VoiceSession({
       stt, llm, tts, assetsPath,
       instructions: "You are a friendly, brief voice assistant.",
       meter: true,
+      // The reference LLM calls get_time when asked "what time is it" (demo/server/eliza-tools.mjs).
+      tools: { definitions: [{ name: "get_time", description: "The time now, where the user is.", parameters: { type: "object", properties: {} } }] },
     });
+    created.handleTool("get_time", () => new Date().toLocaleTimeString("en-US", { hour: "numeric", minute: "2-digit" }));
+    return created;
   }
 
   function setRunning(running) {
@@ -224,6 +228,19 @@ export function runDemo(Bargein, { assetsPath }) {
         if (assistantItem.dataset.interrupted !== "true") assistantItem.textContent = text;
         if (final) assistantItem = undefined;
       }
+    });
+    // A tool call is a row of its own, above the reply that uses it; its result fills it in.
+    const toolRows = new Map();
+    session.on("toolCall", ({ call }) => {
+      const li = addMessage("tool", `${call.name}(${call.rawArguments || ""}) …`);
+      li.dataset.testid = "tool-call";
+      if (assistantItem) ui.transcript.insertBefore(li, assistantItem);
+      toolRows.set(call.id, li);
+    });
+    session.on("toolResult", ({ id, name, status, output, durationMs }) => {
+      const li = toolRows.get(id);
+      if (li) li.textContent = `${name} → ${status === "ok" ? output : status} (${Math.round(durationMs)} ms)`;
+      toolRows.delete(id);
     });
     session.on("interruption", ({ heardText, unheardText, heardMs, reason }) => {
       const li = assistantItem ?? [...ui.transcript.querySelectorAll("li.assistant")].at(-1);

@@ -53,6 +53,8 @@ export interface BackendStats {
     requestsAborted: number;
     active: number;
     piecesSent: number;
+    /** Tool calls the scripted model made (eliza-tools.mjs). */
+    toolCalls: number;
     dropped: number;
   };
   http: { unauthorized: number };

@@ -14,7 +14,7 @@
 import { ConfigError, DeadlineExceededError, OverloadError } from "../errors.js";
 import { abortable } from "../util/abort.js";
 import { timeout } from "../util/timeout.js";
-import type { ChatMessage, LlmProvider } from "./types.js";
+import type { ChatMessage, LlmProvider, LlmRequest } from "./types.js";
 
 export interface AdmissionOptions {
   /** Requests running at once. Default 1. */
@@ -75,12 +75,12 @@ export class LlmAdmission {
     return {
       name: llm.name,
       on: llm.on?.bind(llm),
-      async *stream(messages: readonly ChatMessage[], signal?: AbortSignal) {
+      async *stream(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest) {
         const release = await admission.#acquire(signal);
         const sentAt = admission.#now();
         let completed = false;
         try {
-          yield* llm.stream(messages, signal);
+          yield* llm.stream(messages, signal, request);
           completed = true;
         } finally {
           if (completed) record(admission.#generations, admission.#now() - sentAt);

@@ -5,7 +5,9 @@
  *
  * Each `data:` event is a JSON chunk whose `choices[0].delta.content` is the
  * next text delta; `data: [DONE]` ends the stream. Cancellation aborts the
- * fetch, so the server sees the request end.
+ * fetch, so the server sees the request end. With `request.tools`, the
+ * request offers them, and the calls the model streams as
+ * `delta.tool_calls` fragments are yielded last, whole (tool-call-deltas.ts).
  */
 import { EventSourceParserStream, ParseError, type EventSourceMessage } from "eventsource-parser/stream";
 import {
@@ -19,7 +21,8 @@ import {
 import { linkAbort, raceAbort } from "../util/abort.js";
 import { timeout } from "../util/timeout.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
-import type { ChatMessage, LlmProvider } from "./types.js";
+import { ToolCallDeltas, chatTools, chatWireMessage } from "./tool-call-deltas.js";
+import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest } from "./types.js";
 import { protocolError, type WireContext } from "./wire.js";
 
 export interface OpenaiChatOptions {
@@ -51,7 +54,7 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
   const ctx: WireContext = { service: SERVICE, url: endpoint.safeUrl };
   const timeoutMs = options.responseTimeoutMs ?? 10_000;
 
-  async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal): AsyncGenerator<string, void, undefined> {
+  async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncGenerator<LlmOutput, void, undefined> {
     signal?.throwIfAborted();
     // Our own controller: it aborts the fetch on the caller's abort, and when
     // the consumer stops iterating early (or the response timed out), in `finally`.
@@ -85,7 +88,8 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
       const body = {
         ...options.body,
         model: options.model,
-        messages,
+        messages: messages.map(chatWireMessage),
+        ...(request?.tools?.length ? { tools: chatTools(request.tools) } : {}),
         stream: true,
         ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
         ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
@@ -116,6 +120,7 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
         .pipeThrough(new EventSourceParserStream({ maxBufferSize: maxEventBytes, onError: "terminate" }))
         .getReader();
       let finished = false;
+      const toolCalls = new ToolCallDeltas();
       for (;;) {
         let result: ReadableStreamReadResult<EventSourceMessage>;
         try {
@@ -126,7 +131,7 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
           throw new ConnectionClosedError(`${SERVICE}: the response from ${ctx.url} broke off`, { service: SERVICE, url: ctx.url, cause: err });
         }
         if (result.done) {
-          if (finished) return;
+          if (finished) break;
           throw new ConnectionClosedError(`${SERVICE}: the response from ${ctx.url} ended before [DONE]`, {
             service: SERVICE,
             url: ctx.url,
@@ -136,11 +141,13 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
         if (data.length > maxEventBytes) {
           throw protocolError(ctx, `an event of ${data.length} characters exceeds the limit of ${maxEventBytes} (maxEventBytes)`);
         }
-        if (data.trim() === "[DONE]") return;
+        if (data.trim() === "[DONE]") break;
         const chunk = parseChunk(data, ctx);
         if (chunk.finished) finished = true;
+        if (chunk.toolCalls !== undefined) toolCalls.push(chunk.toolCalls, ctx);
         if (chunk.delta) yield chunk.delta;
       }
+      if (toolCalls.size) yield { kind: "toolCalls", calls: toolCalls.calls(ctx) };
     } finally {
       limit.clear();
       unlink();
@@ -152,8 +159,8 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
   return { name: "openai-chat", stream };
 }
 
-/** One streamed chunk: its text delta and whether it carried a finish_reason. */
-function parseChunk(data: string, ctx: WireContext): { delta: string; finished: boolean } {
+/** One streamed chunk: its text delta, its tool-call fragments, and whether it carried a finish_reason. */
+function parseChunk(data: string, ctx: WireContext): { delta: string; finished: boolean; toolCalls?: unknown } {
   let value: unknown;
   try {
     value = JSON.parse(data);
@@ -170,12 +177,13 @@ function parseChunk(data: string, ctx: WireContext): { delta: string; finished: 
   }
   const choices = (value as { choices?: unknown }).choices;
   if (!Array.isArray(choices)) throw protocolError(ctx, "a chunk has no `choices` array");
-  const choice = choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined;
+  const choice = choices[0] as { delta?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown } | undefined;
   const content = choice?.delta?.content;
   if (content !== undefined && content !== null && typeof content !== "string") {
     throw protocolError(ctx, "`choices[0].delta.content` is not a string");
   }
-  return { delta: content ?? "", finished: choice?.finish_reason != null };
+  const toolCalls = choice?.delta?.tool_calls ?? undefined;
+  return { delta: content ?? "", finished: choice?.finish_reason != null, ...(toolCalls === undefined ? {} : { toolCalls }) };
 }
 
 /** The typed error for a non-2xx response, with the server's own message when it gave one. */

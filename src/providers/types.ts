@@ -135,23 +135,88 @@ export interface SttProvider extends ProviderEventSource {
 
 // ─── Language model ─────────────────────────────────────────────────────────
 
-/** One chat message, as OpenAI-compatible APIs take them. */
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
+/**
+ * One chat message, in the shape OpenAI-compatible APIs take (each provider
+ * maps it to its wire: chat completions' `tool_calls` and `role: "tool"`, the
+ * Responses API's `function_call` and `function_call_output` items).
+ */
+export type ChatMessage =
+  | { role: "system" | "user"; content: string }
+  /** `toolCalls`: the tools the model asked for in this message; each is answered by a `tool` message after it. */
+  | { role: "assistant"; content: string; toolCalls?: readonly ToolCallRequest[] }
+  /** The result of the call `toolCallId` (a JSON text, or the tool's own string). */
+  | { role: "tool"; content: string; toolCallId: string; name: string };
+
+// ─── Tools ──────────────────────────────────────────────────────────────────
+// Shared by every provider kind that lets a model call the app's functions:
+// the cascaded LLMs (openaiChat, websocketLlm) and the speech-to-speech
+// streams. A provider only carries calls and results; the session runs them.
+
+/**
+ * A function the model may call, in the shape of OpenAI's function tools
+ * (https://platform.openai.com/docs/guides/function-calling), which the
+ * Responses, Realtime and Gemini Live function declarations share.
+ */
+export interface ToolDefinition {
+  /** The name the model calls it by: letters, digits, "_" and "-", at most 64 characters (OpenAI's rule). */
+  name: string;
+  /** What it does and when to call it, for the model. */
+  description?: string;
+  /**
+   * A JSON Schema of the arguments, an object schema:
+   * `{ type: "object", properties: { city: { type: "string" } }, required: ["city"] }`.
+   */
+  parameters: Record<string, unknown>;
 }
 
-/** A language model that streams text. */
+/** A call as the wire gave it, before the session parses its arguments. */
+export interface ToolCallRequest {
+  /** The model's id for the call (chat completions `tool_calls[].id`; Responses and Realtime `call_id`); the result goes back under it. */
+  id: string;
+  name: string;
+  /** The arguments as the model streamed them: a JSON text ("" when it sent none). */
+  rawArguments: string;
+}
+
+/** A call the model asked for, as the app's tool handler gets it. */
+export interface ToolCall extends ToolCallRequest {
+  /** The arguments, parsed: a JSON object (`{}` when the model sent none). */
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * What an LLM stream yields last when the model stopped to call tools
+ * (chat completions `finish_reason: "tool_calls"`): every call of the
+ * message, in the model's order. The session answers them with `tool`
+ * messages and asks again.
+ */
+export interface LlmToolCalls {
+  kind: "toolCalls";
+  calls: ToolCallRequest[];
+}
+
+/** What `LlmProvider.stream` yields: text deltas, and at most one `LlmToolCalls`, last. */
+export type LlmOutput = string | LlmToolCalls;
+
+/** Per-request settings beyond the messages. */
+export interface LlmRequest {
+  /** The tools the model may call in this reply (none: the request offers none). */
+  tools?: readonly ToolDefinition[];
+}
+
+/** A language model that streams text, and the tool calls it asks for. */
 export interface LlmProvider extends ProviderEventSource {
   /** A short name for logs and errors, e.g. "openai-chat". */
   readonly name: string;
   /**
    * Streams the reply to `messages` as text deltas, in order. Ends when the
-   * reply is complete. Aborting `signal` aborts the request on the wire (the
-   * fetch, or a cancel message then the socket's close) and the iteration
-   * rejects with the signal's reason. Breaking out of the loop cancels too.
+   * reply is complete. When the model stops to call tools, the last item is
+   * an `LlmToolCalls` (a provider without tool support never yields one).
+   * Aborting `signal` aborts the request on the wire (the fetch, or a cancel
+   * message then the socket's close) and the iteration rejects with the
+   * signal's reason. Breaking out of the loop cancels too.
    */
-  stream(messages: readonly ChatMessage[], signal?: AbortSignal): AsyncIterable<string>;
+  stream(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncIterable<LlmOutput>;
 }
 
 // ─── Text to speech ─────────────────────────────────────────────────────────

@@ -7,13 +7,22 @@
  *            `{type:"error", error:{message}|message}`
  * On abort (or when the consumer stops early) the client sends
  * `response.cancel`, then closes the socket.
+ *
+ * Tools, in the Responses API's shape (https://platform.openai.com/docs/guides/function-calling
+ * and https://platform.openai.com/docs/api-reference/responses-streaming):
+ * `response.tools` is `[{type:"function", name, description, parameters}]`;
+ * a call arrives as a `function_call` item (`response.output_item.done`
+ * with `{type:"function_call", call_id, name, arguments}`, after its
+ * `response.function_call_arguments.delta` pieces, which we need not join:
+ * the done item has them all). The follow-up's `input` repeats the call as
+ * that item and answers it with `{type:"function_call_output", call_id, output}`.
  */
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
 import { timeout } from "../util/timeout.js";
 import { MessageSocket } from "./message-socket.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
-import type { ChatMessage, LlmProvider } from "./types.js";
-import { decodeJson, stringField, type TaggedMessage, type WireContext } from "./wire.js";
+import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ToolCallRequest, ToolDefinition } from "./types.js";
+import { decodeJson, protocolError, stringField, type TaggedMessage, type WireContext } from "./wire.js";
 
 export interface WebsocketLlmOptions {
   /** The full socket URL, e.g. "ws://127.0.0.1:8080/v1/responses" (http(s) is mapped to ws(s)). */
@@ -40,7 +49,7 @@ export interface WebsocketLlmOptions {
 
 const SERVICE = "llm";
 
-type LlmEvent = { kind: "delta"; text: string } | { kind: "completed" };
+type LlmEvent = { kind: "delta"; text: string } | { kind: "toolCall"; call: ToolCallRequest } | { kind: "completed" };
 
 export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
   const tokenIn = options.tokenIn ?? "query";
@@ -50,7 +59,7 @@ export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
   const tokenParam = options.tokenParam ?? "auth_id";
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
 
-  async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal): AsyncGenerator<string, void, undefined> {
+  async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncGenerator<LlmOutput, void, undefined> {
     const token = await fetchToken(options.token, signal);
     const endpoint = serviceUrl(
       options.url,
@@ -86,15 +95,22 @@ export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
       socket.send(
         JSON.stringify({
           type: "response.create",
-          response: { ...(options.model ? { model: options.model } : {}), input: messages.map(({ role, content }) => ({ role, content })) },
+          response: {
+            ...(options.model ? { model: options.model } : {}),
+            input: messages.flatMap(inputItems),
+            ...(request?.tools?.length ? { tools: request.tools.map(responsesTool) } : {}),
+          },
         }),
       );
+      const calls: ToolCallRequest[] = [];
       for await (const event of socket.messages(signal)) {
         if (event.kind === "completed") {
           completed = true;
+          if (calls.length) yield { kind: "toolCalls", calls };
           return;
         }
-        yield event.text;
+        if (event.kind === "toolCall") calls.push(event.call);
+        else yield event.text;
       }
       throw new ConnectionClosedError(`${SERVICE}: ${socket.ctx.url} closed the socket before response.completed`, {
         service: SERVICE,
@@ -122,6 +138,14 @@ function toLlmEvent(data: ArrayBuffer | string, ctx: WireContext): LlmEvent | un
   switch (msg.type) {
     case "response.output_text.delta":
       return { kind: "delta", text: stringField(msg, "delta", ctx) };
+    case "response.output_item.done": {
+      const item = msg.item as { type?: unknown; call_id?: unknown; id?: unknown; name?: unknown; arguments?: unknown } | undefined;
+      if (item?.type !== "function_call") return undefined;
+      if (typeof item.name !== "string" || !item.name) throw protocolError(ctx, "a function_call item has no `name`");
+      const id = typeof item.call_id === "string" && item.call_id ? item.call_id : typeof item.id === "string" ? item.id : "";
+      if (!id) throw protocolError(ctx, "a function_call item has no `call_id`");
+      return { kind: "toolCall", call: { id, name: item.name, rawArguments: typeof item.arguments === "string" ? item.arguments : "" } };
+    }
     case "response.completed":
     case "response.done":
       return { kind: "completed" };
@@ -148,4 +172,18 @@ function errorMessage(msg: TaggedMessage): string {
   }
   if (typeof msg.message === "string") return msg.message;
   return "no message";
+}
+
+/** A message as Responses `input` items: a tool round becomes its function_call and function_call_output items. */
+function inputItems(m: ChatMessage): Record<string, unknown>[] {
+  if (m.role === "tool") return [{ type: "function_call_output", call_id: m.toolCallId, output: m.content }];
+  if (m.role !== "assistant" || !m.toolCalls?.length) return [{ role: m.role, content: m.content }];
+  return [
+    ...(m.content ? [{ role: "assistant", content: m.content }] : []),
+    ...m.toolCalls.map((c) => ({ type: "function_call", call_id: c.id, name: c.name, arguments: c.rawArguments || "{}" })),
+  ];
+}
+
+function responsesTool(t: ToolDefinition): Record<string, unknown> {
+  return { type: "function", name: t.name, ...(t.description === undefined ? {} : { description: t.description }), parameters: t.parameters };
 }

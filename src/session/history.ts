@@ -6,7 +6,7 @@
  */
 import { ConfigError } from "../errors.js";
 import type { ChatMessage } from "../providers/types.js";
-import type { HistorySeed } from "./types.js";
+import type { HistorySeed, ToolCallRecord } from "./types.js";
 
 export interface UserMessage {
   /** Stable for the session: the `id` of this message's `transcript` events. */
@@ -28,6 +28,8 @@ export interface AssistantMessage {
   interrupted: boolean;
   /** The part of the reply that was generated but never heard (empty unless interrupted). */
   unheardText: string;
+  /** The tools the reply called, in order, with what the model was sent back (only when it called any). */
+  toolCalls?: ToolCallRecord[];
 }
 
 export type HistoryMessage = UserMessage | AssistantMessage;
@@ -67,7 +69,11 @@ export class ConversationHistory {
       }
       const id = typeof m.id === "string" && m.id ? m.id : newId(m.role);
       if (m.role === "user") this.addUser(id, m.text);
-      else this.#messages.push({ id, role: "assistant", text: m.text, interrupted: m.interrupted === true, unheardText: m.unheardText ?? "" });
+      else {
+        const message: AssistantMessage = { id, role: "assistant", text: m.text, interrupted: m.interrupted === true, unheardText: m.unheardText ?? "" };
+        if (Array.isArray(m.toolCalls) && m.toolCalls.length) message.toolCalls = m.toolCalls.map((c) => ({ ...c }));
+        this.#messages.push(message);
+      }
     });
   }
 
@@ -97,10 +103,37 @@ export class ConversationHistory {
     return split;
   }
 
-  /** The messages to send to an LLM: the instructions, then every non-empty turn. */
+  /** Records a tool call of `message`'s reply, not yet answered. */
+  addToolCall(message: AssistantMessage, record: ToolCallRecord): ToolCallRecord {
+    (message.toolCalls ??= []).push(record);
+    return record;
+  }
+
+  /**
+   * The messages to send to an LLM: the instructions, then every non-empty
+   * turn. A reply that called tools is sent as the model's calls and their
+   * results first, then what it said: its rounds collapse into one, which
+   * keeps each call right before its answer (the order chat completions and
+   * the Responses API require). A call with no answer (cancelled with its
+   * reply) is left out: nothing was sent for it, and a call without a result
+   * is an error for those APIs.
+   */
   toChat(instructions: string | undefined): ChatMessage[] {
     const chat: ChatMessage[] = instructions ? [{ role: "system", content: instructions }] : [];
-    for (const m of this.#messages) if (m.text) chat.push({ role: m.role, content: m.text });
+    for (const m of this.#messages) {
+      if (m.role === "assistant") chat.push(...toolRound(m.toolCalls));
+      if (m.text) chat.push({ role: m.role, content: m.text });
+    }
     return chat;
   }
+}
+
+/** A reply's answered tool calls as the assistant's call message and one tool message each. */
+function toolRound(records: readonly ToolCallRecord[] | undefined): ChatMessage[] {
+  const answered = (records ?? []).filter((r): r is ToolCallRecord & { output: string } => r.output !== undefined);
+  if (answered.length === 0) return [];
+  return [
+    { role: "assistant", content: "", toolCalls: answered.map(({ id, name, rawArguments }) => ({ id, name, rawArguments })) },
+    ...answered.map((r): ChatMessage => ({ role: "tool", content: r.output, toolCallId: r.id, name: r.name })),
+  ];
 }

@@ -16,6 +16,7 @@ import type { RecentBotWords } from "./echo-words.js";
 import type { ConversationHistory } from "./history.js";
 import { Reply } from "./reply.js";
 import type { SessionCounters } from "./session-metrics.js";
+import type { ToolRunner } from "./tool-runner.js";
 import type { TranscriptFeed } from "./transcript-feed.js";
 import type { TurnEffect, TurnEvent } from "./turn-machine.js";
 import type { InterruptionEvent, SessionMetrics, TranscriptEvent, VoiceSessionEvents } from "./types.js";
@@ -30,6 +31,8 @@ export interface ReplySlotOptions {
   llm: LlmProvider;
   tts: TtsProvider;
   instructions: string | undefined;
+  /** The app's tools (the `tools` option); undefined: none. */
+  tools: ToolRunner | undefined;
   stallMs: number;
   dispatch(event: TurnEvent): void;
   /** A non-fatal failure, for the session's `error` event. */
@@ -67,6 +70,8 @@ export class ReplySlot {
       index: o.counters.nextTurn(),
       message,
       chat: o.history.toChat(o.instructions),
+      tools: o.tools,
+      history: o.history,
       ...timing,
       llm: o.llm,
       tts: o.tts,
@@ -81,6 +86,7 @@ export class ReplySlot {
           o.dispatch({ kind: "interrupt", reason: "stall" });
         },
         silentEnd: () => o.dispatch({ kind: "replyDone", generation }),
+        warning: (warning) => o.events.emit("warning", warning),
       },
     });
     this.#reply = reply;

@@ -5,15 +5,23 @@
  * nothing about turns: it reports through its hooks, and the turn machine
  * decides (the session feeds `silentEnd` and `stalled` to it).
  *
+ * Tools: when the LLM stops to call tools, the reply waits in the same "llm"
+ * quest while the ToolRunner answers them (the session stays in
+ * bot_thinking, or plays what was said before the call), then asks the LLM
+ * again with the calls and their results, and goes on speaking: one reply,
+ * one message, one TTS stream. The stall watchdog is off while a tool runs
+ * (the tool has its own limit, `tools.timeoutMs`).
+ *
  * Thread: main. Owner: VoiceSession, one Reply per `startReply` effect.
  */
-import type { ChatMessage, LlmProvider, TtsProvider, TtsStream } from "../providers/types.js";
+import type { ChatMessage, LlmProvider, LlmRequest, ToolCallRequest, TtsProvider, TtsStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import type { QuestManager } from "../quest/quest-manager.js";
 import { isAbort } from "../util/abort.js";
 import type { AssistantMessage, ConversationHistory, TimedWord } from "./history.js";
 import type { PlayerPort } from "./ports.js";
-import type { TurnMetrics } from "./types.js";
+import type { ToolRunner } from "./tool-runner.js";
+import type { TurnMetrics, WarningEvent } from "./types.js";
 import { WordChunker } from "./word-chunker.js";
 
 export interface ReplyHooks {
@@ -25,6 +33,8 @@ export interface ReplyHooks {
   stalled(warning: { service: "llm" | "tts"; message: string }): void;
   /** Both streams are done and no audio was written (the TTS failed): the reply is over. */
   silentEnd(): void;
+  /** Something the app should know while the reply goes on (the model kept calling tools). */
+  warning(warning: WarningEvent): void;
 }
 
 export interface ReplyOptions {
@@ -34,6 +44,10 @@ export interface ReplyOptions {
   message: AssistantMessage;
   /** What the LLM is sent. */
   chat: readonly ChatMessage[];
+  /** The app's tools, offered with each request; undefined: none. */
+  tools?: ToolRunner;
+  /** Where the tool calls are recorded (with `message`). */
+  history: ConversationHistory;
   /** When the user's turn was decided over (ms, the session's clock), and how long the STT took to confirm it. */
   speechEndAt: number;
   sttFinalMs: number;
@@ -64,6 +78,8 @@ export class Reply {
   #ttsFailed = false;
   #firstAudioByteAt: number | undefined;
   #stallTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A tool is running: the stall watchdog waits for it. */
+  #toolRunning = false;
 
   constructor(options: ReplyOptions) {
     this.#o = options;
@@ -164,15 +180,39 @@ export class Reply {
         for (const word of pendingWords.splice(0)) stream.sendText(word);
       });
     };
+    const tools = this.#o.tools;
+    const request: LlmRequest | undefined = tools?.definitions.length ? { tools: tools.definitions } : undefined;
+    let chat = this.#o.chat;
     try {
-      for await (const delta of llm.stream(this.#o.chat, signal)) {
-        // Interrupted: history already holds only the heard words; later deltas are not the user's to see.
+      for (let round = 0; ; round++) {
+        let calls: ToolCallRequest[] | undefined;
+        let said = "";
+        for await (const piece of llm.stream(chat, signal, request)) {
+          // Interrupted: history already holds only the heard words; later deltas are not the user's to see.
+          if (this.#cancelled) return;
+          if (typeof piece !== "string") {
+            calls = piece.calls;
+            continue;
+          }
+          // A round after a tool call goes on from the words before it.
+          const delta = round > 0 && said === "" && /\S$/.test(this.message.text) && /^\S/.test(piece) ? ` ${piece}` : piece;
+          said += delta;
+          this.metrics.speechEndToFirstTokenMs ??= this.#now() - this.#o.speechEndAt;
+          this.#watchStall();
+          this.message.text += delta;
+          hooks.transcript(this.message.text);
+          speak(chunker.push(delta));
+        }
+        if (!calls?.length || !tools) break;
+        if (round >= tools.maxRoundsPerReply) {
+          hooks.warning({ service: "tool", message: `the model asked for tools again after ${round} rounds in one reply; the reply ends with what it said (tools.maxRoundsPerReply)` });
+          break;
+        }
+        // What was said before the call is spoken while the tool runs (once the TTS is up, if it is not yet).
+        speak(chunker.flush());
+        void ttsReady.then(() => speak([]));
+        chat = [...chat, { role: "assistant", content: said, toolCalls: calls }, ...(await this.#runTools(tools, calls, signal))];
         if (this.#cancelled) return;
-        this.metrics.speechEndToFirstTokenMs ??= this.#now() - this.#o.speechEndAt;
-        this.#watchStall();
-        this.message.text += delta;
-        hooks.transcript(this.message.text);
-        speak(chunker.push(delta));
       }
       speak(chunker.flush());
       await ttsReady;
@@ -189,6 +229,17 @@ export class Reply {
       if (!this.#cancelled) this.message.text = this.message.text.trim();
       this.#llmDone = true;
       this.#maybeSilentEnd();
+    }
+  }
+
+  async #runTools(tools: ToolRunner, calls: readonly ToolCallRequest[], signal: AbortSignal): Promise<ChatMessage[]> {
+    this.#toolRunning = true;
+    clearTimeout(this.#stallTimer);
+    try {
+      return await tools.run(calls, this.message, this.#o.history, signal);
+    } finally {
+      this.#toolRunning = false;
+      this.#watchStall();
     }
   }
 
@@ -225,7 +276,7 @@ export class Reply {
    */
   #watchStall(): void {
     clearTimeout(this.#stallTimer);
-    if (this.#cancelled || (this.#llmDone && this.#ttsDone)) return;
+    if (this.#cancelled || this.#toolRunning || (this.#llmDone && this.#ttsDone)) return;
     const ms = this.#o.stallMs;
     this.#stallTimer = setTimeout(() => {
       if (this.#cancelled) return;

@@ -31,8 +31,9 @@ import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
 import { MicMute } from "./mic-mute.js";
 import { TranscriptFeed } from "./transcript-feed.js";
+import { ToolRunner } from "./tool-runner.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
-import type { SessionMetrics, SessionState, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
+import type { SessionMetrics, SessionState, ToolHandler, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
 import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf } from "./session-options.js";
 
@@ -50,6 +51,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
   readonly #transcripts = new TranscriptFeed();
+  /** The app's tools and their handlers; undefined without the `tools` option. */
+  readonly #tools: ToolRunner | undefined;
   #turn: TurnState = INITIAL_TURN_STATE;
   /** The state last announced with a `state` event. */
   #announced: SessionState = "idle";
@@ -72,6 +75,13 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#options = options;
     this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
     this.#admission = new LlmAdmission(options.llmAdmission);
+    this.#tools = options.tools
+      ? new ToolRunner(options.tools, {
+          toolCall: (e) => this.emit("toolCall", e),
+          toolResult: (e) => this.emit("toolResult", e),
+          warning: (e) => this.emit("warning", e),
+        })
+      : undefined;
     this.#replies = new ReplySlot({
       history: this.#history,
       transcripts: this.#transcripts,
@@ -82,6 +92,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       llm: this.#admission.wrap(options.llm),
       tts: options.tts,
       instructions: options.instructions,
+      tools: this.#tools,
       stallMs: options.turn?.replyStallMs ?? DEFAULTS.replyStallMs,
       dispatch: (event) => this.#dispatch(event),
       error: (err) => this.#emitError(err, false),
@@ -144,6 +155,16 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     if (typeof text !== "string" || !text.trim()) throw new ConfigError("VoiceSession.sendText(): give the text of the user's turn, a non-empty string");
     this.#requireListening("sendText");
     this.#dispatch({ kind: "text", text });
+  }
+
+  /**
+   * Answers the model's calls of tool `name` (one of `tools.definitions`):
+   * see ToolHandler. Returns the function that removes the handler. Allowed
+   * before start(); a call with no handler is answered with an error.
+   */
+  handleTool(name: string, handler: ToolHandler): () => void {
+    if (!this.#tools) throw new ConfigError("VoiceSession.handleTool(): the session has no tools; give them in the `tools: { definitions }` option");
+    return this.#tools.handle(name, handler);
   }
 
   /** Names of the remote streams open now ("stt", "llm", "tts"). */

@@ -10,6 +10,8 @@ import type {
   SttEvent,
   SttProvider,
   SttStream,
+  ToolCallRequest,
+  ToolDefinition,
   TtsEvent,
   TtsProvider,
   TtsStream,
@@ -119,21 +121,59 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
   };
 }
 
-/** A scripted LLM: `reply` decides the answer; words stream `msPerWord` apart. */
-export function fakeLlm(options: { reply?: (messages: readonly ChatMessage[]) => string; msPerWord?: number } = {}) {
-  const requests: { messages: readonly ChatMessage[]; aborted: boolean; completed: boolean }[] = [];
+/**
+ * A scripted turn of the fake LLM that calls tools: it says `text` first (if
+ * any), then stops to ask for `toolCalls`, as a real model's message with
+ * `finish_reason: "tool_calls"` does. `arguments` is an object (sent as
+ * JSON) or a raw string (to test a model that sends bad JSON). The session
+ * answers, and asks again with the results: `reply` then sees `role: "tool"`
+ * messages last.
+ */
+export interface FakeLlmTurn {
+  text?: string;
+  toolCalls: { id?: string; name: string; arguments?: Record<string, unknown> | string }[];
+}
+
+/** What the fake LLM was asked: the messages and tools, and how the request ended. */
+export interface FakeLlmRequest {
+  messages: readonly ChatMessage[];
+  tools: readonly ToolDefinition[] | undefined;
+  aborted: boolean;
+  completed: boolean;
+  /** The answer was a call of tools (the reply goes on in a next request). */
+  calledTools: boolean;
+}
+
+/**
+ * A scripted LLM: `reply` decides the answer to each request (text, or a
+ * FakeLlmTurn that calls tools); words stream `msPerWord` apart.
+ */
+export function fakeLlm(options: { reply?: (messages: readonly ChatMessage[]) => string | FakeLlmTurn | undefined; msPerWord?: number } = {}) {
+  const requests: FakeLlmRequest[] = [];
+  let callCount = 0;
   const provider: LlmProvider = {
     name: "fake-llm",
-    async *stream(messages, signal) {
-      const request = { messages: [...messages], aborted: false, completed: false };
+    async *stream(messages, signal, llmRequest) {
+      const request: FakeLlmRequest = { messages: [...messages], tools: llmRequest?.tools, aborted: false, completed: false, calledTools: false };
       requests.push(request);
       const last = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
-      const text = options.reply?.(messages) ?? `You said ${last}.`;
-      const words = text.split(" ");
+      const answer = options.reply?.(messages) ?? `You said ${last}.`;
+      const turn: FakeLlmTurn = typeof answer === "string" ? { text: answer, toolCalls: [] } : answer;
+      const words = (turn.text ?? "").split(" ").filter(Boolean);
       try {
         for (let i = 0; i < words.length; i++) {
           await delay(options.msPerWord ?? 5, signal);
           yield (i ? " " : "") + words[i];
+        }
+        if (turn.toolCalls.length) {
+          await delay(options.msPerWord ?? 5, signal);
+          const calls: ToolCallRequest[] = turn.toolCalls.map((c) => ({
+            id: c.id ?? `call_${++callCount}`,
+            name: c.name,
+            rawArguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? {}),
+          }));
+          request.calledTools = true;
+          yield { kind: "toolCalls", calls };
         }
         request.completed = true;
       } catch (err) {

@@ -14,15 +14,17 @@ import { StateError, VoiceSession, type SessionState, type VoiceSessionOptions }
 import { fakeAudio, type FakeAudioOptions } from "./fake-audio.js";
 import type { FakeClock } from "./fake-clock.js";
 import type { FakePlayer } from "./fake-player.js";
-import { fakeLlm, fakeStt, fakeTts, type FakeSttControl } from "./fake-providers.js";
+import { fakeLlm, fakeStt, fakeTts, type FakeLlmTurn, type FakeSttControl } from "./fake-providers.js";
 import type { FakeUser } from "./fake-user.js";
 
 export interface FakeSessionOptions extends Omit<VoiceSessionOptions, "stt" | "llm" | "tts" | "components"> {
   /**
-   * What the bot answers, one reply per user turn, in order (an interrupted
-   * reply uses one up too). Past the last one it answers "You said <the user's words>."
+   * What the LLM answers, one entry per request, in order: a user turn's
+   * reply (an interrupted reply uses one up too), or a FakeLlmTurn that calls
+   * tools, whose answer after the results is the next entry. Past the last
+   * one it answers "You said <the user's words>."
    */
-  replies?: readonly string[];
+  replies?: readonly (string | FakeLlmTurn)[];
   /** Real-time ms between the LLM's words. Default 1. */
   msPerToken?: number;
   /** Seconds of speech per word of the fake TTS. Default 0.25. */
@@ -81,7 +83,12 @@ export function fakeSession(options: FakeSessionOptions = {}): FakeSession {
     });
   const waitForReply = async (timeoutMs = 2000) => {
     const end = performance.now() + timeoutMs;
-    const generated = () => llm.requests.at(-1)?.completed === true && tts.streams.length >= llm.requests.length && tts.streams.at(-1)!.ended;
+    // A reply that called tools made more than one request: the last one, with no call, ends it.
+    const replies = () => llm.requests.filter((r) => !r.calledTools).length;
+    const generated = () => {
+      const last = llm.requests.at(-1);
+      return last?.completed === true && !last.calledTools && tts.streams.length >= replies() && tts.streams.at(-1)!.ended;
+    };
     while (!generated()) {
       if (llm.requests.length === 0 && session.state !== "bot_thinking" && session.state !== "bot_speaking") {
         throw new StateError(`fakeSession.waitForReply(): there is no reply to wait for; the session is "${session.state}" and the LLM was never asked`);

@@ -11,7 +11,7 @@
 export { scriptedQuest } from "./scripted-quest.js";
 export type { ScriptedQuestLog } from "./scripted-quest.js";
 export { fakeStt, fakeLlm, fakeTts } from "./fake-providers.js";
-export type { FakeSttControl } from "./fake-providers.js";
+export type { FakeSttControl, FakeLlmTurn, FakeLlmRequest } from "./fake-providers.js";
 export { FakeClock } from "./fake-clock.js";
 export { FakePlayer } from "./fake-player.js";
 export type { FakePlayerOptions } from "./fake-player.js";

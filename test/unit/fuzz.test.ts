@@ -411,12 +411,14 @@ const WS_LLM_VALID = [
   { type: "response.output_text.delta", delta: "Hi" },
   { type: "response.created", response: { id: "r1" } },
   { type: "error", error: { message: "bad" } },
+  { type: "response.output_item.done", item: { type: "function_call", call_id: "c1", name: "get_time", arguments: '{"tz":"UTC"}' } },
 ];
 const SSE_VALID = [
   { choices: [{ delta: { content: "Hi" } }] },
   { choices: [{ delta: { role: "assistant" } }] },
   { choices: [{ delta: {}, finish_reason: "stop" }] },
   { error: { message: "overloaded" } },
+  { choices: [{ delta: { tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "get_time", arguments: '{"tz":' } }] } }] },
 ];
 
 interface Report {
@@ -535,11 +537,11 @@ describe(`fuzz: ${MESSAGES} random and mutated messages into each provider's par
       "ws-llm",
       "json",
       "error",
-      (r) => ({ fuzz: jsonCase(r, WS_LLM_VALID, ["response.output_text.delta", "response.completed", "response.created", "error"], ["delta", "error", "message", "response"]), handshake: false }),
+      (r) => ({ fuzz: jsonCase(r, WS_LLM_VALID, ["response.output_text.delta", "response.completed", "response.created", "response.output_item.done", "error"], ["delta", "error", "message", "response", "item"]), handshake: false }),
       async (id, signal) => {
         const llm = websocketLlm({ url: `${wsBase}/v1/responses?case=${id}` });
         let text = "";
-        for await (const delta of llm.stream([{ role: "user", content: "hi" }], signal)) text += delta;
+        for await (const delta of llm.stream([{ role: "user", content: "hi" }], signal)) if (typeof delta === "string") text += delta;
         const type = peek(all(id), "json").type;
         return { kind: "ended", sawSentinel: text.endsWith("SENTINEL") || type === "response.completed" || type === "response.done" };
       },
@@ -557,7 +559,7 @@ describe(`fuzz: ${MESSAGES} random and mutated messages into each provider's par
       async (id, signal) => {
         const llm = openaiChat({ url: `${httpBase}/v1?case=${id}`, model: "fuzz" });
         let text = "";
-        for await (const delta of llm.stream([{ role: "user", content: "hi" }], signal)) text += delta;
+        for await (const delta of llm.stream([{ role: "user", content: "hi" }], signal)) if (typeof delta === "string") text += delta;
         // "[DONE]" as the fuzz data ends the stream early, as it should.
         return { kind: "ended", sawSentinel: text.endsWith("SENTINEL") || (all(id) as string).trim() === "[DONE]" };
       },

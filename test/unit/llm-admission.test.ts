@@ -4,7 +4,7 @@ import { LlmAdmission } from "../../src/providers/llm-admission.js";
 import { fakeLlm } from "../../src/testing/fake-providers.js";
 import { isAbort } from "../../src/util/abort.js";
 
-const drain = async (it: AsyncIterable<string>) => {
+const drain = async (it: AsyncIterable<unknown>) => {
   let text = "";
   for await (const d of it) text += d;
   return text;

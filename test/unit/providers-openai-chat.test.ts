@@ -56,7 +56,7 @@ describe("openaiChat", () => {
       res.end("data: [DONE]\n\n");
     });
     const controller = new AbortController();
-    const seen: string[] = [];
+    const seen: unknown[] = [];
     const err = await rejectionOf(
       (async () => {
         for await (const d of openaiChat({ url: `${server.url}/v1`, model: "m" }).stream(messages, controller.signal)) {
@@ -110,7 +110,7 @@ describe("openaiChat", () => {
       res.write(chunk("Partial"));
       res.end(`data: ${JSON.stringify({ error: { message: "context length exceeded" } })}\n\n`);
     });
-    const seen: string[] = [];
+    const seen: unknown[] = [];
     const err = await rejectionOf(
       (async () => {
         for await (const d of openaiChat({ url: `${server.url}/v1`, model: "m" }).stream(messages)) seen.push(d);

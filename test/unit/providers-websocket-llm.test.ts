@@ -45,7 +45,7 @@ describe("websocketLlm", () => {
   test("aborting mid-stream sends response.cancel, then closes the socket", async () => {
     server = await startWsServer(responder(Array.from({ length: 100 }, (_, i) => `w${i} `), 10));
     const controller = new AbortController();
-    const seen: string[] = [];
+    const seen: unknown[] = [];
     const err = await rejectionOf(
       (async () => {
         for await (const d of websocketLlm({ url: server!.url }).stream(messages, controller.signal)) {
@@ -82,7 +82,7 @@ describe("websocketLlm", () => {
       conn.sendJson({ type: "response.output_text.delta", delta: "Hmm" });
       conn.sendJson({ type: "error", error: { message: "overloaded, try later" } });
     });
-    const seen: string[] = [];
+    const seen: unknown[] = [];
     const err = await rejectionOf(
       (async () => {
         for await (const d of websocketLlm({ url: server!.url }).stream(messages)) seen.push(d);

@@ -7,8 +7,17 @@
 //   `response.output_text.delta{delta}`, `response.completed`, `error`.
 // Replies stream word by word, `wordMs` apart (default 40 ms). A client that goes
 // away stops the stream at once; the stats count it as aborted.
+// Tools (eliza-tools.mjs): a request that offers `get_time` or `get_weather`
+// and asks for it gets a streamed call in each wire's documented format —
+// chat completions' `delta.tool_calls` fragments by index then
+// `finish_reason: "tool_calls"` (https://platform.openai.com/docs/api-reference/chat-streaming),
+// the Responses API's `function_call` item with its
+// `response.function_call_arguments.delta` pieces
+// (https://platform.openai.com/docs/api-reference/responses-streaming) — and the
+// request that brings the result back gets an answer that reads it out.
 import { randomUUID } from "node:crypto";
 import { elizaReply, streamPieces } from "../eliza.mjs";
+import { argumentPieces, toolTurn } from "../eliza-tools.mjs";
 import { SocketFaults } from "../socket-faults.mjs";
 import { StallWindow, isAuthorized, sleep } from "../knobs.mjs";
 
@@ -42,16 +51,15 @@ export function lastUserText(body) {
  */
 export function openaiLlmEmulator({ stats, token }) {
   /**
-   * Streams the reply's pieces to `emit`, honouring pace, stall and cancellation.
+   * Streams `pieces` to `emit`, honouring pace, stall and cancellation.
    * Resolves true when every piece was sent, false when aborted.
-   * @param {string} userText
+   * @param {string[]} pieces
    * @param {import("../knobs.mjs").Knobs} knobs
    * @param {StallWindow} stall
    * @param {AbortSignal} signal
    * @param {(piece: string, index: number) => void} emit
    */
-  async function streamReply(userText, knobs, stall, signal, emit) {
-    const pieces = streamPieces(elizaReply(userText));
+  async function streamReply(pieces, knobs, stall, signal, emit) {
     for (let i = 0; i < pieces.length; i++) {
       if (i > 0) await sleep(knobs.wordMs ?? 40, signal);
       await stall.waitIfStalled(signal);
@@ -59,6 +67,35 @@ export function openaiLlmEmulator({ stats, token }) {
       emit(pieces[i], i);
       stats.add("llm", "piecesSent");
     }
+    return true;
+  }
+
+  /**
+   * A Responses-API function call: the item is added, its arguments stream as
+   * deltas, then the item is done and the response completes with it as output.
+   * @param {string} responseId
+   * @param {import("../eliza-tools.mjs").ScriptedCall} call
+   * @param {import("../knobs.mjs").Knobs} knobs
+   * @param {StallWindow} stall
+   * @param {AbortSignal} signal
+   * @param {(event: Record<string, unknown>) => void} send
+   */
+  async function streamFunctionCall(responseId, call, knobs, stall, signal, send) {
+    const args = JSON.stringify(call.arguments);
+    const item = { type: "function_call", id: `fc_${randomUUID().slice(0, 8)}`, call_id: `call_${randomUUID().slice(0, 8)}`, name: call.name, arguments: "", status: "in_progress" };
+    const base = { response_id: responseId, output_index: 0 };
+    send({ type: "response.output_item.added", ...base, item });
+    const ok = await streamReply(argumentPieces(args), knobs, stall, signal, (delta) => {
+      send({ type: "response.function_call_arguments.delta", ...base, item_id: item.id, delta });
+    });
+    if (!ok) {
+      send({ type: "response.completed", response: { id: responseId, status: "cancelled", output: [] } });
+      return false;
+    }
+    const done = { ...item, arguments: args, status: "completed" };
+    send({ type: "response.function_call_arguments.done", ...base, item_id: item.id, arguments: args });
+    send({ type: "response.output_item.done", ...base, item: done });
+    send({ type: "response.completed", response: { id: responseId, status: "completed", output: [done] } });
     return true;
   }
 
@@ -107,17 +144,24 @@ export function openaiLlmEmulator({ stats, token }) {
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
     const userText = lastUserText(body);
+    const tool = toolTurn(body, userText);
+    const reply = tool?.kind === "answer" ? tool.text : elizaReply(userText);
+    const call = tool?.kind === "call" ? { id: `call_${randomUUID().slice(0, 8)}`, name: tool.call.name, arguments: JSON.stringify(tool.call.arguments) } : undefined;
+    if (call) stats.add("llm", "toolCalls");
+    const pieces = call ? argumentPieces(call.arguments) : streamPieces(reply);
 
     if (!body?.stream) {
-      const reply = elizaReply(userText);
-      const ok = await streamReply(userText, knobs, stall, abort.signal, () => {});
+      const ok = await streamReply(pieces, knobs, stall, abort.signal, () => {});
       if (!ok) return;
       completed = true;
       stats.add("llm", "requestsEnded");
       res.writeHead(200, { "Content-Type": "application/json", ...cors });
+      const message = call
+        ? { role: "assistant", content: null, tool_calls: [{ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }] }
+        : { role: "assistant", content: reply };
       res.end(JSON.stringify({
         id, object: "chat.completion", created, model: MODEL,
-        choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+        choices: [{ index: 0, message, finish_reason: call ? "tool_calls" : "stop" }],
       }));
       return;
     }
@@ -139,14 +183,18 @@ export function openaiLlmEmulator({ stats, token }) {
     const chunk = (delta, finish = null) =>
       JSON.stringify({ id, object: "chat.completion.chunk", created, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] });
 
-    writeEvent(chunk({ role: "assistant", content: "" }));
+    // A call's first fragment names it (index, id, type, name); the rest carry pieces of its arguments.
+    writeEvent(chunk(call
+      ? { role: "assistant", content: null, tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }
+      : { role: "assistant", content: "" }));
     if (knobs.malformed) writeEvent(knobs.malformed === "notype" ? JSON.stringify({ unexpected: true }) : "{not json");
     if (knobs.oversize) writeEvent(chunk({ content: "x".repeat(knobs.oversize) }));
-    const ok = await streamReply(userText, knobs, stall, abort.signal, (piece) => {
-      if (!res.destroyed) writeEvent(chunk({ content: piece }));
+    const ok = await streamReply(pieces, knobs, stall, abort.signal, (piece) => {
+      if (res.destroyed) return;
+      writeEvent(chunk(call ? { tool_calls: [{ index: 0, function: { arguments: piece } }] } : { content: piece }));
     });
     if (!ok || res.destroyed) return;
-    writeEvent(chunk({}, "stop"));
+    writeEvent(chunk({}, call ? "tool_calls" : "stop"));
     writeEvent("[DONE]");
     completed = true;
     stats.add("llm", "requestsEnded");
@@ -221,7 +269,16 @@ export function openaiLlmEmulator({ stats, token }) {
           if (knobs.malformed) faults.send(knobs.malformed === "notype" ? JSON.stringify({ delta: "no type" }) : "{not json");
           if (knobs.oversize) send({ type: "response.output_text.delta", response_id: response.id, delta: "x".repeat(knobs.oversize) });
         }
-        const ok = await streamReply(lastUserText(event), knobs, faults.stall, signal, (piece) => {
+        const userText = lastUserText(event);
+        const tool = toolTurn(event.response, userText);
+        if (tool?.kind === "call") {
+          stats.add("llm", "toolCalls");
+          const ok = await streamFunctionCall(response.id, tool.call, knobs, faults.stall, signal, send);
+          stats.add("llm", ok ? "requestsEnded" : "requestsAborted");
+          return;
+        }
+        const reply = tool?.kind === "answer" ? tool.text : elizaReply(userText);
+        const ok = await streamReply(streamPieces(reply), knobs, faults.stall, signal, (piece) => {
           text += piece;
           send({ type: "response.output_text.delta", response_id: response.id, delta: piece });
         });

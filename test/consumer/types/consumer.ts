@@ -60,6 +60,12 @@ import {
   type VoiceSessionEvents,
   type MuteEvent,
   type WarningEvent,
+  type ToolCall,
+  type ToolCallEvent,
+  type ToolDefinition,
+  type ToolHandler,
+  type ToolResultEvent,
+  type LlmOutput,
 } from "bargein";
 import { fakeLlm, fakeStt, fakeTts, scriptedQuest } from "bargein/testing";
 
@@ -91,6 +97,8 @@ export type SessionPayloadsNamed = Expect<
         reconnected: ReconnectedEvent;
         mute: MuteEvent;
         overload: OverloadEvent;
+        toolCall: ToolCallEvent;
+        toolResult: ToolResultEvent;
       }
     >
   >
@@ -161,6 +169,8 @@ export async function app(log: (line: string) => void): Promise<void> {
     reconnected: (e: ReconnectedEvent) => log(`${e.service} back after ${e.attempts}`),
     overload: (e: OverloadEvent) => log(`${e.service} ${e.reason}: ${e.pendingBytes}/${e.budgetBytes} (${e.policy})`),
     mute: (e: MuteEvent) => log(e.muted ? "muted" : "unmuted"),
+    toolCall: ({ messageId, call }: ToolCallEvent) => log(`${messageId} calls ${call.name}(${call.rawArguments})`),
+    toolResult: (e: ToolResultEvent) => log(`${e.name}: ${e.status} ${e.output ?? ""} in ${e.durationMs} ms`),
   };
   const unsubscribe: Array<() => void> = [];
   for (const name of Object.keys(handlers) as Array<keyof VoiceSessionEvents>) {
@@ -270,4 +280,26 @@ export async function withFakes(): Promise<SessionMetrics> {
   await heard;
   void scriptedQuest;
   return session.metrics;
+}
+
+// ─── Tool calls ─────────────────────────────────────────────────────────────
+
+export async function withTools(log: (line: string) => void): Promise<void> {
+  const getTime: ToolDefinition = { name: "get_time", description: "The time now.", parameters: { type: "object", properties: {} } };
+  const llm = fakeLlm({
+    reply: (messages) => (messages.at(-1)?.role === "tool" ? `It is ${messages.at(-1)!.content}.` : { toolCalls: [{ name: "get_time", arguments: {} }] }),
+  });
+  const session = new VoiceSession({ stt: fakeStt().provider, llm: llm.provider, tts: fakeTts().provider, tools: { definitions: [getTime], timeoutMs: 5000 } });
+  const handler: ToolHandler = async (call: ToolCall, { signal }: { signal: AbortSignal }) => {
+    signal.throwIfAborted();
+    return { time: new Date().toISOString(), asked: call.arguments };
+  };
+  const removeHandler: () => void = session.handleTool("get_time", handler);
+  session.on("toolCall", (e) => log(e.call.name));
+  removeHandler();
+  // What a provider's stream yields: text, and the calls last.
+  for await (const piece of llm.provider.stream([{ role: "user", content: "what time is it" }], undefined, { tools: [getTime] })) {
+    const out: LlmOutput = piece;
+    log(typeof out === "string" ? out : out.calls.map((c) => c.name).join());
+  }
 }
