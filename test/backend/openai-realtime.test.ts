@@ -127,6 +127,29 @@ describe("OpenAI Realtime /v1/realtime", () => {
     s.close();
   });
 
+  test("server VAD with interrupt_response: speech over a reply cancels it (turn_detected), then the user's turn gets its own response", { timeout: 20_000 }, async () => {
+    const { pcm } = await fixture24k("stop-please");
+    const s = await ready("&pace=1&burst_s=0.2");
+    s.send({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text: STORY }] } });
+    s.send(client.responseCreate);
+    await s.until(() => s.of("response.output_audio.delta").length >= 3, 10_000, "the reply's audio");
+    appendSpeech(s, pcm, 1.2);
+    await s.until(() => s.of("response.created").length >= 2, 15_000, "the second response");
+    s.send(client.responseCancel);
+    await done(s, 2);
+    const [first] = s.of("response.done").map((m) => m.response);
+    expect(first.status).toBe("cancelled");
+    expect(first.status_details.reason).toBe("turn_detected");
+    const types = s.messages.map((m) => m.message?.type);
+    expect(types.indexOf("input_audio_buffer.speech_started")).toBeLessThan(types.indexOf("response.done"));
+    const firstDone = types.indexOf("response.done");
+    const lateDelta = s.messages.slice(firstDone).some((m) => m.message?.type === "response.output_audio.delta" && m.message.response_id === first.id);
+    expect(lateDelta).toBe(false);
+    const log = await realtimeLog(s.of("session.created")[0].session.id);
+    expect(log.responses[1].input.at(-1)).toEqual({ role: "user", text: "stop please stop" });
+    s.close();
+  });
+
   test("response.cancel mid-reply: response.done cancelled (client_cancelled) and no audio delta after it", { timeout: 20_000 }, async () => {
     const s = await storyPlaying(300);
     s.send(client.responseCancel);
