@@ -6,7 +6,6 @@
 // function_call | function_call_output) and the conversation guide:
 //   https://platform.openai.com/docs/api-reference/realtime-server-events/conversation/item/added
 //   https://platform.openai.com/docs/api-reference/realtime-client-events/conversation/item/truncate
-//   https://platform.openai.com/docs/guides/realtime-conversations
 // Truncation keeps the words whose midpoint lies inside the kept audio, the rule the SDK's
 // own history uses (src/session/history.ts splitHeard), so both sides cut at the same word.
 // Error wordings: "Audio content of {X}ms is already shorter than {Y}ms" (invalid_request_error,

@@ -5,9 +5,13 @@
 // PCM 24 kHz only. Built from:
 //   https://platform.openai.com/docs/api-reference/realtime-client-events/session/update
 //   https://platform.openai.com/docs/api-reference/realtime-server-events/session/created
-//   https://platform.openai.com/docs/guides/realtime-vad (server_vad, semantic_vad, defaults)
+//   https://platform.openai.com/docs/api-reference/realtime-sessions/create-realtime-client-secret
+//     (its example session, and the server_vad / semantic_vad field docs)
+//   https://developers.openai.com/api/docs/guides/realtime-vad (server_vad by default)
 // The session's defaults are the docs' (server_vad with threshold 0.5, prefix padding 300 ms,
 // silence 500 ms, create_response and interrupt_response on; voice alloy; no transcription).
+// The reference's example session shows silence_duration_ms 200; the field's doc says the
+// default is 500, which is taken here.
 
 export const PCM_FORMAT = Object.freeze({ type: "audio/pcm", rate: 24000 });
 

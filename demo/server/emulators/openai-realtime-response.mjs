@@ -11,8 +11,8 @@
 // cancel() drops every message not yet sent (the paced sender asks `wanted` just before each
 // send) and sends response.output_item.done (incomplete) and response.done (cancelled) at once,
 // so no delta follows response.done.
-//   https://platform.openai.com/docs/api-reference/realtime-server-events
-//   https://platform.openai.com/docs/guides/realtime-conversations (responses, function calling)
+//   https://platform.openai.com/docs/api-reference/realtime-server-events (each event's fields; the
+//   order of the events is the emulator's reading of them, not a documented sequence)
 import { randomUUID } from "node:crypto";
 import { elizaReply } from "../eliza.mjs";
 import { modelInput, wireItem } from "../core/realtime-conversation.mjs";

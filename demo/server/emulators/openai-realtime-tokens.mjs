@@ -10,7 +10,8 @@
 // is seen to send, twilio-samples/speech-assistant-openai-realtime-api-python#4).
 // Built from:
 //   https://platform.openai.com/docs/api-reference/realtime-sessions/create-realtime-client-secret
-//   https://platform.openai.com/docs/guides/realtime-websocket (browser subprotocols)
+//   the browser subprotocols as openai-agents-js's voice-agents guide gives them
+//   (docs/src/content/docs/guides/voice-agents/build.mdx)
 // Keys are JWTs from ../jwt.mjs (TokenMint, audience openai-realtime) after the `ek_` prefix.
 import { TokenMint } from "../jwt.mjs";
 import { readJsonBody, sendJson } from "../http-json.mjs";

@@ -17,13 +17,19 @@
 // and asks for responses.
 // Knobs (../knobs.mjs): capacity (HTTP 429 at the handshake), delay_ms (a slow handshake),
 // drop_after(_ms), stall_ms, malformed, oversize, pace, burst_s.
-// Built from OpenAI's public docs:
-//   https://platform.openai.com/docs/api-reference/realtime-client-events
-//   https://platform.openai.com/docs/api-reference/realtime-server-events
-//   https://platform.openai.com/docs/guides/realtime-websocket           (URL, subprotocol auth)
-//   https://platform.openai.com/docs/guides/realtime-conversations       (items, truncation, function calls)
-//   https://platform.openai.com/docs/guides/realtime-vad                 (server_vad, semantic_vad)
+// Built from OpenAI's public docs (read here in the stored copies of the reference pages):
+//   https://platform.openai.com/docs/api-reference/realtime-client-events   (every client event's fields)
+//   https://platform.openai.com/docs/api-reference/realtime-server-events   (every server event's fields)
+//   https://developers.openai.com/api/reference/resources/realtime/client-events (session.update: only
+//     the fields present change; null clears turn_detection; voice is fixed once audio was output)
 //   https://platform.openai.com/docs/api-reference/realtime-sessions/create-realtime-client-secret
+//   the server VAD and semantic VAD field docs (defaults, eagerness 8/4/2 s) as openai/openai-node
+//     src/resources/realtime/client-secrets.ts carries them
+//   https://developers.openai.com/api/docs/guides/realtime-vad  (server_vad is the default of a
+//     speech-to-speech session; turn_detection lives at session.audio.input.turn_detection)
+// Browser auth (subprotocols `realtime` + `openai-insecure-api-key.<key>`): openai-agents-js
+// docs/src/content/docs/guides/voice-agents/build.mdx. The WebSocket and conversations guides
+// were not in the stored copies; nothing here rests on them alone.
 // The docs' example messages are in test/fixtures/openai-realtime/.
 import { SocketFaults } from "../socket-faults.mjs";
 import { sleep } from "../knobs.mjs";
