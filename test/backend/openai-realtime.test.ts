@@ -221,6 +221,11 @@ describe("OpenAI Realtime /v1/realtime", () => {
     await nextResponseRead(s);
     const after = await realtimeLog(sessionId);
     expect(after.responses[1].input[1].text).toBe(after.responses[0].sentTranscript);
+    // audio_end_ms is inclusive: exactly the audio sent is accepted, and so is 0 (nothing heard).
+    s.send({ ...client.truncate, item_id: itemId, audio_end_ms: Math.floor(sentMs) });
+    s.send({ ...client.truncate, item_id: itemId, audio_end_ms: 0 });
+    await s.until(() => s.of("conversation.item.truncated").length >= 2, 5000, "two truncated");
+    expect(s.of("conversation.item.truncated").map((m) => m.audio_end_ms)).toEqual([Math.floor(sentMs), 0]);
     s.close();
   });
 
