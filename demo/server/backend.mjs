@@ -14,11 +14,14 @@
 //   POST /v1/single-use-token/{token_type}  ElevenLabs' single-use token
 //   WS   /tts/websocket                     Cartesia TTS (emulators/cartesia.mjs, flite)
 //   POST /access-token                      Cartesia's access token (grants)
+//   WS   /v1/realtime?model=…               OpenAI Realtime, GA (emulators/openai-realtime.mjs: pocketsphinx, ELIZA, flite)
+//   POST /v1/realtime/client_secrets        OpenAI Realtime's ephemeral key (ek_…, expires_at)
+//   GET  /__realtime/log                    what the Realtime emulator got per socket (truncates, responses)
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
 //   GET  /api/token                         the backend's token for the page's token functions (Kyutai, the LLM);
 //        /api/token?service=NAME            a short-lived token of that service (deepgram, assemblyai, elevenlabs,
-//                                           cartesia), minted by its emulator's own mint code, never the key
+//                                           cartesia, openai-realtime), minted by its emulator's own mint code, never the key
 // Used by main.mjs (`npm run demo`), the backend tests, browser tests and benchmarks.
 //
 // A new emulator is one file exporting a factory (EmulatorDeps → Emulator) and one entry
@@ -39,6 +42,7 @@ import { deepgramEmulator } from "./emulators/deepgram.mjs";
 import { createAssemblyAiService } from "./emulators/assemblyai.mjs";
 import { ELEVENLABS_PATH, createElevenlabsEmulator } from "./emulators/elevenlabs.mjs";
 import { CARTESIA_PATH, createCartesiaEmulator } from "./emulators/cartesia.mjs";
+import { openaiRealtimeEmulator } from "./emulators/openai-realtime.mjs";
 import { assemblyaiTokens, cartesiaTokens, elevenlabsTokens } from "./emulators/service-tokens.mjs";
 
 /** @param {EmulatorDeps} deps @returns {Emulator} AssemblyAI checks the token itself, after the upgrade (close 1008), as the service does. */
@@ -67,7 +71,7 @@ const cartesiaEmulator = ({ stats, token }) => {
 };
 
 /** Every emulator the backend runs; each contributes its routes and its part of /api/health. */
-const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator, deepgramEmulator, assemblyaiEmulator, elevenlabsEmulator, cartesiaEmulator];
+const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator, deepgramEmulator, assemblyaiEmulator, elevenlabsEmulator, cartesiaEmulator, openaiRealtimeEmulator];
 
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -16,8 +16,8 @@ export class RecordingSocket {
   readonly openedAt = Date.now();
   private waiters: (() => void)[] = [];
 
-  constructor(url: string, readonly format: "msgpack" | "json" = "msgpack") {
-    this.ws = new WebSocket(url);
+  constructor(url: string, readonly format: "msgpack" | "json" = "msgpack", protocols?: string[], headers?: Record<string, string>) {
+    this.ws = new WebSocket(url, protocols, { headers });
     this.opened = new Promise((resolve, reject) => {
       this.ws.once("open", () => resolve());
       this.ws.once("unexpected-response", (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));

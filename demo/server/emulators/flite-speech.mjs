@@ -128,10 +128,11 @@ export class PacedSender {
   /**
    * Queues one message (sent after every message queued before it).
    * `wanted` is asked just before sending: false drops it (its context was cancelled meanwhile).
-   * @param {string} data @param {number} [seconds] @param {() => boolean} [wanted]
+   * `onSent` runs right after the message went out (not when it was dropped), in the same tick.
+   * @param {string} data @param {number} [seconds] @param {() => boolean} [wanted] @param {() => void} [onSent]
    * @returns {Promise<void>} resolves once sent (or dropped)
    */
-  send(data, seconds = 0, wanted = () => true) {
+  send(data, seconds = 0, wanted = () => true, onSent = () => {}) {
     this.chain = this.chain.then(async () => {
       if (this.signal.aborted || !wanted()) return;
       const now = Date.now();
@@ -143,7 +144,7 @@ export class PacedSender {
       // After the pacing wait: a message that falls due inside the stall window waits it out.
       await this.faults.stall.waitIfStalled(this.signal);
       if (this.signal.aborted || !wanted()) return;
-      this.faults.send(data);
+      if (this.faults.send(data)) onSent();
       this.audioS += seconds;
     });
     return this.chain;
