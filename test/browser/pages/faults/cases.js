@@ -13,41 +13,48 @@ export const REPLY_STALL_MS = 1500;
 
 const REFERENCE_TABLE = [
   // ── STT: one session each (start-up faults fail start(); mid-stream faults reconnect) ──
-  { service: "stt", fault: "capacity", query: "capacity=0", persistent: true, expect: { error: "AtCapacityError", outcome: "starts-not" } },
+  { service: "stt", fault: "capacity", suite: true, query: "capacity=0", persistent: true, expect: { error: "AtCapacityError", outcome: "starts-not" } },
   { service: "stt", fault: "startup-timeout", query: "delay_ms=3000", options: { startupTimeoutMs: 300 }, persistent: true, expect: { error: "ServiceTimeoutError", outcome: "starts-not" } },
   // 14 messages ≈ 1.1 s of Steps: the socket dies while the user is speaking.
   // The speech it had not turned into words is replayed to the new stream
   // (uplink.replayMs): the whole of "Can you help me?" must make the turn
   // (without the replay, only "me" did).
-  { service: "stt", fault: "drop", query: "drop_after=14", expect: { error: "ConnectionClosedError", fatal: false, outcome: "continues", firstTurnHas: ["can", "you", "help", "me"] } },
+  { service: "stt", fault: "drop", suite: true, query: "drop_after=14", expect: { error: "ConnectionClosedError", fatal: false, outcome: "continues", firstTurnHas: ["can", "you", "help", "me"] } },
   // Reads stop during the speech, for longer than the turn's flush timeout.
   { service: "stt", fault: "stall", query: "stall_after_ms=700&stall_ms=3500", expect: { warningService: "stt", warning: "did not confirm its last words", outcome: "continues" } },
   { service: "stt", fault: "oversize", query: "oversize=20000", options: { maxMessageBytes: 8192 }, expect: { error: "ProtocolError", fatal: false, outcome: "continues" } },
   // Every connection malformed: after 3 reconnects in 10 s the session gives up and stops cleanly.
-  { service: "stt", fault: "malformed", query: "malformed=1", persistent: true, expect: { error: "ProtocolError", fatal: true, outcome: "ends" } },
+  { service: "stt", fault: "malformed", suite: true, query: "malformed=1", persistent: true, expect: { error: "ProtocolError", fatal: true, outcome: "ends" } },
   // ── TTS: one turn each on a shared session ──
-  { service: "tts", fault: "capacity", query: "capacity=0", expect: { error: "AtCapacityError", outcome: "continues" } },
+  { service: "tts", fault: "capacity", suite: true, query: "capacity=0", expect: { error: "AtCapacityError", outcome: "continues" } },
   { service: "tts", fault: "startup-timeout", query: "delay_ms=3000", options: { startupTimeoutMs: 200, backoff: { tries: 3 } }, expect: { error: "ServiceTimeoutError", outcome: "continues" } },
   { service: "tts", fault: "drop", query: "drop_after=6", expect: { error: "ConnectionClosedError", outcome: "continues" } },
-  { service: "tts", fault: "stall", query: "stall_after_ms=400&stall_ms=4000", expect: { warningService: "tts", warning: "sent nothing", outcome: "continues" } },
-  { service: "tts", fault: "malformed", query: "malformed=1", expect: { error: "ProtocolError", outcome: "continues" } },
+  { service: "tts", fault: "stall", suite: true, query: "stall_after_ms=400&stall_ms=4000", expect: { warningService: "tts", warning: "sent nothing", outcome: "continues" } },
+  { service: "tts", fault: "malformed", suite: true, query: "malformed=1", expect: { error: "ProtocolError", outcome: "continues" } },
   // Default cap: 1 MiB.
   { service: "tts", fault: "oversize", query: "oversize=2000000", expect: { error: "ProtocolError", outcome: "continues" } },
   // ── LLM (OpenAI-compatible SSE): one turn each on the same session ──
   { service: "llm", fault: "capacity", query: "capacity=0", expect: { error: "AtCapacityError", outcome: "continues" } },
   { service: "llm", fault: "startup-timeout", query: "delay_ms=3000", options: { responseTimeoutMs: 400 }, expect: { error: "ServiceTimeoutError", outcome: "continues" } },
-  { service: "llm", fault: "drop", query: "drop_after=3", expect: { error: "ConnectionClosedError", outcome: "continues" } },
-  { service: "llm", fault: "stall", query: "stall_after_ms=150&stall_ms=3000", expect: { warningService: "llm", warning: "sent nothing", outcome: "continues" } },
+  { service: "llm", fault: "drop", suite: true, query: "drop_after=3", expect: { error: "ConnectionClosedError", outcome: "continues" } },
+  { service: "llm", fault: "stall", suite: true, query: "stall_after_ms=150&stall_ms=3000", expect: { warningService: "llm", warning: "sent nothing", outcome: "continues" } },
   { service: "llm", fault: "malformed", query: "malformed=1", expect: { error: "ProtocolError", outcome: "continues" } },
   // Default cap: 256 KiB.
-  { service: "llm", fault: "oversize", query: "oversize=300000", expect: { error: "ProtocolError", outcome: "continues" } },
+  { service: "llm", fault: "oversize", suite: true, query: "oversize=300000", expect: { error: "ProtocolError", outcome: "continues" } },
   // ── LLM over a WebSocket (Responses-API events): the faults it has its own code for ──
   { service: "llm", transport: "ws-llm", fault: "capacity", query: "capacity=0", expect: { error: "AtCapacityError", outcome: "continues" } },
-  { service: "llm", transport: "ws-llm", fault: "drop", query: "drop_after=3", expect: { error: "ConnectionClosedError", outcome: "continues" } },
-  { service: "llm", transport: "ws-llm", fault: "malformed", query: "malformed=1", expect: { error: "ProtocolError", outcome: "continues" } },
+  { service: "llm", transport: "ws-llm", fault: "drop", suite: true, query: "drop_after=3", expect: { error: "ConnectionClosedError", outcome: "continues" } },
+  { service: "llm", transport: "ws-llm", fault: "malformed", suite: true, query: "malformed=1", expect: { error: "ProtocolError", outcome: "continues" } },
   { service: "llm", transport: "ws-llm", fault: "oversize", query: "oversize=300000", expect: { error: "ProtocolError", outcome: "continues" } },
 ];
 
+/**
+ * Every row runs in `npm run bench -- reliability`; `npm test` (faults.spec.ts) runs the rows
+ * marked `suite`: one per outcome for the STT (each needs a session of its own, 5–20 s), and for
+ * the TTS and LLM the faults with code of their own (the watchdog, the size cap, the WebSocket
+ * LLM's parser), so the suite stays inside its time budget.
+ */
+export const SUITE_CASES = () => CASES.filter((c) => c.suite);
 export const CASES = REFERENCE_TABLE.map((c) => ({ ...c, provider: c.service === "llm" ? "openai" : "kyutai", name: `${c.service}${c.transport ? " (websocket)" : ""} ${c.fault}` }));
 
 // ── The hosted providers, each against its emulator ──
