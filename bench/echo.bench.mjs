@@ -33,6 +33,9 @@
 // `bargeInWordsRight` (the user's words over the bot, "can you help me",
 // reached the history whole).
 //
+// guardTail768ms (the RT60 0.8 s room only): the guard with `echoGuard.tailMs`
+// 768, since the default 256 ms tail holds only the first 19 dB of that decay.
+//
 // `BENCH_ECHO_QUICK=1` runs one reply and one barge-in per condition (a smoke
 // of the bench itself, not a measurement). `BENCH_ECHO_ROWS=minus6dB,…` and
 // `BENCH_ECHO_MODES=guard,…` measure only those rows and modes; the rest of
@@ -57,7 +60,9 @@ const GRID = [
 ];
 /** The cleaned-uplink comparison runs on the −6 dB row only. */
 const CLEAN_UPLINK_PLAN = { replies: 12, bargeIns: 10 };
-const MODES = ["guard", "noGuard", "guardCleanUplink"];
+/** The 0.8 s room with a filter tail to match (`echoGuard.tailMs`), against the default 256 ms. */
+const LONG_TAIL = { mode: "guardTail768ms", tailMs: 768, plan: { replies: 3, bargeIns: 3 } };
+const MODES = ["guard", "noGuard", "guardCleanUplink", LONG_TAIL.mode];
 const only = (name) => process.env[name]?.split(",").map((v) => v.trim()).filter(Boolean);
 const ROWS = only("BENCH_ECHO_ROWS");
 const WANTED_MODES = only("BENCH_ECHO_MODES");
@@ -130,11 +135,16 @@ export default async function echoBench() {
     const cost = await step("guard cost", () => page.evaluate((o) => window.echoBench.guardCost(o), { echo: { ...ROOM, gainDb: -6 } }));
     for (const [key, echo, guardPlan, noGuardPlan] of GRID) {
       if (ROWS && !ROWS.includes(key)) continue;
-      const modes = [["guard", guardPlan], ["noGuard", noGuardPlan], ...(key === "minus6dB" ? [["guardCleanUplink", CLEAN_UPLINK_PLAN]] : [])];
+      const modes = [
+        ["guard", guardPlan],
+        ["noGuard", noGuardPlan],
+        ...(key === "minus6dB" ? [["guardCleanUplink", CLEAN_UPLINK_PLAN]] : []),
+        ...(echo.rt60 >= 0.8 ? [[LONG_TAIL.mode, LONG_TAIL.plan]] : []),
+      ];
       for (const [mode, plan] of modes) {
         if (WANTED_MODES && !WANTED_MODES.includes(mode)) continue;
         const started = Date.now();
-        const options = { echo, guard: mode !== "noGuard", cleanUplink: mode === "guardCleanUplink" };
+        const options = { echo, guard: mode !== "noGuard", cleanUplink: mode === "guardCleanUplink", tailMs: mode === LONG_TAIL.mode ? LONG_TAIL.tailMs : undefined };
         const replies = await step(`${mode} ${key} replies`, () => page.evaluate((o) => window.echoBench.replies(o), { ...options, count: QUICK ? 1 : plan.replies }));
         const bargeIns = await step(`${mode} ${key} barge-ins`, () => page.evaluate((o) => window.echoBench.bargeIns(o), { ...options, count: QUICK ? 1 : plan.bargeIns }));
         out[mode][key] = summarise(replies, bargeIns);

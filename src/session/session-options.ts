@@ -29,6 +29,15 @@ export function checkSessionOptions(options: VoiceSessionOptions): void {
   if (mode !== undefined && mode !== "vad" && mode !== "push-to-talk") {
     throw new ConfigError(`VoiceSession: \`turn.mode\` must be "vad" or "push-to-talk", not ${JSON.stringify(mode)}`);
   }
+  const tailMs = options.echoGuard?.tailMs;
+  if (tailMs !== undefined && !(tailMs >= 32 && tailMs <= 1024)) {
+    // The filter's cost grows with its tail: 256 ms is ~60 µs a quantum, 1024 about four times that.
+    throw new ConfigError(`VoiceSession: \`echoGuard.tailMs\` must be a number of ms from 32 to 1024, not ${tailMs}`);
+  }
+  const wordWindowMs = options.echoGuard?.wordWindowMs;
+  if (wordWindowMs !== undefined && !(wordWindowMs >= 0)) {
+    throw new ConfigError(`VoiceSession: \`echoGuard.wordWindowMs\` must be a number ≥ 0, not ${wordWindowMs}`);
+  }
   const minSpeechMs = options.bargeIn?.minSpeechMs;
   if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
     throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);

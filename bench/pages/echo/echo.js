@@ -56,8 +56,8 @@ function storyLlm() {
   };
 }
 
-function sessionOptions(guard, story, cleanUplink) {
-  const echoGuard = { enabled: guard, cleanUplink };
+function sessionOptions(guard, story, cleanUplink, tailMs) {
+  const echoGuard = { enabled: guard, cleanUplink, tailMs };
   return story ? { echoGuard, llm: storyLlm() } : { echoGuard };
 }
 
@@ -68,8 +68,8 @@ async function quiet(t) {
   await settled(t, 10_000);
 }
 
-async function open({ echo, guard, cleanUplink = false, recordSeconds, story = false }) {
-  const t = await makeSession({ llm: "sse", echo, recordSeconds, sessionOptions: sessionOptions(guard, story, cleanUplink) });
+async function open({ echo, guard, cleanUplink = false, tailMs, recordSeconds, story = false }) {
+  const t = await makeSession({ llm: "sse", echo, recordSeconds, sessionOptions: sessionOptions(guard, story, cleanUplink, tailMs) });
   t.page = { manual: 0 };
   await t.session.start();
   await until(() => t.session.state === "listening", 30_000, "listening");
@@ -81,8 +81,8 @@ function echoFigures(t) {
   return e ? { erleDb: e.erleDb, delayMs: e.delayMs, converged: e.converged, echoWords: e.echoWords } : null;
 }
 
-export async function replies({ echo, guard, cleanUplink, count }) {
-  const t = await open({ echo, guard, cleanUplink, recordSeconds: 5 });
+export async function replies({ echo, guard, cleanUplink, tailMs, count }) {
+  const t = await open({ echo, guard, cleanUplink, tailMs, recordSeconds: 5 });
   const perReply = [];
   try {
     for (let i = 0; i < count; i++) {
@@ -155,8 +155,8 @@ function audibleBefore(rec, sampleRate, onset) {
  * One session per trial (the recording holds a session's first seconds, and
  * an unguarded bot's runaway exchange must not spill into the next trial).
  */
-async function bargeInTrial({ echo, guard, cleanUplink, moment }) {
-  const t = await open({ echo, guard, cleanUplink, recordSeconds: 30, story: true });
+async function bargeInTrial({ echo, guard, cleanUplink, tailMs, moment }) {
+  const t = await open({ echo, guard, cleanUplink, tailMs, recordSeconds: 30, story: true });
   const trial = { moment };
   try {
     await t.say("weather-question");
@@ -195,10 +195,10 @@ async function bargeInTrial({ echo, guard, cleanUplink, moment }) {
   }
 }
 
-export async function bargeIns({ echo, guard, cleanUplink, count, seed = 11 }) {
+export async function bargeIns({ echo, guard, cleanUplink, tailMs, count, seed = 11 }) {
   const random = prng(seed);
   const trials = [];
-  for (let i = 0; i < count; i++) trials.push(await bargeInTrial({ echo, guard, cleanUplink, moment: 1.5 + random() }));
+  for (let i = 0; i < count; i++) trials.push(await bargeInTrial({ echo, guard, cleanUplink, tailMs, moment: 1.5 + random() }));
   return { trials, errors: trials.flatMap((t) => t.errors ?? []) };
 }
 
