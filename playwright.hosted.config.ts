@@ -5,4 +5,4 @@
 //   npm run test:hosted        (HOSTED_ONLY=deepgram-flux,cartesia for some of them)
 import base from "./playwright.config";
 
-export default { ...base, testDir: "test/browser/hosted", testIgnore: [] };
+export default { ...base, testDir: "test/browser/hosted", testIgnore: [], workers: 1, projects: [{ name: "hosted" }] };

@@ -3,4 +3,4 @@
 //   npx playwright test --config playwright.pending.config.ts
 import base from "./playwright.config";
 
-export default { ...base, testDir: "test/browser/pending", testIgnore: [] };
+export default { ...base, testDir: "test/browser/pending", testIgnore: [], workers: 1, projects: [{ name: "pending" }] };
