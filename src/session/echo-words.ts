@@ -52,9 +52,20 @@ export class RecentBotWords {
     return this.#last !== undefined && now - this.#last.endedAt < this.#windowS * 1000;
   }
 
-  /** Both verdicts on an STT word, for the turn machine's `word` event. */
-  judge(text: string, now: number, playing: { words: readonly TimedWord[]; renderedS: number } | undefined): { echo: boolean; nearBot: boolean } {
-    return { echo: this.isEcho(text, now, playing), nearBot: this.nearBot(now, playing) };
+  /**
+   * Both verdicts on an STT word, for the turn machine's `word` event.
+   * `spokenAt` (ms, same clock as `now`): when the word's audio was captured,
+   * when the STT link knows it. The word is then judged at that moment, not on
+   * its arrival: an STT that lags (a loaded machine, a slow service) returns
+   * the bot's last words more than the window after the bot stopped, and they
+   * became user turns the bot answered ("out today", "today": 5 in 30
+   * replies in `npm run bench -- echo` at load 3–5).
+   */
+  judge(text: string, now: number, playing: { words: readonly TimedWord[]; renderedS: number } | undefined, spokenAt?: number): { echo: boolean; nearBot: boolean } {
+    const at = spokenAt !== undefined && spokenAt <= now ? spokenAt : now;
+    // What the bot had rendered when the word was spoken.
+    const then = playing ? { words: playing.words, renderedS: Math.max(0, playing.renderedS - (now - at) / 1000) } : undefined;
+    return { echo: this.isEcho(text, at, then), nearBot: this.nearBot(at, then) };
   }
 
   /** Is `text` the bot's own voice heard back? `playing`: the reply playing now, if any. */

@@ -94,10 +94,10 @@ export class ReplySlot {
   }
 
   /** Is this STT word the bot's own voice heard back, and was the bot audible just now? */
-  echoOf(text: string, player: PlayerPort | undefined): { echo: boolean; nearBot: boolean } {
+  echoOf(text: string, player: PlayerPort | undefined, spokenAt?: number): { echo: boolean; nearBot: boolean } {
     const reply = this.#reply;
     const playing = reply && player ? { words: reply.words, renderedS: player.renderedSeconds() } : undefined;
-    return this.#o.botWords?.judge(text, performance.now(), playing) ?? { echo: false, nearBot: false };
+    return this.#o.botWords?.judge(text, performance.now(), playing, spokenAt) ?? { echo: false, nearBot: false };
   }
 
   /** Interrupt step 1: the history keeps the rendered audio less what is still in the output path. */

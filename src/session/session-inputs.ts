@@ -24,7 +24,8 @@ export interface InputSink {
   /** The player's first sample of `generation` is audible at `at` (performance.now()). */
   playbackStarted(generation: number, at: number): void;
   /** Is this STT word the bot's own voice heard back, and was the bot audible just now? (echo-words.ts) */
-  echoOf(text: string): { echo: boolean; nearBot: boolean };
+  /** `spokenAt`: when the word's audio was captured, when known (performance.now() clock). */
+  echoOf(text: string, spokenAt?: number): { echo: boolean; nearBot: boolean };
   /** The session cannot go on: report and stop. */
   fail(err: unknown): void;
 }
@@ -107,7 +108,7 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
   const { dispatch, events } = sink;
   switch (e.kind) {
     case "word":
-      return dispatch({ kind: "word", text: e.text, at: now(), spokenAt: e.spokenAtMs, ...sink.echoOf(e.text) });
+      return dispatch({ kind: "word", text: e.text, at: now(), spokenAt: e.spokenAtMs, ...sink.echoOf(e.text, e.spokenAtMs) });
     case "marker":
       return dispatch({ kind: "sttMarker" });
     case "pause":

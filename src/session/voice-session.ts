@@ -265,7 +265,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       this.#replies.current?.audible(at);
       this.#dispatch({ kind: "replyAudible", generation });
     },
-    echoOf: (text) => this.#replies.echoOf(text, this.#components?.player),
+    echoOf: (text, spokenAt) => this.#replies.echoOf(text, this.#components?.player, spokenAt),
     fail: (err) => this.#fail(err),
   };
 

@@ -28,6 +28,22 @@ test("after a reply ends its words stay echo for what is left of the window, the
   expect(recent.isEcho("stop", 10_100, { words: [{ text: "stop", startS: 0, stopS: 0.3 }], renderedS: 0.3 })).toBe(true);
 });
 
+test("a late STT word is judged when it was spoken, not when it arrived: an STT lag past the window still leaves the bot's words echo", () => {
+  const recent = new RecentBotWords(1500);
+  recent.ended(words, 2.5, 10_000);
+  // "friend" arrives 2.5 s after the reply ended (a lagging STT) but was spoken 0.3 s after it.
+  expect(recent.judge("friend", 12_500, undefined)).toEqual({ echo: false, nearBot: false });
+  expect(recent.judge("friend", 12_500, undefined, 10_300)).toEqual({ echo: true, nearBot: true });
+  // Spoken 2 s after the end, it is the user's whenever it arrives.
+  expect(recent.judge("friend", 12_500, undefined, 12_000)).toEqual({ echo: false, nearBot: false });
+  // While a reply plays: the word spoken 1 s ago is checked against what had been rendered then (0.5 s of audio)…
+  const playing = { words: [{ text: "stop", startS: 0, stopS: 0.3 }, { text: "now", startS: 1.2, stopS: 1.5 }], renderedS: 1.5 };
+  expect(recent.judge("now", 20_000, playing, 19_000).echo).toBe(false);
+  expect(recent.judge("stop", 20_000, playing, 19_000).echo).toBe(true);
+  // …and a spoken time later than the arrival (clock skew) counts as the arrival.
+  expect(recent.judge("now", 20_000, playing, 21_000).echo).toBe(true);
+});
+
 test("the turn machine drops an echo word: no user word, no confirmation of a pending barge-in", () => {
   const config = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
   const speaking = { ...INITIAL_TURN_STATE, phase: "bot_speaking" as const, generation: 1, reply: { generation: 1, audible: true } };

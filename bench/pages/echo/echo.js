@@ -181,6 +181,9 @@ async function bargeInTrial({ echo, guard, cleanUplink, tailMs, moment }) {
     }
     await until(() => t.context.currentTime > speechEnd + 0.4, 10_000, "the utterance's end");
     const rec = await t.recording();
+    // The user's words over the bot become a turn once the VAD's speech end (its redemption) and the STT's flush are done.
+    const userFinals = () => t.log.transcripts.filter((line) => line.startsWith("user:")).length;
+    await until(() => userFinals() > 1, 8_000, "the barge-in's user turn").catch(() => {});
     trial.audibleAtOnset = audibleBefore(rec, t.context.sampleRate, utterance.onset);
     trial.onsetToSilentMs = silentAfterMs(rec, t.context.sampleRate, utterance.onset, speechEnd + 0.4);
     trial.erleDb = echoFigures(t)?.erleDb ?? null;
