@@ -77,6 +77,7 @@ class KyutaiSttStream implements SttStream {
   readonly bytesPerSample = BYTES_PER_SAMPLE;
   readonly #pauseHead: number;
   readonly #flushPaddingS: number;
+  #paddingSamples = 0;
   readonly #maxMessageBytes: number | undefined;
   #warmupLeft: number;
   #socket: MessageSocket<SttEvent> | undefined;
@@ -109,6 +110,11 @@ class KyutaiSttStream implements SttStream {
     return this.#socket?.bufferedAmount ?? 0;
   }
 
+  /** The flushes' silence padding so far, in samples of the stream's timeline. */
+  get paddingSamples(): number {
+    return this.#paddingSamples;
+  }
+
   sendAudio(pcm: Float32Array | Int16Array): number {
     const samples = new Array<number>(pcm.length);
     if (pcm instanceof Int16Array) for (let i = 0; i < pcm.length; i++) samples[i] = pcm[i] / 32768;
@@ -132,7 +138,9 @@ class KyutaiSttStream implements SttStream {
     answered.catch(() => {});
     const padding = Math.round(this.#flushPaddingS * KYUTAI_SAMPLE_RATE);
     for (let sent = 0; sent < padding; sent += FRAME_SAMPLES) {
-      this.sendAudio(new Float32Array(Math.min(FRAME_SAMPLES, padding - sent)));
+      const n = Math.min(FRAME_SAMPLES, padding - sent);
+      this.sendAudio(new Float32Array(n));
+      this.#paddingSamples += n;
     }
     return answered;
   }

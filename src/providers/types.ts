@@ -102,6 +102,12 @@ export interface SttStream {
   /** Bytes queued in the socket and not yet sent (`WebSocket.bufferedAmount`). */
   readonly bufferedAmount: number;
   /**
+   * Samples of silence the stream has put into the service's timeline on its
+   * own so far (a flush's padding): the service's word times count them, the
+   * microphone's audio does not. Undefined or 0 for a stream that pads nothing.
+   */
+  readonly paddingSamples?: number;
+  /**
    * Round trip through the server: resolves once the server has processed
    * every sample sent before the call. Rejects if the stream ends first, or
    * with the signal's reason when it aborts.

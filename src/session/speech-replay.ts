@@ -60,6 +60,18 @@ export class SpeechReplay {
   }
 
   /**
+   * `samples` of the stream's timeline that carry no microphone audio (a
+   * flush's silence padding, sent by the provider): the service's word times
+   * count them, so the timeline moves on with nothing held. Without this,
+   * after the first Kyutai flush every word's time pointed 0.5 s later into
+   * the microphone's audio than where it was spoken, and its capture time was
+   * lost (the echo-word check then judged lagging echo words by their arrival).
+   */
+  pad(samples: number): void {
+    if (samples > 0) this.#cursor += samples;
+  }
+
+  /**
    * When the audio `startS` into the stream was captured (performance.now()),
    * from the frame that holds it; undefined when that frame is no longer held
    * or came without a capture time. An STT word arrives late (its model's

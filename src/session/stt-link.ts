@@ -134,7 +134,10 @@ export class SttLink {
     }, limit.signal);
     try {
       const before = stream.bufferedAmount;
+      const paddedBefore = stream.paddingSamples ?? 0;
       const flushed = stream.flush(limit.signal);
+      // The padding is in the service's timeline now (word times count it): the replay's too.
+      this.#replay.pad((stream.paddingSamples ?? 0) - paddedBefore);
       // What the flush wrote at once (Kyutai's silence padding) is not the user's backlog:
       // counted as such, a busy page overloaded the uplink at every turn's end (uplink.noteBurst).
       uplink.noteBurst(stream.bufferedAmount - before);

@@ -97,6 +97,8 @@ describe("kyutaiStt", () => {
     await flush;
     const received = srv.connections[0].received;
     expect(received.map((m) => m.type)).toEqual(["Audio", "Marker", "Audio", "Audio"]);
+    // The session moves its replay's timeline on by this much (SpeechReplay.pad): word times count it.
+    expect(stream.paddingSamples).toBe(2400);
     // 0.1 s of padding = 2400 samples = one 1920 frame + 480, all silence.
     expect(received.slice(2).map((m) => (m.pcm as number[]).length)).toEqual([1920, 480]);
     expect((received[2].pcm as number[]).every((s) => s === 0)).toBe(true);

@@ -92,6 +92,21 @@ describe("SpeechReplay", () => {
     expect(replay.spokenAtMs(0.05)).toBe(10_350);
   });
 
+  test("pad(): a flush's silence padding moves the timeline on, so the words after it map to the audio where they were spoken", () => {
+    const replay = new SpeechReplay(RATE, 10);
+    for (let i = 0; i < 3; i++) replay.record(frame(i), 10_000 + 100 * (i + 1));
+    replay.pad(500); // Kyutai's 0.5 s of padding after the marker: stream time 0.3–0.8 s is silence
+    for (let i = 3; i < 5; i++) replay.record(frame(i), 20_000 + 100 * (i - 2));
+    // A word 0.85 s into the service's stream is 50 ms into frame 3, captured at 20_000 + 50.
+    expect(replay.spokenAtMs(0.85)).toBe(20_050);
+    // In the padding: no audio of the user's, no capture time.
+    expect(replay.spokenAtMs(0.5)).toBeUndefined();
+    expect(replay.spokenAtMs(0.25)).toBe(10_250);
+    // The replay after a reconnect holds only microphone audio.
+    replay.wordEnd(0.9);
+    expect(ids(replay.rebase().frames)).toEqual([4]);
+  });
+
   test("clear() forgets everything", () => {
     const replay = recorded(3);
     replay.clear();
