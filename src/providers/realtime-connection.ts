@@ -86,6 +86,8 @@ export class RealtimeConnection {
   #tools = "";
   readonly #sentOutputs = new Set<string>();
   #audioMs = 0;
+  /** close() was called: the socket's end is ours, not a failure. */
+  #closing = false;
 
   private constructor(socket: MessageSocket<wire.RealtimeServerEvent>, options: ConnectionOptions) {
     this.#socket = socket;
@@ -233,6 +235,7 @@ export class RealtimeConnection {
   }
 
   close(): Promise<void> {
+    this.#closing = true;
     return this.#socket.close();
   }
 
@@ -248,12 +251,14 @@ export class RealtimeConnection {
     let failure: unknown;
     try {
       for await (const event of this.#socket.messages()) this.#route(event);
-      // The service ended the session (or we closed it): a realtime socket does not end by itself.
-      failure = new ConnectionClosedError(`${SERVICE}: the service closed the session at ${this.ctx.url}; reconnecting opens a new one (the service's conversation starts empty)`, { service: SERVICE, url: this.ctx.url, closeCode: 1000 });
+      // The service ended the session: a realtime socket does not end by itself.
+      if (!this.#closing) failure = new ConnectionClosedError(`${SERVICE}: the service closed the session at ${this.ctx.url}; reconnecting opens a new one (the service's conversation starts empty)`, { service: SERVICE, url: this.ctx.url, closeCode: 1000 });
     } catch (err) {
       failure = err;
     }
-    this.#stt.fail(failure);
+    failure ??= new ConnectionClosedError(`${SERVICE}: the session's socket to ${this.ctx.url} was closed`, { service: SERVICE, url: this.ctx.url });
+    if (this.#closing) this.#stt.end();
+    else this.#stt.fail(failure);
     for (const c of this.#commits.values()) c.reject(failure);
     this.#commits.clear();
     const run = this.#run;
