@@ -12,6 +12,12 @@ export const DEFAULTS = {
   flushTimeoutMs: 1500,
   replyStallMs: 8000,
   echoWordWindowMs: 1500,
+  /**
+   * A speech-to-speech service transcribes the committed turn after the
+   * commit (gpt-4o-transcribe: often over a second), and the turn's words
+   * are what the turn machine replies to.
+   */
+  realtimeFlushTimeoutMs: 5000,
 };
 
 /** The options with the providers resolved: the trio, given or taken from `realtime`. */
@@ -45,7 +51,9 @@ export function checkSessionOptions(options: VoiceSessionOptions): ResolvedSessi
   if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
     throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
   }
-  return realtime ? { ...options, stt: realtime.stt, llm: realtime.llm, tts: realtime.tts } : (options as ResolvedSessionOptions);
+  if (!realtime) return options as ResolvedSessionOptions;
+  const turn = { ...options.turn, flushTimeoutMs: options.turn?.flushTimeoutMs ?? DEFAULTS.realtimeFlushTimeoutMs };
+  return { ...options, turn, stt: realtime.stt, llm: realtime.llm, tts: realtime.tts };
 }
 
 /**
