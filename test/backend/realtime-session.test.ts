@@ -41,17 +41,17 @@ function speech(text: string): Int16Array {
 }
 
 /** One session on the emulator, with the fakes; the mic streams silence until `say`. */
-function rig() {
+function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token = async () => KEY) {
   const clock = new FakeClock();
   const player = new FakePlayer({ clock });
   const vad = new FakeVad();
   const mic = new FakeMicrophone();
   const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
-  const realtime = openaiRealtime({ url: `${backend.wsUrl}/v1/realtime`, model: "gpt-realtime", token: async () => KEY });
+  const realtime = openaiRealtime({ url: `${backend.wsUrl}/v1/realtime`, model: "gpt-realtime", token });
   // The emulator runs in this process, and flite synthesises a whole reply at once (about 1 s of a
   // blocked event loop for the story): the frames due meanwhile then go out in one burst, which the
   // default 0.5 s uplink budget would end the stream for. A page's mic never bursts like that.
-  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 } });
+  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...extra });
   const errors: Error[] = [];
   session.on("error", (e) => errors.push(e.error));
   const warnings: string[] = [];
@@ -178,6 +178,42 @@ test("a misfire over the reply sends nothing: no cancel, no truncate, and the wh
     expect(log.responses[0].status).toBe("completed");
     expect(r.session.history[1]).toMatchObject({ role: "assistant", text: elizaReply(STORY) });
     expect(r.session.history[1]).not.toHaveProperty("interrupted", true);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a tool call: the model's function_call goes through the session's tool handler, and its output comes back for the spoken answer", { timeout: 40_000 }, async () => {
+  const r = rig({ tools: { definitions: [{ name: "get_time", description: "The time now", parameters: { type: "object", properties: {} } }] } });
+  const calls: string[] = [];
+  r.session.handleTool("get_time", async (call) => {
+    calls.push(call.name);
+    return { time: "ten past two" };
+  });
+  try {
+    await r.session.start();
+    r.session.sendText("what time is it");
+    await r.until("the answer to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    expect(calls).toEqual(["get_time"]);
+    expect(r.session.history[0]).toMatchObject({ role: "user", text: "what time is it" });
+    expect(r.session.history[1]).toMatchObject({ role: "assistant", text: "The time is ten past two." });
+    const log = await realtimeLog();
+    expect(log.responses.map((x: any) => x.plan.kind)).toEqual(["function_call", "message"]);
+    expect(log.responses[1].input.at(-1)).toEqual({ role: "function_call_output", text: JSON.stringify({ time: "ten past two" }) });
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a refused key fails start() with the service's own words, as a ProtocolError", { timeout: 20_000 }, async () => {
+  const r = rig({}, async () => "sk-wrong-key-0000");
+  try {
+    const failed = await r.session.start().then(() => null, (e: Error) => e);
+    expect(failed?.name).toBe("ProtocolError");
+    expect(failed?.message).toContain("Incorrect API key provided");
+    expect(failed?.message).toContain("invalid_api_key");
+    expect(r.session.state).toBe("idle");
   } finally {
     await r.close();
   }
