@@ -17,7 +17,7 @@ import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/
 import { elizaReply } from "../../demo/server/eliza.mjs";
 import { synthesize } from "../../demo/server/flite.mjs";
 import { floatToInt16, int16ToFloat, upsampler16to24 } from "../../demo/server/resample.mjs";
-import { openaiRealtime } from "../../src/providers/openai-realtime.js";
+import { openaiRealtime, type OpenaiRealtimeOptions } from "../../src/providers/openai-realtime.js";
 import type { SessionComponents } from "../../src/session/ports.js";
 import { VoiceSession } from "../../src/session/voice-session.js";
 import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testing/index.js";
@@ -41,13 +41,13 @@ function speech(text: string): Int16Array {
 }
 
 /** One session on the emulator, with the fakes; the mic streams silence until `say`. */
-function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token = async () => KEY) {
+function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token = async () => KEY, provider: Partial<OpenaiRealtimeOptions> = {}) {
   const clock = new FakeClock();
   const player = new FakePlayer({ clock });
   const vad = new FakeVad();
   const mic = new FakeMicrophone();
   const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
-  const realtime = openaiRealtime({ url: `${backend.wsUrl}/v1/realtime`, model: "gpt-realtime", token });
+  const realtime = openaiRealtime({ url: `${backend.wsUrl}/v1/realtime`, model: "gpt-realtime", token, ...provider });
   // The emulator runs in this process, and flite synthesises a whole reply at once (about 1 s of a
   // blocked event loop for the story): the frames due meanwhile then go out in one burst, which the
   // default 0.5 s uplink budget would end the stream for. A page's mic never bursts like that.
@@ -214,6 +214,25 @@ test("a refused key fails start() with the service's own words, as a ProtocolErr
     expect(failed?.message).toContain("Incorrect API key provided");
     expect(failed?.message).toContain("invalid_api_key");
     expect(r.session.state).toBe("idle");
+  } finally {
+    await r.close();
+  }
+});
+
+test("server turn detection: the service commits the turn on its own VAD, and the session replies to its transcript", { timeout: 40_000 }, async () => {
+  const r = rig({}, async () => KEY, { turnDetection: "server_vad" });
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    const [user, bot] = r.session.history;
+    expect(user!.text.toLowerCase()).toContain("story");
+    expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
+    const log = await realtimeLog();
+    // One response, the client's: the server's VAD did not create or cancel one by itself.
+    expect(log.responses).toHaveLength(1);
+    expect(log.responses[0].status).toBe("completed");
+    expect(r.errors).toEqual([]);
   } finally {
     await r.close();
   }
