@@ -41,13 +41,14 @@ function speech(text: string): Int16Array {
 }
 
 /** One session on the emulator, with the fakes; the mic streams silence until `say`. */
-function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token = async () => KEY, provider: Partial<OpenaiRealtimeOptions> = {}) {
+/** `query`: fault knobs on the socket's URL; `provider`: openaiRealtime's other options. */
+function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token = async () => KEY, { query = "", ...provider }: Partial<OpenaiRealtimeOptions> & { query?: string } = {}) {
   const clock = new FakeClock();
   const player = new FakePlayer({ clock });
   const vad = new FakeVad();
   const mic = new FakeMicrophone();
   const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
-  const realtime = openaiRealtime({ url: `${backend.wsUrl}/v1/realtime`, model: "gpt-realtime", token, ...provider });
+  const realtime = openaiRealtime({ ...provider, url: `${backend.wsUrl}/v1/realtime${query}`, model: "gpt-realtime", token });
   // The emulator runs in this process, and flite synthesises a whole reply at once (about 1 s of a
   // blocked event loop for the story): the frames due meanwhile then go out in one burst, which the
   // default 0.5 s uplink budget would end the stream for. A page's mic never bursts like that.
@@ -233,6 +234,28 @@ test("server turn detection: the service commits the turn on its own VAD, and th
     expect(log.responses).toHaveLength(1);
     expect(log.responses[0].status).toBe("completed");
     expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("the socket drops mid-reply: the reply ends with a ConnectionClosedError, the session reconnects with a fresh key and answers the next turn", { timeout: 60_000 }, async () => {
+  let tokens = 0;
+  // Every connection drops after 60 server events: mid-way through the story's audio, after a short reply's.
+  const r = rig({}, async () => (tokens++, KEY), { query: "?drop_after=60" });
+  const reconnects: string[] = [];
+  r.session.on("reconnecting", (e) => reconnects.push(`reconnecting ${e.reason}`));
+  r.session.on("reconnected", () => reconnects.push("reconnected"));
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("the reconnect", () => reconnects.includes("reconnected") && r.session.state === "listening", 30_000);
+    expect(reconnects[0]).toBe("reconnecting dropped");
+    expect(tokens).toBe(2);
+    expect(r.errors.map((e) => e.name)).toContain("ConnectionClosedError");
+    await r.say("please stop");
+    await r.until("the next reply", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
+    expect(r.session.history[3]).toMatchObject({ role: "assistant", text: elizaReply(r.session.history[2]!.text) });
   } finally {
     await r.close();
   }
