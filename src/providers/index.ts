@@ -13,6 +13,8 @@ export type { CartesiaTtsOptions, CartesiaEncoding, CartesiaSampleRate } from ".
 export { openaiChat } from "./openai-chat.js";
 export type { OpenaiChatOptions } from "./openai-chat.js";
 export { websocketLlm } from "./websocket-llm.js";
+export { openaiRealtime } from "./openai-realtime.js";
+export type { OpenaiRealtimeOptions } from "./openai-realtime.js";
 export type { WebsocketLlmOptions } from "./websocket-llm.js";
 export { findInstance, retryWithBackoff, backoffDelays, shuffled, isRetryableStartupError } from "./discovery.js";
 export type { DiscoveryOptions, BackoffOptions, RetryInfo } from "./discovery.js";
@@ -35,6 +37,7 @@ export type {
   ProviderWarning,
   ProviderEvents,
   ProviderEventSource,
+  SpeechToSpeechProvider,
 } from "./types.js";
 export { deepgramStt } from "./deepgram-stt.js";
 export type { DeepgramSttOptions } from "./deepgram-stt.js";

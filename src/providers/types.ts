@@ -33,6 +33,12 @@ export interface ProviderWarning {
 /** Events a provider reports outside any single call. */
 export type ProviderEvents = {
   warning: ProviderWarning;
+  /**
+   * A failure outside any call the session is waiting on (a speech-to-speech
+   * service's `error` event about an earlier client event); the provider
+   * keeps working. The session reports it as a non-fatal `error`.
+   */
+  error: { service: string; error: Error };
 };
 
 /**
@@ -248,6 +254,15 @@ export interface TtsStream {
   events(signal?: AbortSignal): AsyncIterable<TtsEvent>;
   /** Closes the socket now (e.g. on barge-in) and resolves once closed. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Optional, for a speech-to-speech service that keeps the conversation
+   * (openaiRealtime): the reply was cut after `heardS` seconds of this
+   * stream's audio (rendered, less the output latency). The stream tells its
+   * service (a truncate) and returns the reply's words with the timings it
+   * knows now, for the history's heard-text cut. Called at most once, before
+   * the stream is closed.
+   */
+  interrupted?(heardS: number): Array<{ text: string; startS: number; stopS: number }>;
 }
 
 /** A text-to-speech service. */
@@ -259,4 +274,21 @@ export interface TtsProvider extends ProviderEventSource {
    * Start-up may retry with backoff; each retry emits a `warning`.
    */
   connect(signal?: AbortSignal): Promise<TtsStream>;
+}
+
+// ─── Speech to speech ───────────────────────────────────────────────────────
+
+/**
+ * A speech-to-speech service (one socket: mic PCM in, model PCM out), as the
+ * session's `realtime` option takes it. It presents the cascaded ports over
+ * its one connection, so the session runs it on the same path: `stt` opens
+ * the connection and carries the user's audio and transcripts, `llm` asks
+ * for a response and yields its transcript and tool calls, `tts` carries the
+ * response's audio (and its truncate, `TtsStream.interrupted`).
+ */
+export interface SpeechToSpeechProvider extends ProviderEventSource {
+  readonly name: string;
+  readonly stt: SttProvider;
+  readonly llm: LlmProvider;
+  readonly tts: TtsProvider;
 }

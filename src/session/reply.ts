@@ -80,6 +80,7 @@ export class Reply {
   #stallTimer: ReturnType<typeof setTimeout> | undefined;
   /** A tool is running: the stall watchdog waits for it. */
   #toolRunning = false;
+  #ttsStream: TtsStream | undefined;
 
   constructor(options: ReplyOptions) {
     this.#o = options;
@@ -116,6 +117,9 @@ export class Reply {
 
   /** Keeps in history only what was heard: `heardS` seconds of the reply's audio. */
   cutToHeard(history: ConversationHistory, heardS: number): { heard: string; unheard: string } {
+    // A speech-to-speech stream truncates its service's item here, and knows its words' timings only now.
+    const timed = this.#cancelled ? undefined : this.#ttsStream?.interrupted?.(heardS);
+    if (timed) this.words.splice(0, this.words.length, ...timed);
     this.cancel();
     this.metrics.interrupted = true;
     return history.interrupt(this.message, this.words, heardS);
@@ -246,6 +250,7 @@ export class Reply {
   async #runTts(stream: TtsStream, signal: AbortSignal): Promise<void> {
     const { player } = this.#o;
     const generation = this.generation;
+    this.#ttsStream = stream;
     try {
       for await (const event of stream.events(signal)) {
         this.#watchStall();

@@ -5,6 +5,7 @@
  * machine does. Thread: main.
  */
 import { AudioContextError, MicrophoneError } from "../errors.js";
+import type { ProviderEventSource } from "../providers/types.js";
 import type { Emitter } from "../util/emitter.js";
 import type { SessionComponents } from "./ports.js";
 import type { SessionCounters } from "./session-metrics.js";
@@ -132,9 +133,14 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
   }
 }
 
-/** The providers' own warnings (a TTS start-up retry, …) become the session's `warning` events. */
-export function forwardWarnings(providers: ReadonlyArray<{ on?: ProviderWarnings }>, events: Emitter<VoiceSessionEvents>): Array<() => void> {
-  return providers.flatMap((p) => p.on?.("warning", (w) => events.emit("warning", { service: w.service, message: w.message, cause: w.cause })) ?? []);
+/**
+ * The providers' own warnings (a TTS start-up retry, …) become the session's
+ * `warning` events, and their errors outside any call (a speech-to-speech
+ * service's `error` event) its non-fatal `error` events.
+ */
+export function forwardWarnings(providers: readonly ProviderEventSource[], events: Emitter<VoiceSessionEvents>): Array<() => void> {
+  return providers.flatMap((p) => [
+    ...(p.on ? [p.on("warning", (w) => events.emit("warning", { service: w.service, message: w.message, cause: w.cause }))] : []),
+    ...(p.on ? [p.on("error", (e) => events.emit("error", { error: e.error, fatal: false }))] : []),
+  ]);
 }
-
-type ProviderWarnings = (name: "warning", fn: (w: { service: string; message: string; cause?: unknown }) => void) => () => void;

@@ -12,12 +12,30 @@ export const DEFAULTS = {
   flushTimeoutMs: 1500,
   replyStallMs: 8000,
   echoWordWindowMs: 1500,
+  /**
+   * A speech-to-speech service transcribes the committed turn after the
+   * commit (gpt-4o-transcribe: often over a second), and the turn's words
+   * are what the turn machine replies to.
+   */
+  realtimeFlushTimeoutMs: 5000,
 };
 
-/** Throws a ConfigError naming the first option that cannot work. */
-export function checkSessionOptions(options: VoiceSessionOptions): void {
+/** The options with the providers resolved: the trio, given or taken from `realtime`. */
+export type ResolvedSessionOptions = VoiceSessionOptions & Required<Pick<VoiceSessionOptions, "stt" | "llm" | "tts">>;
+
+/**
+ * Throws a ConfigError naming the first option that cannot work; returns the
+ * options with the providers resolved (a `realtime` provider presents the
+ * cascaded ports over its one socket: providers/openai-realtime.ts).
+ */
+export function checkSessionOptions(options: VoiceSessionOptions): ResolvedSessionOptions {
+  const realtime = options?.realtime;
+  if (realtime) {
+    if (options.stt || options.llm || options.tts) throw new ConfigError("VoiceSession: give either `realtime` (a speech-to-speech provider) or the `stt`, `llm` and `tts` providers, not both");
+    if (!realtime.stt || !realtime.llm || !realtime.tts) throw new ConfigError("VoiceSession: the `realtime` option must be a speech-to-speech provider such as openaiRealtime({...})");
+  }
   for (const key of ["stt", "llm", "tts"] as const) {
-    if (!options?.[key]) throw new ConfigError(`VoiceSession: the \`${key}\` provider is required`);
+    if (!realtime && !options?.[key]) throw new ConfigError(`VoiceSession: the \`${key}\` provider is required (or give a speech-to-speech provider as \`realtime\`)`);
   }
   if (options.components !== undefined && typeof options.components !== "function") {
     throw new ConfigError("VoiceSession: `components` must be a function (context) => Promise<SessionComponents>, such as bargein/testing's fakeAudio().components; leave it out for the browser's own");
@@ -42,6 +60,9 @@ export function checkSessionOptions(options: VoiceSessionOptions): void {
   if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
     throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
   }
+  if (!realtime) return options as ResolvedSessionOptions;
+  const turn = { ...options.turn, flushTimeoutMs: options.turn?.flushTimeoutMs ?? DEFAULTS.realtimeFlushTimeoutMs };
+  return { ...options, turn, stt: realtime.stt, llm: realtime.llm, tts: realtime.tts };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** VoiceSession's options, events and metrics: all public. */
 import type { AssetUrls } from "../assets/asset-urls.js";
 import type { BargeinError } from "../errors.js";
-import type { LlmProvider, SttProvider, ToolCall, ToolDefinition, TtsProvider } from "../providers/types.js";
+import type { LlmProvider, SpeechToSpeechProvider, SttProvider, ToolCall, ToolDefinition, TtsProvider } from "../providers/types.js";
 import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admission.js";
 import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/uplink.js";
 import type { ComponentsFactory } from "./ports.js";
@@ -152,9 +152,16 @@ export interface TurnOptions {
 }
 
 export interface VoiceSessionOptions {
-  stt: SttProvider;
-  llm: LlmProvider;
-  tts: TtsProvider;
+  /** The cascaded trio: speech to text, a language model, text to speech. Required unless `realtime` is given. */
+  stt?: SttProvider;
+  llm?: LlmProvider;
+  tts?: TtsProvider;
+  /**
+   * A speech-to-speech service instead of the trio (`openaiRealtime({...})`):
+   * one socket carries the user's audio in and the model's audio out; the
+   * session runs it through the same turn logic, barge-in, uplink and history.
+   */
+  realtime?: SpeechToSpeechProvider;
   /** The system prompt sent first to the LLM. */
   instructions?: string;
   /** Tools the model may call (see ToolOptions; answered by `session.handleTool`). */

@@ -35,7 +35,7 @@ import { ToolRunner } from "./tool-runner.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import type { SessionMetrics, SessionState, ToolHandler, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
-import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf } from "./session-options.js";
+import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
 
@@ -43,7 +43,7 @@ export type { ComponentsFactory, SessionComponents } from "./ports.js";
 const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
 export class VoiceSession extends EventSource<VoiceSessionEvents> {
-  readonly #options: VoiceSessionOptions;
+  readonly #options: ResolvedSessionOptions;
   readonly #makeComponents: ComponentsFactory;
   readonly #admission: LlmAdmission;
   readonly #config: TurnConfig;
@@ -69,10 +69,9 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   /** When the user's turn was decided over, and how long the STT took to confirm it. */
   #turnTiming = { speechEndAt: 0, sttFinalMs: 0 };
 
-  constructor(options: VoiceSessionOptions) {
+  constructor(given: VoiceSessionOptions) {
     super();
-    checkSessionOptions(options);
-    this.#options = options;
+    const options = (this.#options = checkSessionOptions(given));
     this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
     this.#admission = new LlmAdmission(options.llmAdmission);
     this.#tools = options.tools
@@ -198,7 +197,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       });
       this.#unsubscribe.push(...wireComponents(components, this.#inputs));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
-      this.#unsubscribe.push(...forwardWarnings([this.#options.stt, this.#options.llm, this.#options.tts], this.emitter));
+      this.#unsubscribe.push(...forwardWarnings(this.#options.realtime ? [this.#options.realtime] : [this.#options.stt, this.#options.llm, this.#options.tts], this.emitter));
       await this.#stt.connect();
       if (this.#options.releaseMicOnHide !== false) {
         this.#unsubscribe.push(

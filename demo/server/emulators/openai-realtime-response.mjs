@@ -134,8 +134,9 @@ export class RealtimeResponse {
     this.host.sendNow({ type: "response.content_part.added", ...ids, part: { type: "audio", transcript: "" } });
     const audio = /** @type {import("../core/realtime-conversation.mjs").AssistantAudio} */ (item.audio);
     const pieces = phrases.map((p, i) => ({ text: p.words.map((w) => w.text).join(" "), pcm: i === phrases.length - 1 ? concat(p.pcm, tail) : p.pcm }));
-    for (const piece of pieces) {
-      const delta = (this.sentTranscript ? " " : "") + piece.text;
+    // Spaces between phrases are decided as they are queued: sentTranscript grows only as each is sent.
+    for (const [k, piece] of pieces.entries()) {
+      const delta = (k > 0 ? " " : "") + piece.text;
       void this.paced({ type: "response.output_audio_transcript.delta", ...ids, delta }, 0, () => (this.sentTranscript += delta));
       const step = Math.round(DELTA_S * RATE);
       for (let at = 0; at < piece.pcm.length; at += step) {

@@ -1,0 +1,262 @@
+/**
+ * A VoiceSession on `openaiRealtime` against the reference backend's OpenAI
+ * Realtime emulator (real pocketsphinx hears, ELIZA answers, flite speaks),
+ * with client turn detection: a full turn, a barge-in (cancel + truncate
+ * with the rendered ms of the item, as the emulator's /__realtime/log
+ * shows) and a VAD misfire (nothing sent).
+ *
+ * The audio parts are bargein/testing's public fakes: a FakePlayer on a
+ * FakeClock that runs with real time (it "renders" what the session
+ * writes), a FakeVad whose speech events the test emits where its speech
+ * is, and a FakeMicrophone that the test feeds with real speech (flite's
+ * words, 24 kHz s16) and silence in 20 ms frames at real-time pace. The real
+ * worklets and VAD worker run in test/browser/realtime.spec.ts.
+ */
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
+import { elizaReply } from "../../demo/server/eliza.mjs";
+import { synthesize } from "../../demo/server/flite.mjs";
+import { floatToInt16, int16ToFloat, upsampler16to24 } from "../../demo/server/resample.mjs";
+import { openaiRealtime, type OpenaiRealtimeOptions } from "../../src/providers/openai-realtime.js";
+import type { SessionComponents } from "../../src/session/ports.js";
+import { VoiceSession } from "../../src/session/voice-session.js";
+import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testing/index.js";
+
+const KEY = "realtime-session-key";
+const STORY = "tell me a long story";
+const FRAME = 480; // 20 ms at 24 kHz
+let backend: ReferenceBackend;
+
+beforeAll(async () => {
+  backend = await startReferenceBackend({ serveStatic: false, token: KEY });
+}, 60_000);
+afterAll(() => backend?.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** flite's voice of `text`, at 24 kHz s16. */
+function speech(text: string): Int16Array {
+  const s = synthesize(text, "slt");
+  return floatToInt16(upsampler16to24().process(int16ToFloat(s.samples)));
+}
+
+/** One session on the emulator, with the fakes; the mic streams silence until `say`. */
+/** `query`: fault knobs on the socket's URL; `provider`: openaiRealtime's other options. */
+function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token = async () => KEY, { query = "", ...provider }: Partial<OpenaiRealtimeOptions> & { query?: string } = {}) {
+  const clock = new FakeClock();
+  const player = new FakePlayer({ clock });
+  const vad = new FakeVad();
+  const mic = new FakeMicrophone();
+  const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
+  const realtime = openaiRealtime({ ...provider, url: `${backend.wsUrl}/v1/realtime${query}`, model: "gpt-realtime", token });
+  // The emulator runs in this process, and flite synthesises a whole reply at once (about 1 s of a
+  // blocked event loop for the story): the frames due meanwhile then go out in one burst, which the
+  // default 0.5 s uplink budget would end the stream for. A page's mic never bursts like that.
+  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...extra });
+  const errors: Error[] = [];
+  session.on("error", (e) => errors.push(e.error));
+  const warnings: string[] = [];
+  session.on("warning", (e) => warnings.push(e.message));
+  let queue: Int16Array[] = [];
+  let sent = 0;
+  const started = performance.now();
+  // Frames at real-time pace, by the wall clock (setInterval drifts).
+  const pump = setInterval(() => {
+    const due = Math.floor((performance.now() - started) / 20);
+    for (; sent < due; sent++) mic.emit("frame", { pcm: queue.shift() ?? new Int16Array(FRAME), capturedAt: sent * 0.02 });
+  }, 10);
+  clock.run();
+  /** The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it. */
+  async function say(text: string, { misfire = false } = {}): Promise<void> {
+    const pcm = speech(text);
+    const frames: Int16Array[] = [];
+    for (let i = 0; i < pcm.length; i += FRAME) {
+      const f = new Int16Array(FRAME);
+      f.set(pcm.subarray(i, i + FRAME));
+      frames.push(f);
+    }
+    queue = frames;
+    await sleep(60);
+    vad.emit("speechStart", { pausedPlayback: false, contextTime: clock.now / 1000 });
+    if (misfire) {
+      await sleep(120);
+      vad.emit("misfire", { resumedPlayback: false, contextTime: clock.now / 1000 });
+      return;
+    }
+    await sleep(200);
+    vad.emit("speechRealStart", { contextTime: clock.now / 1000 });
+    await sleep((frames.length * 20) - 260 + 400);
+    vad.emit("speechEnd", { contextTime: clock.now / 1000 });
+  }
+  async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+    const end = performance.now() + ms;
+    while (!ok()) {
+      if (performance.now() > end) throw new Error(`timed out waiting for ${what} (state ${session.state}, history ${JSON.stringify(session.history)}, errors ${errors.map((e) => e.message).join("; ")}, warnings ${warnings.join("; ")})`);
+      await sleep(20);
+    }
+  }
+  async function close(): Promise<void> {
+    clearInterval(pump);
+    clock.pause();
+    await session.stop();
+  }
+  return { session, player, vad, errors, say, until, close };
+}
+
+async function realtimeLog(): Promise<any> {
+  const res = await fetch(`${backend.url}/__realtime/log`);
+  const { sessions } = await res.json();
+  return sessions.at(-1);
+}
+
+test("a full turn: the history holds the question as the service heard it, and the reply the model spoke", { timeout: 40_000 }, async () => {
+  const r = rig();
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    const [user, bot] = r.session.history;
+    expect(user).toMatchObject({ role: "user" });
+    expect(user!.text.toLowerCase()).toContain("story");
+    expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
+    expect(r.player.writtenSeconds).toBeGreaterThan(3);
+    const log = await realtimeLog();
+    expect(log.truncates).toEqual([]);
+    expect(log.responses).toHaveLength(1);
+    expect(log.responses[0].status).toBe("completed");
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a barge-in: the reply is cancelled and its item truncated at the rendered ms, and the next response reads only the heard words", { timeout: 45_000 }, async () => {
+  const r = rig();
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("2 s of the reply to play", () => r.session.state === "bot_speaking" && r.player.renderedSeconds() > 2);
+    let renderedAtCut = NaN;
+    r.session.on("interruption", (e) => (renderedAtCut = e.heardMs));
+    await r.say("please stop");
+    await r.until("the reply to the barge-in", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
+    const log = await realtimeLog();
+    expect(log.truncates).toHaveLength(1);
+    const cut = log.truncates[0];
+    expect(cut).toMatchObject({ content_index: 0, accepted: true });
+    expect(cut.audio_end_ms).toBeLessThanOrEqual(cut.audioSentMs);
+    // The FakePlayer has no output latency: the heard ms is the rendered ms, floored to whole ms.
+    expect(Math.abs(cut.audio_end_ms - renderedAtCut)).toBeLessThan(1);
+    expect(log.responses[0]).toMatchObject({ status: "cancelled", reason: "client_cancelled" });
+    const heardByModel = log.responses[1].input.find((i: any) => i.role === "assistant").text as string;
+    const story = elizaReply(STORY);
+    expect(story.startsWith(heardByModel)).toBe(true);
+    expect(heardByModel.length).toBeLessThan(story.length);
+    const bot = r.session.history[1]!;
+    expect(bot).toMatchObject({ role: "assistant", interrupted: true });
+    // The client's estimate of the heard words (no word timings on the wire) against the service's cut.
+    const ours = bot.text.split(/\s+/).filter(Boolean);
+    const theirs = heardByModel.split(/\s+/).filter(Boolean);
+    expect(story.startsWith(bot.text)).toBe(true);
+    expect(Math.abs(ours.length - theirs.length)).toBeLessThanOrEqual(1);
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a misfire over the reply sends nothing: no cancel, no truncate, and the whole reply is kept", { timeout: 40_000 }, async () => {
+  const r = rig();
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("1 s of the reply to play", () => r.session.state === "bot_speaking" && r.player.renderedSeconds() > 1);
+    await r.say("ah", { misfire: true });
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening", 30_000);
+    const log = await realtimeLog();
+    expect(log.truncates).toEqual([]);
+    expect(log.responses).toHaveLength(1);
+    expect(log.responses[0].status).toBe("completed");
+    expect(r.session.history[1]).toMatchObject({ role: "assistant", text: elizaReply(STORY) });
+    expect(r.session.history[1]).not.toHaveProperty("interrupted", true);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a tool call: the model's function_call goes through the session's tool handler, and its output comes back for the spoken answer", { timeout: 40_000 }, async () => {
+  const r = rig({ tools: { definitions: [{ name: "get_time", description: "The time now", parameters: { type: "object", properties: {} } }] } });
+  const calls: string[] = [];
+  r.session.handleTool("get_time", async (call) => {
+    calls.push(call.name);
+    return { time: "ten past two" };
+  });
+  try {
+    await r.session.start();
+    r.session.sendText("what time is it");
+    await r.until("the answer to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    expect(calls).toEqual(["get_time"]);
+    expect(r.session.history[0]).toMatchObject({ role: "user", text: "what time is it" });
+    expect(r.session.history[1]).toMatchObject({ role: "assistant", text: "The time is ten past two." });
+    const log = await realtimeLog();
+    expect(log.responses.map((x: any) => x.plan.kind)).toEqual(["function_call", "message"]);
+    expect(log.responses[1].input.at(-1)).toEqual({ role: "function_call_output", text: JSON.stringify({ time: "ten past two" }) });
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a refused key fails start() with the service's own words, as a ProtocolError", { timeout: 20_000 }, async () => {
+  const r = rig({}, async () => "sk-wrong-key-0000");
+  try {
+    const failed = await r.session.start().then(() => null, (e: Error) => e);
+    expect(failed?.name).toBe("ProtocolError");
+    expect(failed?.message).toContain("Incorrect API key provided");
+    expect(failed?.message).toContain("invalid_api_key");
+    expect(r.session.state).toBe("idle");
+  } finally {
+    await r.close();
+  }
+});
+
+test("server turn detection: the service commits the turn on its own VAD, and the session replies to its transcript", { timeout: 40_000 }, async () => {
+  const r = rig({}, async () => KEY, { turnDetection: "server_vad" });
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    const [user, bot] = r.session.history;
+    expect(user!.text.toLowerCase()).toContain("story");
+    expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
+    const log = await realtimeLog();
+    // One response, the client's: the server's VAD did not create or cancel one by itself.
+    expect(log.responses).toHaveLength(1);
+    expect(log.responses[0].status).toBe("completed");
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("the socket drops mid-reply: the reply ends with a ConnectionClosedError, the session reconnects with a fresh key and answers the next turn", { timeout: 60_000 }, async () => {
+  let tokens = 0;
+  // Every connection drops after 60 server events: mid-way through the story's audio, after a short reply's.
+  const r = rig({}, async () => (tokens++, KEY), { query: "?drop_after=60" });
+  const reconnects: string[] = [];
+  r.session.on("reconnecting", (e) => reconnects.push(`reconnecting ${e.reason}`));
+  r.session.on("reconnected", () => reconnects.push("reconnected"));
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("the reconnect", () => reconnects.includes("reconnected") && r.session.state === "listening", 30_000);
+    expect(reconnects[0]).toBe("reconnecting dropped");
+    expect(tokens).toBe(2);
+    expect(r.errors.map((e) => e.name)).toContain("ConnectionClosedError");
+    await r.say("please stop");
+    await r.until("the next reply", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
+    expect(r.session.history[3]).toMatchObject({ role: "assistant", text: elizaReply(r.session.history[2]!.text) });
+  } finally {
+    await r.close();
+  }
+});

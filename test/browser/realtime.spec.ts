@@ -1,0 +1,143 @@
+/**
+ * `openaiRealtime` in Chromium on the real parts (capture and playback
+ * worklets, the Silero VAD worker) against the reference backend's OpenAI
+ * Realtime emulator, with client turn detection: one conversation — a
+ * question, a reply that the user talks over, and a reply heard to its end.
+ * The user's speech goes in through `input` and the output is recorded in
+ * the same AudioContext (test/browser/pages/session/), so silence, stale
+ * audio and the rendered samples of the cut item are read from real samples;
+ * the emulator's /__realtime/log shows the truncate it got.
+ */
+import { expect, test } from "@playwright/test";
+// @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
+import { loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+
+/** Onset → silent, as test/browser/bargein.spec.ts bounds it. */
+const SILENCE_BOUND_MS = 150;
+
+test("a realtime conversation: the replies are heard, a barge-in goes silent with nothing stale, and the truncate is the rendered ms of the item", async ({ page, request }) => {
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const r = await page.evaluate(async () => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const { openaiRealtime } = await import("/dist/bargein.js" as string);
+    // The audio the page received, per item, to find where the first item's sound begins.
+    const received: Array<{ itemId: string; b64: string }> = [];
+    const Native = window.WebSocket;
+    (window as any).WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        this.addEventListener("message", (e) => {
+          if (typeof e.data === "string" && e.data.includes('"response.output_audio.delta"')) {
+            const m = JSON.parse(e.data);
+            received.push({ itemId: m.item_id, b64: m.delta });
+          }
+        });
+      }
+    };
+    const token = async () => (await (await fetch("/api/token?service=openai-realtime")).json()).token;
+    const realtime = openaiRealtime({ url: `ws://${location.host}/v1/realtime`, model: "gpt-realtime", token });
+    const t = await makeSession({ sessionOptions: { stt: undefined, llm: undefined, tts: undefined, realtime, bargeIn: { minSpeechMs: 200 } }, recordSeconds: 40 });
+    // A timeout says where the session stood.
+    const wait = (cond: () => boolean, ms: number) =>
+      until(cond, ms, String(cond)).catch(async (e: Error) => {
+        const service = (await (await fetch("/__realtime/log")).json()).sessions.at(-1);
+        const seen = { states: t.log.states, errors: t.log.errors, warnings: t.log.warnings, vad: t.log.vad, causes, history: t.session.history, service };
+        throw new Error(`${e.message}: ${JSON.stringify(seen)}`);
+      });
+    const causes: string[] = [];
+    t.session.on("warning", (e: any) => causes.push(`${e.message} <- ${e.cause?.name}: ${e.cause?.message} @${performance.now().toFixed(0)}`));
+    t.session.on("transcript", (e: any) => causes.push(`transcript ${e.role} ${e.final} ${e.text} @${performance.now().toFixed(0)}`));
+    t.session.on("state", (e: any) => causes.push(`state ${e.state} @${performance.now().toFixed(0)}`));
+    await t.session.start();
+    await t.say("weather-question");
+    await wait(() => t.session.state === "bot_speaking", 30000);
+    await new Promise((res) => setTimeout(res, 1500 + Math.random() * 1000));
+    const fullReply = "I cannot look outside, but I hope it is pleasant where you are. Are you planning to go out today?";
+    const second = await t.say("help-me");
+    await wait(() => t.log.interruptions.length === 1, 10000);
+    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate;
+    await wait(() => t.session.history.length === 4 && t.session.state === "listening", 30000);
+    const rec = await t.recording();
+    const history = JSON.parse(JSON.stringify(t.session.history));
+    await t.session.stop();
+    (window as any).WebSocket = Native;
+    // The first item's first non-zero sample, at 24 kHz.
+    const firstItem = received[0]!.itemId;
+    let firstNonZero = -1;
+    let at = 0;
+    for (const d of received.filter((x) => x.itemId === firstItem)) {
+      const bin = atob(d.b64);
+      for (let i = 0; i + 1 < bin.length && firstNonZero < 0; i += 2, at++) if (bin.charCodeAt(i) | bin.charCodeAt(i + 1)) firstNonZero = at;
+      if (firstNonZero >= 0) break;
+    }
+    return {
+      sampleRate: t.context.sampleRate,
+      outputLatency: (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0),
+      startFrame: rec.startFrame,
+      gaps: rec.gaps,
+      missed: rec.missed,
+      samples: Array.from(rec.samples as Float32Array),
+      onset: second.onset,
+      speechEnd,
+      interruption: t.log.interruptions[0],
+      history,
+      fullReply,
+      firstItem,
+      firstNonZero,
+      log: t.log,
+    };
+  });
+  const { samples, sampleRate } = r;
+  const line = timeline(r, sampleRate);
+  const onsetAt = line.index(r.onset);
+  const quietUntil = line.index(r.speechEnd + 0.3);
+  const silentAt = silenceStart(samples, line, sampleRate, onsetAt, quietUntil);
+  expect(silentAt, "the output never went silent").toBeGreaterThan(0);
+  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
+  expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
+  expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
+  // 0 stale samples: nothing of the cut reply from the silence to past the user's speech.
+  expect(loudSamples(samples, silentAt, quietUntil)).toBe(0);
+
+  // The rendered samples of the cut item, from the recording: its first non-zero sample lands at
+  // sampleRate/24000 × its 24 kHz index after the item's start. The pause renders the next
+  // FADE samples under a ramp to 0 without consuming them (playback-worklet.ts: a resume replays
+  // them), so the player's rendered position ends where that ramp begins: FADE - 1 samples before
+  // the ramp's last non-zero sample (its FADE-th is exactly 0).
+  const FADE = Math.max(1, Math.min(128, Math.round(0.005 * sampleRate)));
+  const ratio = sampleRate / 24000;
+  let firstOut = 0;
+  while (firstOut < onsetAt && samples[firstOut] === 0) firstOut++;
+  const itemStart = firstOut - Math.round(r.firstNonZero * ratio);
+  let lastNonZero = silentAt - 1;
+  while (lastNonZero > 0 && samples[lastNonZero] === 0) lastNonZero--;
+  const renderedMs = ((lastNonZero - (FADE - 1) - itemStart) / sampleRate) * 1000;
+  const expectedMs = renderedMs - r.outputLatency * 1000;
+
+  const log = (await (await request.get("/__realtime/log")).json()).sessions.at(-1);
+  expect(log.truncates).toHaveLength(1);
+  const cut = log.truncates[0];
+  console.log(`realtime barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset; truncate audio_end_ms ${cut.audio_end_ms} (sent ${cut.audioSentMs}), rendered less latency ${expectedMs.toFixed(2)} ms, session heardMs ${r.interruption.heardMs.toFixed(2)}`);
+  expect(cut).toMatchObject({ item_id: r.firstItem, content_index: 0, accepted: true });
+  expect(cut.audio_end_ms).toBeLessThanOrEqual(cut.audioSentMs);
+  // Within one render quantum (128 frames) of the rendered ms of that item.
+  expect(Math.abs(cut.audio_end_ms - expectedMs)).toBeLessThanOrEqual((128 / sampleRate) * 1000);
+  expect(log.responses[0]).toMatchObject({ status: "cancelled", reason: "client_cancelled" });
+
+  // History: the heard part of the cut reply (a prefix of it; the model reads the service's cut);
+  // then the barge-in's words and the reply to them, heard whole.
+  const [question, cutReply, user2, reply2] = r.history;
+  expect(question.role).toBe("user");
+  expect(cutReply).toMatchObject({ role: "assistant", interrupted: true, text: r.interruption.heardText });
+  expect(r.fullReply.startsWith(cutReply.text)).toBe(true);
+  expect(cutReply.text.length).toBeLessThan(r.fullReply.length);
+  const heardByModel = log.responses[1].input.find((i: any) => i.role === "assistant").text as string;
+  expect(Math.abs(cutReply.text.split(" ").length - heardByModel.split(" ").length)).toBeLessThanOrEqual(1);
+  expect(user2.role).toBe("user");
+  expect(reply2).toMatchObject({ role: "assistant", interrupted: false });
+  expect(reply2.text.split(" ").length).toBeGreaterThan(3);
+  // The second reply was heard at the output: over a second of it after the user's speech.
+  expect(loudMs(samples, sampleRate, quietUntil)).toBeGreaterThan(1000);
+  expect(r.log.errors).toEqual([]);
+});
