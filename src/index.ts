@@ -84,6 +84,7 @@ export type {
   MicrophoneStarted,
   MicrophoneGap,
   MicrophoneEcho,
+  MicrophoneSwapGap,
   MicrophoneEvents,
 } from "./audio/microphone.js";
 export { Player } from "./audio/player.js";

@@ -108,6 +108,13 @@ export interface MicrophoneEcho {
   contextTime: number;
 }
 
+/** After setDevice() `id`: ms of the input lost (silent) across the swap; `capped` when it stayed silent for a second. */
+export interface MicrophoneSwapGap {
+  id: number;
+  ms: number;
+  capped: boolean;
+}
+
 export interface MicrophoneEvents extends Record<string, unknown> {
   frame: MicrophoneFrame;
   level: MicrophoneLevel;
@@ -116,8 +123,7 @@ export interface MicrophoneEvents extends Record<string, unknown> {
   ended: undefined;
   gap: MicrophoneGap;
   echo: MicrophoneEcho;
-  /** After setDevice() `id`: ms of the input lost (silent) across the swap; `capped` when it stayed silent for a second. */
-  swapGap: { id: number; ms: number; capped: boolean };
+  swapGap: MicrophoneSwapGap;
 }
 
 export class Microphone extends EventSource<MicrophoneEvents> {
