@@ -126,8 +126,9 @@ export class SessionDevices {
     if (this.#fallingBack) return;
     this.#fallingBack = true;
     try {
-      this.#sink.events.emit("warning", { service: "microphone", message: `${why}: the session now captures the default input` });
       await this.setInput(undefined, "fallback");
+      // Said once it worked: an `input` stream of the app's cannot be replaced, and then the session fails instead.
+      this.#sink.events.emit("warning", { service: "microphone", message: `${why}: the session now captures the default input` });
     } finally {
       this.#fallingBack = false;
     }
