@@ -35,8 +35,12 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
     const target = inputs.find((d) => d.deviceId !== "default" && d.deviceId !== (t.session as any).deviceId) ?? inputs.at(-1)!;
     const levelsDb: number[] = [];
     let binMax = 0;
+    const cost = { plain: [] as number[], bins: [] as number[] };
     const meter = setInterval(() => {
-      const levels = t.session.getLevels({ bins: levelsDb.length % 4 === 0 });
+      const withBins = levelsDb.length % 4 === 0;
+      const t0 = performance.now();
+      const levels = t.session.getLevels({ bins: withBins });
+      (withBins ? cost.bins : cost.plain).push(performance.now() - t0);
       levelsDb.push(levels.input.rmsDb);
       if (levels.input.bins) binMax = Math.max(binMax, ...levels.input.bins);
     }, 50);
@@ -46,6 +50,12 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
     await until(() => t.session.history.slice(before).some((m: any) => m.role === "user"), 25000, "a user turn after the swap");
     clearInterval(meter);
     const bins = t.session.getLevels({ bins: true });
+    const loop = (withBins: boolean) => {
+      const t0 = performance.now();
+      for (let i = 0; i < 200; i++) t.session.getLevels({ bins: withBins });
+      return ((performance.now() - t0) / 200) * 60;
+    };
+    const tight = { plain: loop(false), bins: loop(true) };
     // AudioContext.setSinkId: Chromium has it; "" is the default output.
     const outputError = await t.session.setOutputDevice("").then(() => null, (e: Error) => `${e.name}: ${e.message}`);
     const out = {
@@ -63,11 +73,14 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
       binCount: bins.input.bins?.length,
       binMax,
       outputError,
+      tight,
+      // Main-thread ms per second if read at 60 fps (a figure for the report, not asserted).
+      msPerSecondAt60: { plain: (60 * cost.plain.slice(1).reduce((a, b) => a + b, 0)) / Math.max(1, cost.plain.length - 1), bins: (60 * cost.bins.slice(1).reduce((a, b) => a + b, 0)) / Math.max(1, cost.bins.length - 1) },
     };
     await t.session.stop();
     return out;
   });
-  console.log(`inputs ${JSON.stringify(r.inputs)} → ${r.target}; swap gap ${r.swaps[0]?.gapMs.toFixed(1)} ms (${(r.swaps[0]?.gapMs - LEADING_ZEROS_MS).toFixed(1)} ms against the file's leading zeros); input level ${r.levelMinDb.toFixed(1)}…${r.levelMaxDb.toFixed(1)} dBFS; turn "${r.turnAfter}"`);
+  console.log(`inputs ${JSON.stringify(r.inputs)} → ${r.target}; swap gap ${r.swaps[0]?.gapMs.toFixed(1)} ms (${(r.swaps[0]?.gapMs - LEADING_ZEROS_MS).toFixed(1)} ms against the file's leading zeros); input level ${r.levelMinDb.toFixed(1)}…${r.levelMaxDb.toFixed(1)} dBFS; turn "${r.turnAfter}"; getLevels at 60 fps: ${r.msPerSecondAt60.plain.toFixed(3)} ms/s, with bins ${r.msPerSecondAt60.bins.toFixed(3)} ms/s (200 calls in a row: ${r.tight.plain.toFixed(3)} and ${r.tight.bins.toFixed(3)} ms/s)`);
   expect(r.inputs.length).toBeGreaterThanOrEqual(2);
   expect(r.errors).toEqual([]);
   expect(r.reconnects).toEqual([]);
