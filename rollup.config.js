@@ -78,6 +78,8 @@ export default [
     plugins: [...plugins(), copyAssets()],
   },
   { ...selfContained("src/testing/index.ts", "dist/testing.js"), plugins: [sdkFromMainBundle(), ...plugins()] },
+  // bargein/react: the app's React (a peer dependency) stays an import, never bundled.
+  { ...selfContained("src/react/index.ts", "dist/react.js"), plugins: [sdkFromMainBundle(), ...plugins()], external: ["react"] },
   selfContained("worklets/capture-worklet.ts", "dist/capture-worklet.js"),
   selfContained("worklets/playback-worklet.ts", "dist/playback-worklet.js"),
   selfContained("src/vad/worker/vad-worker.ts", "dist/vad-worker.js"),

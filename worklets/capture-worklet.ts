@@ -130,6 +130,9 @@ class CaptureProcessor extends AudioWorkletProcessor {
   #muted = false;
   #meterSum = 0;
   #meterCount = 0;
+  /** A device swap being timed ("swap-mark"): its id, and the silent frames since (-1: none). */
+  #swapId = 0;
+  #swapSilentFrames = -1;
   /** The context frame the next process() call should start at (-1: not started). */
   #nextFrame = -1;
   readonly #silence = new Float32Array(QUANTUM);
@@ -188,6 +191,10 @@ class CaptureProcessor extends AudioWorkletProcessor {
       case "mute":
         this.#muted = message.muted;
         break;
+      case "swap-mark":
+        this.#swapId = message.id;
+        this.#swapSilentFrames = 0;
+        break;
       case "profile":
         this.#post(profileReport(this.#clock));
         break;
@@ -206,6 +213,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
     const mono = this.#mono;
     const channels = inputs[0];
     mono.fill(0);
+    if (this.#swapSilentFrames >= 0) this.#timeSwap(channels);
     if (channels && channels.length > 0 && !this.#muted) {
       const scale = 1 / channels.length;
       for (let c = 0; c < channels.length; c++) {
@@ -222,6 +230,25 @@ class CaptureProcessor extends AudioWorkletProcessor {
     if (this.#echo && ++this.#quanta % this.#echoStatsQuanta === 0) this.#postEchoStats();
     if (this.#clock) this.#clock.stop(started);
     return true;
+  }
+
+  /**
+   * Counts the raw input's silent quanta after a device swap (before the
+   * mute, which would hide the new device), up to one second; no allocation.
+   */
+  #timeSwap(channels: Float32Array[] | undefined): void {
+    let heard = false;
+    for (let c = 0; channels && c < channels.length && !heard; c++) {
+      const data = channels[c];
+      for (let i = 0; i < QUANTUM; i++) if (data[i] !== 0) { heard = true; break; }
+    }
+    const capped = !heard && this.#swapSilentFrames + QUANTUM >= sampleRate;
+    if (!heard && !capped) {
+      this.#swapSilentFrames += QUANTUM;
+      return;
+    }
+    this.#post({ kind: "swap-gap", id: this.#swapId, frames: this.#swapSilentFrames, capped, contextTime: currentTime });
+    this.#swapSilentFrames = -1;
   }
 
   /** Feeds `frames` of silence for quanta the browser skipped, and reports them. */

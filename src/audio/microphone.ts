@@ -4,7 +4,7 @@
  * straight to a VAD worker's port) and uplink frames (delivered here as
  * `frame` events). Main thread only; the per-frame VAD path never touches it.
  */
-import { ConfigError, MicrophoneError, type MicrophoneErrorReason } from "../errors.js";
+import { ConfigError, MicrophoneError } from "../errors.js";
 import type {
   CaptureProcessorOptions,
   CaptureToMainMessage,
@@ -15,6 +15,8 @@ import { VAD_SAMPLE_RATE } from "../protocol/frames.js";
 import { EventSource } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
+import { openInput } from "./input-device.js";
+import { LevelMeter, SILENT_DB, type ChannelLevel } from "./level-meter.js";
 import { ensureRunning, loadWorklet } from "./worklet-loader.js";
 import { checkAssetUrls, resolveAssetUrl, type AssetUrls } from "../assets/asset-urls.js";
 
@@ -44,6 +46,8 @@ export interface MicrophoneOptions {
   input?: MicrophoneInput;
   /** Extra getUserMedia audio constraints (deviceId, …); the processing flags stay on. */
   constraints?: MediaTrackConstraints;
+  /** The input device to open (as `deviceId: { exact }`); default: the browser's default input. */
+  deviceId?: string;
   /** Produce 16 kHz VAD frames (default true). */
   vad?: boolean;
   /** Produce uplink frames (`frame` events) at this rate and format. */
@@ -104,6 +108,13 @@ export interface MicrophoneEcho {
   contextTime: number;
 }
 
+/** After setDevice() `id`: ms of the input lost (silent) across the swap; `capped` when it stayed silent for a second. */
+export interface MicrophoneSwapGap {
+  id: number;
+  ms: number;
+  capped: boolean;
+}
+
 export interface MicrophoneEvents extends Record<string, unknown> {
   frame: MicrophoneFrame;
   level: MicrophoneLevel;
@@ -112,6 +123,7 @@ export interface MicrophoneEvents extends Record<string, unknown> {
   ended: undefined;
   gap: MicrophoneGap;
   echo: MicrophoneEcho;
+  swapGap: MicrophoneSwapGap;
 }
 
 export class Microphone extends EventSource<MicrophoneEvents> {
@@ -131,8 +143,14 @@ export class Microphone extends EventSource<MicrophoneEvents> {
     this.context = options.context;
     this.#options = options;
     this.#url = resolveAssetUrl("captureWorklet", options);
+    this.#deviceId = options.deviceId;
   }
 
+
+  /** The device asked for (the `deviceId` option, then setDevice()); undefined: the default. */
+  #deviceId: string | undefined;
+  #swaps = 0;
+  #levels: LevelMeter | undefined;
 
   /** The stream being captured (after start). */
   get stream(): MediaStream | undefined {
@@ -227,6 +245,64 @@ export class Microphone extends EventSource<MicrophoneEvents> {
     this.#post({ kind: "mute", muted });
   }
 
+  /** The deviceId of the track being captured, as the browser reports it (`getSettings()`). */
+  get deviceId(): string | undefined {
+    return this.#stream?.getAudioTracks()[0]?.getSettings?.().deviceId;
+  }
+
+  /**
+   * Moves the capture to another input device without stopping the worklet:
+   * the new track is opened with the same constraints, its source node takes
+   * the old one's place in the same task (the VAD, the uplink and their
+   * frame counts go on), and only then is the old track stopped. `deviceId`
+   * undefined: the browser's default. If the new device cannot be opened,
+   * this throws a MicrophoneError naming it and the old device keeps
+   * running. Resolves with the swap's id: its `swapGap` event follows once
+   * the new device's first sample arrives. With the `input` option (the
+   * app's own stream), a ConfigError: the app swaps its stream itself.
+   */
+  async setDevice(deviceId: string | undefined): Promise<number> {
+    const node = this.#requireNode("setDevice");
+    if (this.#options.input) {
+      throw new ConfigError("Microphone.setDevice(): this microphone captures the app's own `input` stream; open the device yourself and give a new session its stream, or leave `input` unset");
+    }
+    const stream = await openInput(this.#options.constraints, deviceId);
+    if (this.#node !== node) {
+      // Stopped while the device opened: release it at once.
+      for (const track of stream.getAudioTracks()) track.stop();
+      throw new MicrophoneError("Microphone.setDevice(): the microphone was stopped while the new device opened", { reason: "ended" });
+    }
+    const old = { stream: this.#stream, source: this.#source };
+    const source = this.context.createMediaStreamSource(stream);
+    // Both graph changes happen in this task, so the render thread sees one swap.
+    source.connect(node);
+    if (this.#levels) source.connect(this.#levels.node);
+    old.source?.disconnect();
+    const id = ++this.#swaps;
+    this.#post({ kind: "swap-mark", id });
+    if (old.stream) this.#release(old.stream);
+    for (const track of stream.getAudioTracks()) track.addEventListener("ended", this.#onTrackEnded);
+    this.#stream = stream;
+    this.#ownsStream = true;
+    this.#source = source;
+    this.#deviceId = deviceId;
+    return id;
+  }
+
+  /**
+   * The input's level now (RMS dBFS over the last 256 samples, before the
+   * mute), and its frequency bins when `bins`. The analyser is made on the
+   * first call; before start(), silence.
+   */
+  level(bins = false): ChannelLevel {
+    if (!this.#source) return { rmsDb: SILENT_DB };
+    if (!this.#levels) {
+      this.#levels = new LevelMeter(this.context);
+      this.#source.connect(this.#levels.node);
+    }
+    return this.#levels.read(bins);
+  }
+
   /** @internal The worklet's process() durations (µs); needs `profile: true`. */
   profile(): Promise<ProcessProfile> {
     const node = this.#requireNode("profile");
@@ -255,6 +331,8 @@ export class Microphone extends EventSource<MicrophoneEvents> {
     }
     this.#source?.disconnect();
     this.#source = undefined;
+    this.#levels?.disconnect();
+    this.#levels = undefined;
     if (this.#stream) this.#release(this.#stream);
   }
 
@@ -269,27 +347,7 @@ export class Microphone extends EventSource<MicrophoneEvents> {
       this.#ownsStream = false;
       return stream;
     }
-    const media = globalThis.navigator?.mediaDevices;
-    if (!media?.getUserMedia) {
-      throw new MicrophoneError(
-        "This page cannot use the microphone (navigator.mediaDevices is missing): serve it over https or from localhost",
-        { reason: "unsupported" },
-      );
-    }
-    let stream: MediaStream;
-    try {
-      stream = await media.getUserMedia({
-        audio: {
-          ...this.#options.constraints,
-          echoCancellation: true,
-          noiseSuppression: true,
-          autoGainControl: true,
-        },
-      });
-    } catch (cause) {
-      throw microphoneError(cause);
-    }
-    await preferFullEchoCancellation(stream);
+    const stream = await openInput(this.#options.constraints, this.#deviceId);
     this.#stream = stream;
     this.#ownsStream = true;
     return stream;
@@ -324,6 +382,9 @@ export class Microphone extends EventSource<MicrophoneEvents> {
       case "capture-gap":
         this.emit("gap", { frames: message.frames, contextTime: message.contextTime });
         break;
+      case "swap-gap":
+        this.emit("swapGap", { id: message.id, ms: (message.frames / this.context.sampleRate) * 1000, capped: message.capped });
+        break;
       case "echo-stats": {
         const { kind: _, ...stats } = message;
         this.emit("echo", stats);
@@ -340,33 +401,4 @@ export class Microphone extends EventSource<MicrophoneEvents> {
     if (!this.#node) throw new ConfigError(`Microphone (${method}): call and await microphone.start() first`);
     return this.#node;
   }
-}
-
-/**
- * Where the browser offers it, asks for echo cancellation of all system audio
- * (`echoCancellation: "all"`), not only of this page's own output.
- */
-async function preferFullEchoCancellation(stream: MediaStream): Promise<void> {
-  const track = stream.getAudioTracks()[0];
-  const offered = (track?.getCapabilities?.() as { echoCancellation?: unknown } | undefined)?.echoCancellation;
-  if (!Array.isArray(offered) || !offered.includes("all")) return;
-  try {
-    await track.applyConstraints({ echoCancellation: "all" } as unknown as MediaTrackConstraints);
-  } catch {
-    // The browser listed "all" but refused it: plain echo cancellation stays on.
-  }
-}
-
-function microphoneError(cause: unknown): MicrophoneError {
-  const name = (cause as { name?: string } | undefined)?.name;
-  const table: Record<string, [MicrophoneErrorReason, string]> = {
-    NotAllowedError: ["denied", "Microphone access was denied: allow it in the browser's site settings, then try again"],
-    SecurityError: ["denied", "Microphone access is blocked on this page: serve it over https and allow the microphone"],
-    NotFoundError: ["not-found", "No microphone was found: plug one in or choose another input device"],
-    OverconstrainedError: ["not-found", "No microphone matches the requested constraints: choose another device"],
-    NotReadableError: ["in-use", "The microphone could not be opened (another app may hold it): close that app and try again"],
-    AbortError: ["in-use", "The microphone could not be opened: try again or choose another device"],
-  };
-  const [reason, message] = table[name ?? ""] ?? ["unknown", `The microphone could not be opened (${name ?? String(cause)})`];
-  return new MicrophoneError(message, { reason, cause });
 }

@@ -172,6 +172,11 @@ export type MainToCaptureMessage =
   | { kind: "meter"; enabled: boolean }
   /** Muted: the microphone's input is replaced by silence, for the VAD and the uplink alike. */
   | { kind: "mute"; muted: boolean }
+  /**
+   * The main thread just swapped the source node (a new input device): count
+   * the quanta until the new input's first non-zero sample, and report them.
+   */
+  | { kind: "swap-mark"; id: number }
   | { kind: "profile" }
   | CloseMessage;
 
@@ -197,4 +202,10 @@ export type CaptureToMainMessage =
   | { kind: "capture-gap"; frames: number; contextTime: number }
   /** About once a second while the echo guard runs: what it achieves (see EchoGuardState). */
   | { kind: "echo-stats"; erleDb: number; delayMs: number; converged: boolean; referenceActive: boolean; contextTime: number }
+  /**
+   * After "swap-mark" `id`: `frames` context frames of the input were silent
+   * (no channel, or digital zero) before the new device's first sample;
+   * `capped` when none came within a second (a truly silent input).
+   */
+  | { kind: "swap-gap"; id: number; frames: number; capped: boolean; contextTime: number }
   | ProfileReport;

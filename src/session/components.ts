@@ -6,9 +6,10 @@
  */
 import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
-import { AudioContextError } from "../errors.js";
+import { AudioContextError, ConfigError } from "../errors.js";
+import { LevelMeter, SILENT_DB } from "../audio/level-meter.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
-import type { CapturePort, ComponentsContext, PlayerPort, SessionComponents, VadPort } from "./ports.js";
+import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
 import { echoGuardEnabled } from "./session-options.js";
 import type { VoiceSessionOptions } from "./types.js";
 
@@ -33,7 +34,7 @@ export function bargeInMinSpeechMs(options: { bargeIn?: { minSpeechMs?: number }
 let tapCount = 0;
 
 /** The session's default ComponentsFactory, given the session's options. */
-export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal }: ComponentsContext): Promise<SessionComponents> {
+export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal, inputDeviceId }: ComponentsContext): Promise<SessionComponents> {
   // Unset, each part loads its files from beside bargein's bundle (src/assets/bundled-assets.ts).
   const { assetsPath, assets } = options;
   const ownsContext = !options.audio?.context;
@@ -71,6 +72,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       assetsPath,
       assets,
       input: options.input,
+      deviceId: inputDeviceId,
       uplink: { sampleRate: sttFormat.sampleRate, format: sttFormat.encoding, frameMs: UPLINK_FRAME_MS(sttFormat.sampleRate) },
       echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs, cleanUplink: options.echoGuard?.cleanUplink } : undefined,
     });
@@ -81,6 +83,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       player: playerPort(player, context, ownsContext),
       vad: vadPort(vad),
       capture: capturePort(mic),
+      devices: devicesPort(),
       dispose: release,
     };
     return components;
@@ -105,8 +108,30 @@ function watchContext(context: AudioContext, ownsContext: boolean, fn: (e: { sta
   return () => context.removeEventListener("statechange", onChange);
 }
 
+/**
+ * vad-web #159: in Chromium, AudioContext.setSinkId can turn off the
+ * microphone's echo cancellation, which only cancels audio the browser
+ * routes itself. bargein's echo guard (`echoGuard`) does not depend on it.
+ * https://developer.mozilla.org/en-US/docs/Web/API/AudioContext/setSinkId
+ */
+async function setSinkId(context: AudioContext, deviceId: string): Promise<void> {
+  const sink = (context as AudioContext & { setSinkId?: (id: string) => Promise<void> }).setSinkId;
+  if (typeof sink !== "function") {
+    throw new ConfigError("VoiceSession.setOutputDevice(): this browser lacks AudioContext.setSinkId, so the bot's audio cannot be moved to another output; let the user pick the output in the system settings");
+  }
+  await sink.call(context, deviceId);
+}
+
 function playerPort(player: Player, context: AudioContext, ownsContext: boolean): PlayerPort {
+  let meter: LevelMeter | undefined;
   return {
+    setSinkId: (deviceId) => setSinkId(context, deviceId),
+    level: (bins) => {
+      const node = player.node;
+      if (!node) return { rmsDb: SILENT_DB };
+      if (!meter) node.connect((meter = new LevelMeter(context)).node);
+      return meter.read(bins);
+    },
     write: (pcm, o) => void player.write(pcm, o),
     setGeneration: (g) => player.fence(g),
     endGeneration: (g) => player.end(g),
@@ -141,8 +166,44 @@ function vadPort(vad: VadWorker): VadPort {
   };
 }
 
+/** navigator.mediaDevices, as the session's DevicesPort. */
+function devicesPort(): DevicesPort | undefined {
+  const media = globalThis.navigator?.mediaDevices;
+  if (!media?.enumerateDevices) return undefined;
+  const pick = (list: MediaDeviceInfo[], kind: MediaDeviceKind) =>
+    list.filter((d) => d.kind === kind).map((d) => ({ deviceId: d.deviceId, groupId: d.groupId, label: d.label }));
+  return {
+    list: async () => {
+      const list = await media.enumerateDevices();
+      return { inputs: pick(list, "audioinput"), outputs: pick(list, "audiooutput") };
+    },
+    on: (_name, fn) => {
+      media.addEventListener("devicechange", fn);
+      return () => media.removeEventListener("devicechange", fn);
+    },
+  };
+}
+
 function capturePort(mic: Microphone): CapturePort {
   return {
+    setDevice: async (deviceId) => {
+      const id = await mic.setDevice(deviceId);
+      // The worklet reports the gap once the new device's first sample came (at most a second
+      // of context time); a context that stopped rendering, or a stopped mic, reports nothing: NaN.
+      return new Promise<{ gapMs: number }>((resolve) => {
+        const done = (gapMs: number) => {
+          off();
+          clearTimeout(timer);
+          resolve({ gapMs });
+        };
+        const off = mic.on("swapGap", (e) => e.id === id && done(e.ms));
+        const timer = setTimeout(() => done(NaN), 3000);
+      });
+    },
+    get deviceId() {
+      return mic.deviceId;
+    },
+    level: (bins) => mic.level(bins),
     setMeter: (on) => mic.setMeter(on),
     setMuted: (muted) => mic.setMuted(muted),
     on: ((name: "frame" | "level" | "ended" | "gap" | "echo", fn: (e?: any) => void) => {

@@ -11,6 +11,8 @@
  * session unsubscribes all of them when it stops.
  */
 import { ConfigError } from "../errors.js";
+import type { ChannelLevel } from "../audio/level-meter.js";
+import type { DeviceList } from "./device-types.js";
 
 /** Playback, as the session drives it. */
 export interface PlayerPort {
@@ -38,6 +40,14 @@ export interface PlayerPort {
   on(name: "ended", fn: (e: { generation: number }) => void): () => void;
   /** The AudioContext left "running" (suspended or interrupted by the browser or the app, or closed). */
   on(name: "contextState", fn: (e: { state: string }) => void): () => void;
+  /**
+   * Plays out of the output device `deviceId` ("" the default). Optional; the
+   * browser's player uses AudioContext.setSinkId and throws a ConfigError
+   * where the browser lacks it. Without it, `setOutputDevice()` throws one too.
+   */
+  setSinkId?(deviceId: string): Promise<void>;
+  /** Optional: the output's level now (see LevelMeter); without it, the session's `getLevels()` reads silence for the output. */
+  level?(bins: boolean): ChannelLevel;
 }
 
 /** Voice activity, as the session hears it. `contextTime`: the AudioContext time of the frame that decided it. */
@@ -84,6 +94,25 @@ export interface CapturePort {
    * components; without it, the session's `mute()` throws a ConfigError.
    */
   setMuted?(muted: boolean): void;
+  /**
+   * Moves the capture to input `deviceId` (undefined: the default) without a
+   * restart; on failure the old device keeps running and this rejects.
+   * Resolves once the new device's first sample arrived (at most a second
+   * later), with the input lost across the swap in ms. Optional; without it,
+   * the session's `setInputDevice()` throws a ConfigError.
+   */
+  setDevice?(deviceId: string | undefined): Promise<{ gapMs: number }>;
+  /** Optional: the input device being captured now. */
+  readonly deviceId?: string;
+  /** Optional: the input's level now (see LevelMeter); without it, `getLevels()` reads silence for the input. */
+  level?(bins: boolean): ChannelLevel;
+}
+
+/** The devices the page can use, and their changes (navigator.mediaDevices in the browser). */
+export interface DevicesPort {
+  list(): Promise<DeviceList>;
+  /** The set of devices changed (a headset plugged in or out). */
+  on(name: "change", fn: () => void): () => void;
 }
 
 /** The parts a session runs on; made in the browser by session/components.ts. */
@@ -94,6 +123,8 @@ export interface SessionComponents {
   vad: VadPort;
   /** Where the user's audio for the STT comes from. */
   capture: CapturePort;
+  /** Optional: the devices, for the session's `devicechange` event and its fallback to the default input. */
+  devices?: DevicesPort;
   /** Releases the microphone, the worker and the worklets; called once, when the session stops. */
   dispose(): Promise<void>;
 }
@@ -108,6 +139,8 @@ export interface ComponentsContext {
    * `vad.minSpeechMs`, else 200), at least 32.
    */
   minSpeechMs: number;
+  /** The input device the app picked with `setInputDevice()` before start() (undefined: the default). */
+  inputDeviceId?: string;
   /** Aborted when the session stops while the components are being built. */
   signal: AbortSignal;
 }

@@ -29,6 +29,8 @@ export interface InputSink {
   echoOf(text: string, spokenAt?: number): { echo: boolean; nearBot: boolean };
   /** The session cannot go on: report and stop. */
   fail(err: unknown): void;
+  /** The microphone's track ended: fall back to the default input where the capture can, else fail with `err`. */
+  inputEnded(err: MicrophoneError): void;
 }
 
 const now = () => performance.now();
@@ -64,7 +66,7 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     // Without the microphone or the VAD there is no conversation: end it
     // cleanly (the transcript so far is kept) and say what to do.
     capture.on("ended", () =>
-      sink.fail(
+      sink.inputEnded(
         new MicrophoneError(
           "the microphone stopped while the session was using it (device unplugged, permission revoked, or the input stream ended); the session has stopped: call start() again",
           { reason: "ended" },

@@ -42,7 +42,7 @@ export class SessionCounters {
     return this.lastTurn;
   }
 
-  snapshot(parts: { uplink: UplinkMetrics | undefined; sttReplayedSamples: number; llm: SessionMetrics["llm"]; mic: SessionMetrics["mic"] }): SessionMetrics {
+  snapshot(parts: { uplink: UplinkMetrics | undefined; sttReplayedSamples: number; llm: SessionMetrics["llm"]; mic: SessionMetrics["mic"]; devices: SessionMetrics["devices"] }): SessionMetrics {
     return {
       turns: this.turns,
       interruptions: this.interruptions,
@@ -52,6 +52,7 @@ export class SessionCounters {
       captureGaps: { ...this.captureGaps },
       llm: parts.llm,
       mic: parts.mic,
+      devices: parts.devices,
       echo: this.#echo || this.echoWords ? { erleDb: NaN, delayMs: NaN, converged: false, ...this.#echo, echoWords: this.echoWords } : undefined,
     };
   }

@@ -6,6 +6,7 @@ import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admiss
 import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/uplink.js";
 import type { ComponentsFactory } from "./ports.js";
 import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
+import type { DeviceChangeEvent, DeviceMetrics, InputDeviceEvent } from "./device-types.js";
 
 /**
  * `connecting`: start() is opening the microphone, loading the VAD and
@@ -379,6 +380,8 @@ export interface SessionMetrics {
   echo?: { erleDb: number; delayMs: number; converged: boolean; echoWords: number };
   /** Whether the microphone is muted now (`mute()`), and for how long it was muted over the session, in ms. */
   mic: { muted: boolean; mutedMs: number };
+  /** Input swaps (`setInputDevice()`, fallbacks) and the input lost across them. */
+  devices: DeviceMetrics;
 }
 
 export interface WarningEvent {
@@ -439,6 +442,8 @@ export type VoiceSessionEvents = {
   mute: MuteEvent;
   toolCall: ToolCallEvent;
   toolResult: ToolResultEvent;
+  devicechange: DeviceChangeEvent;
+  inputDevice: InputDeviceEvent;
 };
 
 /** The microphone was muted or unmuted (`mute()`, `unmute()`). */

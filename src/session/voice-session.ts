@@ -30,6 +30,8 @@ import { forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink 
 import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
 import { MicMute } from "./mic-mute.js";
+import { SessionDevices, readLevels } from "./session-devices.js";
+import type { AudioLevels } from "./device-types.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { ToolRunner } from "./tool-runner.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
@@ -51,6 +53,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #history = new ConversationHistory();
   readonly #counters = new SessionCounters();
   readonly #transcripts = new TranscriptFeed();
+  readonly #devices = new SessionDevices({ events: this.emitter, components: () => this.#components, fail: (err) => this.#fail(err) });
   /** The app's tools and their handlers; undefined without the `tools` option. */
   readonly #tools: ToolRunner | undefined;
   #turn: TurnState = INITIAL_TURN_STATE;
@@ -121,6 +124,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       sttReplayedSamples: this.#stt?.replayedSamples ?? 0,
       llm: this.#admission.metrics,
       mic: this.#mute.snapshot(performance.now()),
+      devices: this.#devices.metrics,
     });
   }
 
@@ -166,6 +170,21 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     return this.#tools.handle(name, handler);
   }
 
+  /** Moves the mic to input `deviceId` (undefined: default) mid-session, or picks it for start() (SessionDevices). */
+  setInputDevice(deviceId: string | undefined): Promise<void> {
+    return this.#devices.setInput(deviceId);
+  }
+
+  /** Plays the bot out of output `deviceId` ("" the default) through AudioContext.setSinkId; before start(), at start. */
+  setOutputDevice(deviceId: string): Promise<void> {
+    return this.#devices.setOutput(deviceId);
+  }
+
+  /** Input and output levels now (dBFS), and bins with `{ bins: true }`: for requestAnimationFrame, no per-frame messages. */
+  getLevels(options: { bins?: boolean } = {}): AudioLevels {
+    return readLevels(this.#components, options.bins === true);
+  }
+
   /** Names of the remote streams open now ("stt", "llm", "tts"). */
   get liveQuests(): string[] {
     return this.#quests?.names ?? [];
@@ -184,7 +203,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     const signal = this.#controller.signal;
     const quests = (this.#quests = new QuestManager(signal));
     try {
-      const context = { sttFormat: this.#options.stt.audioFormat, minSpeechMs: bargeInMinSpeechMs(this.#options), signal };
+      const context = { sttFormat: this.#options.stt.audioFormat, minSpeechMs: bargeInMinSpeechMs(this.#options), signal, inputDeviceId: this.#devices.inputDeviceId };
       const components = (this.#components = checkComponents(await this.#makeComponents(context)));
       this.#mute.attach(components.capture);
       this.#stt = new SttLink({
@@ -195,7 +214,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         policy: this.#options.reconnect ?? backoffReconnectPolicy(),
         emit: (e) => onSttEvent(e, this.#inputs, (err) => this.#emitError(err, false)),
       });
-      this.#unsubscribe.push(...wireComponents(components, this.#inputs));
+      this.#unsubscribe.push(...wireComponents(components, this.#inputs), ...(await this.#devices.attach(components)));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
       this.#unsubscribe.push(...forwardWarnings(this.#options.realtime ? [this.#options.realtime] : [this.#options.stt, this.#options.llm, this.#options.tts], this.emitter));
       await this.#stt.connect();
@@ -266,6 +285,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     },
     echoOf: (text, spokenAt) => this.#replies.echoOf(text, this.#components?.player, spokenAt),
     fail: (err) => this.#fail(err),
+    inputEnded: (err) => this.#devices.inputEnded(err),
   };
 
   // ─── the machine and its effects ──────────────────────────────────────────

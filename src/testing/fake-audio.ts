@@ -15,6 +15,7 @@ import { FakeClock } from "./fake-clock.js";
 import type { FakeSttControl } from "./fake-providers.js";
 import { FakePlayer } from "./fake-player.js";
 import { FakeUser } from "./fake-user.js";
+import type { FakeDevices } from "./fake-devices.js";
 
 export interface FakeAudioOptions {
   /** The fake STT that hears the user's words (`fakeStt()`); the session's `stt` is its provider. */
@@ -25,6 +26,8 @@ export interface FakeAudioOptions {
   outputLatency?: number;
   /** How long each of the user's words lasts, in ms. Default 250. */
   msPerWord?: number;
+  /** The page's devices (`new FakeDevices()`), for `devicechange` and device swaps. Default: none (the session sees no device list). */
+  devices?: FakeDevices;
 }
 
 export interface FakeAudio {
@@ -45,20 +48,24 @@ export function fakeAudio(options: FakeAudioOptions): FakeAudio {
   const clock = options.clock ?? new FakeClock();
   const player = new FakePlayer({ clock, outputLatency: options.outputLatency });
   const user = new FakeUser({ stt: options.stt, player, clock, msPerWord: options.msPerWord });
+  user.mic.devices = options.devices;
   let starts = 0;
   let disposals = 0;
   let live = false;
-  const components: ComponentsFactory = async ({ minSpeechMs, signal }) => {
+  const components: ComponentsFactory = async ({ minSpeechMs, signal, inputDeviceId }) => {
     signal.throwIfAborted();
     if (live) throw new StateError("fakeAudio: its components are already in use by a started session; make one fakeAudio() per session");
     live = true;
     starts++;
     // The VAD's real start is what confirms a barge-in: it takes the session's setting.
     user.minSpeechMs = minSpeechMs;
+    // The device the app picked before start() is the one opened.
+    if (inputDeviceId !== undefined) user.mic.deviceId = inputDeviceId;
     const parts: SessionComponents = {
       player,
       vad: user.vad,
       capture: user.mic,
+      devices: options.devices,
       dispose: async () => {
         live = false;
         disposals++;

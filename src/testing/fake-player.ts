@@ -17,7 +17,7 @@
  * (a first sample is "rendered" as soon as it is written). Thread: main.
  */
 import { clearPauses, NO_PAUSE, pauseHolds, requestPause, requestResume } from "../audio/pause-token.js";
-import { ConfigError, Emitter, StateError, type PlayerPort } from "../index.js";
+import { ConfigError, Emitter, StateError, type ChannelLevel, type PlayerPort } from "../index.js";
 import { PLAYBACK_CONTROL_SLOTS, PlaybackSlot } from "../protocol/audio-messages.js";
 import { FakeClock } from "./fake-clock.js";
 
@@ -52,6 +52,18 @@ export class FakePlayer implements PlayerPort {
   /** The current generation's audio arrived while paused: it starts on resume. */
   #startPending = false;
   #startedGeneration = -1;
+
+  /** The output device (`setSinkId`): "" the default. */
+  sinkId = "";
+  /** As AudioContext.setSinkId. */
+  async setSinkId(deviceId: string): Promise<void> {
+    this.sinkId = deviceId;
+  }
+  /** -20 dBFS while audio is playing (buffered, not paused), else -100. */
+  level(bins: boolean): ChannelLevel {
+    const rmsDb = this.bufferedSeconds > EPSILON_S && !this.paused ? -20 : -100;
+    return bins ? { rmsDb, bins: new Uint8Array(128).fill(rmsDb > -100 ? 128 : 0) } : { rmsDb };
+  }
 
   constructor(options: FakePlayerOptions = {}) {
     this.clock = options.clock ?? new FakeClock();

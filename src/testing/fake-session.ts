@@ -29,6 +29,8 @@ export interface FakeSessionOptions extends Omit<VoiceSessionOptions, "stt" | "l
   msPerToken?: number;
   /** Seconds of speech per word of the fake TTS. Default 0.25. */
   secondsPerWord?: number;
+  /** The page's devices (`new FakeDevices()`), for device swaps and `devicechange`. */
+  devices?: FakeAudioOptions["devices"];
   /** The clock the audio plays and the user speaks on. Default: a new virtual FakeClock. */
   clock?: FakeAudioOptions["clock"];
   /** Seconds between rendering and hearing the bot's audio. Default 0: what was played was heard. */
@@ -60,12 +62,12 @@ export interface FakeSession {
 }
 
 export function fakeSession(options: FakeSessionOptions = {}): FakeSession {
-  const { replies = [], msPerToken = 1, secondsPerWord = 0.25, clock, outputLatency, msPerUserWord, ...sessionOptions } = options;
+  const { replies = [], msPerToken = 1, secondsPerWord = 0.25, clock, outputLatency, msPerUserWord, devices, ...sessionOptions } = options;
   const stt = fakeStt();
   let turn = 0;
   const llm = fakeLlm({ reply: () => replies[turn++], msPerWord: msPerToken });
   const tts = fakeTts({ secondsPerWord });
-  const audio = fakeAudio({ stt, clock, outputLatency, msPerWord: msPerUserWord });
+  const audio = fakeAudio({ stt, clock, outputLatency, msPerWord: msPerUserWord, devices });
   const session = new VoiceSession({ ...sessionOptions, stt: stt.provider, llm: llm.provider, tts: tts.provider, components: audio.components });
   const waitForState = (state: SessionState, timeoutMs = 2000) =>
     new Promise<void>((resolve, reject) => {

@@ -13,7 +13,8 @@
  * real one waits `vad.redemptionMs`).
  * Thread: main.
  */
-import { ConfigError, Emitter, StateError, type CapturePort, type VadPort } from "../index.js";
+import { ConfigError, Emitter, MicrophoneError, StateError, type CapturePort, type ChannelLevel, type VadPort } from "../index.js";
+import type { FakeDevices } from "./fake-devices.js";
 import type { FakeSttControl } from "./fake-providers.js";
 import { FakeClock } from "./fake-clock.js";
 import type { FakePlayer } from "./fake-player.js";
@@ -73,6 +74,34 @@ export class FakeMicrophone implements CapturePort {
   }
   setMuted(muted: boolean): void {
     this.muted = muted;
+  }
+  /** The input device captured now ("default" at first). */
+  deviceId: string | undefined = "default";
+  /** The devices this microphone can open (FakeDevices); without them, any deviceId opens. */
+  devices: FakeDevices | undefined;
+  /** The input lost across each swap, in ms, that setDevice reports. Default 0. */
+  swapGapMs = 0;
+  /** Every device setDevice moved to, in order (undefined: the default). */
+  readonly swaps: Array<string | undefined> = [];
+  /** The track ended (FakeUser.micEnded()) and no swap has replaced it. */
+  ended = false;
+  /** The input level in dBFS that `level()` reads: a FakeUser sets -20 while speaking, -100 otherwise. */
+  levelDb = -100;
+  /** As the real capture: a device that is not plugged in fails and the old one keeps running. */
+  async setDevice(deviceId: string | undefined): Promise<{ gapMs: number }> {
+    await Promise.resolve();
+    // An ended track with no FakeDevices: there is no other microphone to move to.
+    if (this.ended && !this.devices) throw new MicrophoneError("No microphone was found: plug one in or choose another input device", { reason: "not-found" });
+    if (this.devices && !this.devices.hasInput(deviceId)) {
+      throw new MicrophoneError(`No microphone matches the requested constraints (input device "${deviceId}"): choose another device`, { reason: "not-found" });
+    }
+    this.deviceId = deviceId ?? "default";
+    this.ended = false;
+    this.swaps.push(deviceId);
+    return { gapMs: this.swapGapMs };
+  }
+  level(bins: boolean): ChannelLevel {
+    return bins ? { rmsDb: this.levelDb, bins: new Uint8Array(128).fill(this.levelDb > -100 ? 128 : 0) } : { rmsDb: this.levelDb };
   }
   on<K extends keyof CaptureEvents>(name: K, fn: (e: CaptureEvents[K]) => void): () => void {
     return this.emitter.on(name, fn as (e: CaptureEvents[K]) => void);
@@ -150,6 +179,7 @@ export class FakeUser {
   /** The VAD's speech start; it pauses playback itself if the session armed it (the bot is speaking). */
   startSpeaking(): void {
     if (this.#speech) throw new StateError("FakeUser.startSpeaking(): the user is already speaking; call stopSpeaking() first");
+    this.mic.levelDb = -20; // the input level is read before the mute, as the real analyser's
     if (this.mic.muted) {
       this.#speech = { ms: 0, real: false, pausedToken: null, unheard: true };
       return;
@@ -177,6 +207,7 @@ export class FakeUser {
   async stopSpeaking(): Promise<void> {
     const speech = this.#requireSpeech("stopSpeaking");
     this.#speech = undefined;
+    this.mic.levelDb = -100;
     if (speech.unheard) return;
     if (speech.real) {
       this.vad.emit("speechEnd", { contextTime: this.#time() });
@@ -188,8 +219,13 @@ export class FakeUser {
     await macrotask();
   }
 
-  /** The microphone's track ends (unplugged, permission revoked): the session stops with a MicrophoneError. */
+  /**
+   * The microphone's track ends (unplugged, permission revoked). With
+   * FakeDevices the session moves to the default input; without them there
+   * is no other microphone, and the session stops with a MicrophoneError.
+   */
   micEnded(): void {
+    this.mic.ended = true;
     this.mic.emit("ended", undefined);
   }
 

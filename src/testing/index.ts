@@ -21,3 +21,5 @@ export { fakeAudio } from "./fake-audio.js";
 export type { FakeAudio, FakeAudioOptions } from "./fake-audio.js";
 export { fakeSession } from "./fake-session.js";
 export type { FakeSession, FakeSessionOptions } from "./fake-session.js";
+export { FakeDevices } from "./fake-devices.js";
+export type { FakeDevicesOptions } from "./fake-devices.js";

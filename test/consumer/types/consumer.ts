@@ -28,6 +28,10 @@ import {
   type InterruptionEvent,
   type Listener,
   type MicrophoneEcho,
+  type MicrophoneSwapGap,
+  type DeviceChangeEvent,
+  type InputDeviceEvent,
+  type AudioLevels,
   type MicrophoneEvents,
   type MicrophoneFrame,
   type MicrophoneGap,
@@ -68,6 +72,17 @@ import {
   type LlmOutput,
 } from "bargein";
 import { fakeLlm, fakeStt, fakeTts, scriptedQuest } from "bargein/testing";
+import { useVoiceSession, type UseVoiceSessionResult } from "bargein/react";
+
+// bargein/react's types need no @types/react.
+export function VoicePanel(): string {
+  const voice: UseVoiceSessionResult = useVoiceSession({
+    stt: kyutaiStt({ urls: "wss://stt.example/" }),
+    llm: openaiChat({ url: "https://llm.example/v1", model: "m" }),
+    tts: kyutaiTts({ urls: "wss://tts.example/" }),
+  });
+  return `${voice.state} ${voice.transcript.length} ${voice.muted} ${voice.levels().input.rmsDb}`;
+}
 
 // ─── Each event's payload has a name, and it is that payload's type ─────────
 
@@ -99,6 +114,8 @@ export type SessionPayloadsNamed = Expect<
         overload: OverloadEvent;
         toolCall: ToolCallEvent;
         toolResult: ToolResultEvent;
+        devicechange: DeviceChangeEvent;
+        inputDevice: InputDeviceEvent;
       }
     >
   >
@@ -114,6 +131,7 @@ export type MicrophonePayloadsNamed = Expect<
         ended: undefined;
         gap: MicrophoneGap;
         echo: MicrophoneEcho;
+        swapGap: MicrophoneSwapGap;
       }
     >
   >
@@ -171,7 +189,13 @@ export async function app(log: (line: string) => void): Promise<void> {
     mute: (e: MuteEvent) => log(e.muted ? "muted" : "unmuted"),
     toolCall: ({ messageId, call }: ToolCallEvent) => log(`${messageId} calls ${call.name}(${call.rawArguments})`),
     toolResult: (e: ToolResultEvent) => log(`${e.name}: ${e.status} ${e.output ?? ""} in ${e.durationMs} ms`),
+    devicechange: (e: DeviceChangeEvent) => log(`${e.inputs.length} inputs, ${e.outputs.length} outputs${e.inputLost ? ", input lost" : ""}`),
+    inputDevice: (e: InputDeviceEvent) => log(`input ${e.deviceId ?? "default"} (${e.reason}), ${e.gapMs} ms lost`),
   };
+  const levels: AudioLevels = session.getLevels({ bins: true });
+  log(`${levels.input.rmsDb} dB in, ${levels.output.bins?.length ?? 0} bins out`);
+  await session.setInputDevice(undefined);
+  await session.setOutputDevice("");
   const unsubscribe: Array<() => void> = [];
   for (const name of Object.keys(handlers) as Array<keyof VoiceSessionEvents>) {
     unsubscribe.push(session.on(name, handlers[name] as Listener<VoiceSessionEvents[typeof name]>));

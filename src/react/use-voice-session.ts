@@ -1,0 +1,65 @@
+/**
+ * `useVoiceSession(options)`, written against the few React hooks it needs
+ * (ReactHooks), so that it is bound to the app's React at the entry
+ * (src/react/index.ts) and tested with a scripted hooks runtime.
+ * The session is made once per mounted component: options are read at the
+ * first render (give the component a new `key` to start over with others).
+ */
+import type { AudioLevels, VoiceSession } from "../index.js";
+import { VoiceSessionStore, type UseVoiceSessionOptions, type VoiceSessionSnapshot } from "./voice-session-store.js";
+
+/** The subset of React this hook uses (React 18 and 19 have all of it). */
+export interface ReactHooks {
+  useState<S>(initial: () => S): [S, unknown];
+  useEffect(effect: () => void | (() => void), deps: readonly unknown[]): void;
+  useSyncExternalStore<T>(subscribe: (fn: () => void) => () => void, getSnapshot: () => T, getServerSnapshot?: () => T): T;
+}
+
+export interface UseVoiceSessionResult extends VoiceSessionSnapshot {
+  /** The session itself, for what the hook does not wrap (`on`, `handleTool`, `metrics`…). */
+  session: VoiceSession;
+  /** Resolves once listening; a failure lands in `error` instead of throwing. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  mute(): void;
+  unmute(): void;
+  interrupt(): Promise<void>;
+  sendText(text: string): void;
+  setInputDevice(deviceId: string | undefined): Promise<void>;
+  setOutputDevice(deviceId: string): Promise<void>;
+  /** Reads the levels now; call it in requestAnimationFrame (it does not re-render). */
+  levels(options?: { bins?: boolean }): AudioLevels;
+}
+
+export type UseVoiceSession = (options: UseVoiceSessionOptions) => UseVoiceSessionResult;
+
+export function createUseVoiceSession(react: ReactHooks): UseVoiceSession {
+  return function useVoiceSession(options) {
+    const [store] = react.useState(() => new VoiceSessionStore(options));
+    const snapshot = react.useSyncExternalStore(store.subscribe, store.getSnapshot, store.getSnapshot);
+    react.useEffect(() => store.mount(), [store]);
+    return { ...snapshot, ...controlsOf(store), session: store.session };
+  };
+}
+
+const controls = new WeakMap<VoiceSessionStore, Omit<UseVoiceSessionResult, keyof VoiceSessionSnapshot | "session">>();
+
+/** The same functions on every render, so that they can be effect dependencies. */
+function controlsOf(store: VoiceSessionStore) {
+  let c = controls.get(store);
+  if (!c) {
+    c = {
+      start: store.start,
+      stop: store.stop,
+      mute: () => store.session.mute(),
+      unmute: () => store.session.unmute(),
+      interrupt: () => store.session.interrupt(),
+      sendText: (text) => store.session.sendText(text),
+      setInputDevice: (deviceId) => store.session.setInputDevice(deviceId),
+      setOutputDevice: (deviceId) => store.session.setOutputDevice(deviceId),
+      levels: store.levels,
+    };
+    controls.set(store, c);
+  }
+  return c;
+}

@@ -1,0 +1,110 @@
+/**
+ * bargein/react's useVoiceSession on a scripted hooks runtime
+ * (react-hooks-runtime.ts; react is not installed here) and the public fakes:
+ * StrictMode's double mount opens one microphone and one session, an unmount
+ * releases it, and the snapshot follows the session's events.
+ */
+import { describe, expect, test } from "vitest";
+import { fakeAudio, fakeLlm, fakeStt, fakeTts } from "../../src/testing/index.js";
+import { createUseVoiceSession, type UseVoiceSessionResult } from "../../src/react/use-voice-session.js";
+import { FakeRoot } from "./react-hooks-runtime.js";
+
+function setup(options: { autoStart?: boolean; replies?: string[] } = {}) {
+  const stt = fakeStt();
+  const audio = fakeAudio({ stt });
+  const replies = [...(options.replies ?? ["Hello there."])];
+  const llm = fakeLlm({ reply: () => replies.shift() ?? "Okay.", msPerWord: 1 });
+  const root = new FakeRoot<UseVoiceSessionResult>((hooks) =>
+    createUseVoiceSession(hooks)({ stt: stt.provider, llm: llm.provider, tts: fakeTts({ secondsPerWord: 0.05 }).provider, components: audio.components, autoStart: options.autoStart }),
+  );
+  return { root, audio, stt };
+}
+
+const until = async (cond: () => boolean, ms = 2000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+};
+const macrotask = () => new Promise((r) => setTimeout(r, 5));
+
+describe("useVoiceSession", () => {
+  test("StrictMode double mount with autoStart: one session, one microphone; unmount releases it", async () => {
+    const t = setup({ autoStart: true });
+    t.root.mount({ strict: true });
+    await until(() => t.root.result.state === "listening");
+    await macrotask();
+    expect(t.audio.starts).toBe(1); // the components (the mic) were made once
+    expect(t.audio.disposals).toBe(0); // the StrictMode unmount did not stop it
+    expect(t.stt.openStreams).toBe(1);
+    const session = t.root.result.session;
+    t.root.unmount();
+    await until(() => t.audio.disposals === 1);
+    expect(session.state).toBe("idle");
+    expect(session.liveQuests).toEqual([]);
+    expect(t.stt.openStreams).toBe(0);
+    await macrotask();
+    expect(t.audio.starts).toBe(1);
+  });
+
+  test("unmounted while start() is still opening the mic: the session ends stopped, nothing left open", async () => {
+    const t = setup({ autoStart: true });
+    t.root.mount();
+    t.root.unmount();
+    await until(() => t.audio.disposals === t.audio.starts && t.stt.openStreams === 0);
+    await macrotask();
+    await macrotask();
+    expect(t.audio.starts).toBeLessThanOrEqual(1);
+    expect(t.audio.disposals).toBe(t.audio.starts);
+    expect(t.stt.openStreams).toBe(0);
+  });
+
+  test("the snapshot follows the session: state, transcript rows by id, heard history, mute; the controls are stable", async () => {
+    const t = setup({ replies: ["one two three"] });
+    t.root.mount({ strict: true });
+    expect(t.root.result.state).toBe("idle");
+    const { start, mute } = t.root.result;
+    await t.root.result.start();
+    expect(t.root.result.state).toBe("listening");
+    expect(t.audio.starts).toBe(1);
+    await t.audio.user.says("hi bot");
+    await until(() => t.root.result.state === "bot_speaking");
+    await t.audio.player.play();
+    await until(() => t.root.result.state === "listening");
+    const rows = t.root.result.transcript;
+    expect(rows.map((r) => [r.role, r.text, r.final])).toEqual([
+      ["user", "hi bot", true],
+      ["assistant", "one two three", true],
+    ]);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(2);
+    expect(t.root.result.history.map((m) => m.text)).toEqual(["hi bot", "one two three"]);
+    t.root.result.mute();
+    expect(t.root.result.muted).toBe(true);
+    expect(t.root.result.levels().input.rmsDb).toBe(-100);
+    expect(t.root.result.start).toBe(start);
+    expect(t.root.result.mute).toBe(mute);
+    await t.root.result.stop();
+    expect(t.root.result.state).toBe("idle");
+    t.root.unmount();
+  });
+
+  test("a start() that fails sets `error` instead of throwing", async () => {
+    const stt = fakeStt();
+    const root = new FakeRoot<UseVoiceSessionResult>((hooks) =>
+      createUseVoiceSession(hooks)({
+        stt: stt.provider,
+        llm: fakeLlm({ reply: () => "x" }).provider,
+        tts: fakeTts().provider,
+        components: async () => {
+          throw new Error("no microphone here");
+        },
+      }),
+    );
+    root.mount();
+    await root.result.start();
+    expect(root.result.error?.message).toBe("no microphone here");
+    expect(root.result.state).toBe("idle");
+    root.unmount();
+  });
+});
