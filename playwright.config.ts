@@ -37,7 +37,8 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: "node demo/server/main.mjs",
+    // V8 fast API calls into Node 20's WASI crash the process under GC pressure (flite; see vitest.config.ts).
+    command: "node --no-turbo-fast-api-calls demo/server/main.mjs",
     url: `http://127.0.0.1:${TEST_PORT}/dist/bargein.js`,
     env: { PORT: String(TEST_PORT) },
     reuseExistingServer: false,

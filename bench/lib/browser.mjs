@@ -77,7 +77,7 @@ export function assertPortFree(port) {
  */
 export async function startServer({ port = 8799, env = {} } = {}) {
   await assertPortFree(port);
-  const child = spawn(process.execPath, ["demo/server/main.mjs"], {
+  const child = spawn(process.execPath, ["--no-turbo-fast-api-calls", "demo/server/main.mjs"], {
     env: { ...process.env, PORT: String(port), ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
