@@ -61,6 +61,7 @@ test("the tarball holds only what a user loads: dist's bundles, assets and types
     "dist/capture-worklet.js",
     "dist/ort-wasm-simd-threaded.wasm",
     "dist/playback-worklet.js",
+    "dist/react.js",
     "dist/silero_vad_legacy.onnx",
     "dist/silero_vad_v5.onnx",
     "dist/silero_vad_v6.onnx",
