@@ -257,6 +257,34 @@ describe("EchoGuard with headphones: the bot plays, and none of it reaches the m
   }
 });
 
+describe("EchoGuard with no echo path, when the person asked first and talks over the first reply early", () => {
+  // Before the first convergence every block is learnt as residual echo. A person who talks
+  // 0.5 s into the first reply, before the no-echo-path check (0.5 s of a quiet mic) could pass,
+  // was learnt as echo: the gate stayed shut on him for the whole utterance, and the VAD saw
+  // silence (found by bench realtime: a barge-in 0.5 s into the first reply, no echo, never heard).
+  test("the gate opens on him within 400 ms of his onset, trusted within 500 ms", () => {
+    const length = 7 * RATE;
+    const ref = new Float32Array(length);
+    ref.set(BOT[0]!.samples, Math.round(3.5 * RATE));
+    const mic = new Float64Array(length);
+    // The question, then digital silence, then the talker with his onset 0.5 s after the reply's start.
+    PERSON[1]!.samples.subarray(0, Math.round(2.5 * RATE)).forEach((v, i) => (mic[i] = v));
+    const t = PERSON[0]!;
+    const start = Math.round(4.0 * RATE) - t.onset;
+    t.samples.forEach((v, i) => start + i < length && (mic[start + i] += v));
+    const talker = { onsets: [start + t.onset] };
+    const r = run(mic, ref);
+    const on = talker.onsets[0]!;
+    const after = (trusted: boolean) => {
+      const b = r.time.findIndex((t, k) => t * RATE > on && r.nearEnd[k] === 1 && (!trusted || r.trusted[k] === 1));
+      return b < 0 ? Infinity : r.time[b] - on / RATE;
+    };
+    console.log(`no echo, a talker 0.5 s into the first reply after a question: gate open ${(after(false) * 1000).toFixed(0)} ms after his onset, trusted ${(after(true) * 1000).toFixed(0)} ms`);
+    expect(after(false)).toBeLessThanOrEqual(0.4);
+    expect(after(true)).toBeLessThanOrEqual(0.5);
+  });
+});
+
 describe("EchoGuard's fail-safe", () => {
   test("untrusted before convergence; after the echo path changes it never opens trusted on the echo, and re-converges", () => {
     // At 6 s the speaker is moved: a new room, a longer delay, 5 dB louder.

@@ -330,8 +330,8 @@ export class EchoGuard {
     const det = this.#detector;
     det.update(energy);
     if (!bypass) this.#filter.adapt(det.step);
-    if (det.echoAppeared) {
-      det.echoAppeared = false;
+    if (det.echoAppeared || det.talkerFitted) {
+      det.echoAppeared = det.talkerFitted = false;
       this.#filter.reset();
     }
 

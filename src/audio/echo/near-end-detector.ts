@@ -100,6 +100,18 @@ const FIRST_GATE_BAND = 2;
  */
 const UNCOUPLED_RATIO = 10 ** (-35 / 10);
 const LOUD_REFERENCE = 1e-6;
+/**
+ * Before the first convergence, a filter that has learnt for 0.3 s of loud
+ * reference and still leaves more than the mic (ERLE below −1 dB) is fitting
+ * a talker, not an echo: an echo path is linear, and the filter's first 0.3 s
+ * on one already cancel a few dB. Seen: a person who spoke 0.5 s into the
+ * first reply, with no echo at all, took ERLE to −1.6 … −2.7 dB while every
+ * block of his speech was learnt as residual echo and the gate stayed shut
+ * on him for the whole utterance (the VAD saw silence). Such a mic is
+ * treated as no echo path; the probe still ends that state if an echo
+ * appears after all.
+ */
+const FITTING_A_TALKER_DB = -1;
 /** The probe out-cancels the pass-through by 5 dB in the low band: an echo has appeared. */
 const ECHO_APPEARED = 10 ** 0.5;
 
@@ -114,6 +126,7 @@ export class NearEndDetector {
   readonly #fast: number;
   readonly #stuckBlocks: number;
   readonly #minEchoBlocks: number;
+  readonly #fitBlocks: number;
   readonly #undecidedBlocks: number;
   readonly #held = new Float64Array(BANDS);
   readonly #noise = new Float64Array(BANDS);
@@ -178,6 +191,7 @@ export class NearEndDetector {
     this.#fast = Math.exp(-1 / (0.15 * rate)); // 150 ms
     this.#stuckBlocks = Math.round(1.5 * rate);
     this.#minEchoBlocks = Math.round(0.5 * rate);
+    this.#fitBlocks = Math.round(0.3 * rate);
     this.#undecidedBlocks = Math.round(0.15 * rate);
     this.#quietBlocks = Math.round(0.2 * rate);
   }
@@ -194,6 +208,8 @@ export class NearEndDetector {
 
   /** Set when a no-echo-path state ended; the guard clears it after resetting its filter. */
   echoAppeared = false;
+  /** Set when the filter was found fitting a talker (FITTING_A_TALKER_DB); the guard clears it after resetting its filter. */
+  talkerFitted = false;
 
   /** The gate may confirm a barge-in. */
   get trusted(): boolean {
@@ -320,6 +336,11 @@ export class NearEndDetector {
     const loud = b.referenceActive && this.#refFast > LOUD_REFERENCE;
     if (this.noEchoPath) {
       if (loud && this.#mainLow > ECHO_APPEARED * this.#probeLow) this.#leaveNoEchoPath();
+    } else if (!this.#everConverged && loud && this.#echoBlocks >= this.#fitBlocks && this.erleDb < FITTING_A_TALKER_DB) {
+      // What was learnt is the talker: forget it, so the gate judges him on the noise floor alone.
+      this.noEchoPath = true;
+      this.talkerFitted = true;
+      this.#held.fill(0);
     } else if (!this.#everConverged && loud && !talkerNear) {
       this.#uncoupledBlocks = this.#micFast < UNCOUPLED_RATIO * this.#refFast ? this.#uncoupledBlocks + 1 : 0;
       if (this.#uncoupledBlocks >= this.#minEchoBlocks) this.noEchoPath = true;
