@@ -126,6 +126,8 @@ export class RealtimeResponse {
       audio: { words, sentMs: 0, totalMs: (totalSamples / RATE) * 1000, truncatedMs: null },
     };
     this.item = item;
+    // The item's words with their times in its audio (s): what a bench needs to know which words a cut kept.
+    this.host.log({ response_id: this.id, item_id: item.id, words: words.map((w) => ({ text: w.text, start: w.start, stop: w.stop })) });
     const previous = this.host.addItem(item);
     const ids = { response_id: this.id, item_id: item.id, output_index: 0, content_index: 0 };
     const shown = { ...wireItem(item), content: [] };

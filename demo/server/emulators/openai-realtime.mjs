@@ -4,10 +4,11 @@
 //   WS   /v1/realtime?model=…            JSON events both ways; audio is PCM 16-bit 24 kHz mono, base64
 //   POST /v1/realtime/client_secrets     ephemeral keys (openai-realtime-tokens.mjs)
 //   GET  /__realtime/log                 what the emulator got, per socket: every truncate
-//                                        {item_id, audio_end_ms, audioSentMs, accepted} and every
-//                                        response's input (what the "model" read), for the tests
+//                                        {item_id, audio_end_ms, audioSentMs, accepted, heard} and every
+//                                        response's input (what the "model" read), its item id and
+//                                        word timings, for the tests and the realtime bench
 // Client events: session.update, input_audio_buffer.append / commit / clear, conversation.item.create
-// (user text, function_call_output), conversation.item.truncate, conversation.item.delete,
+// (user text, function_call_output), conversation.item.retrieve, conversation.item.truncate, conversation.item.delete,
 // response.create, response.cancel. The conversation's items and truncation rules are
 // core/realtime-conversation.mjs, the session config core/realtime-session.mjs.
 // Turn detection: with server_vad / semantic_vad the recogniser's utterance start and end are
@@ -37,7 +38,7 @@ import { admitStream } from "../stream-gate.mjs";
 import { sendJson } from "../http-json.mjs";
 import { DECODER_RATE, FRAME_16K, StreamingRecogniser } from "../recogniser.mjs";
 import { downsampler24to16, int16ToFloat } from "../resample.mjs";
-import { addItem, deleteItem, truncateItem, wireItem } from "../core/realtime-conversation.mjs";
+import { addItem, deleteItem, findItem, truncateItem, wireItem } from "../core/realtime-conversation.mjs";
 import { applySessionUpdate, defaultSession, endpointMs } from "../core/realtime-session.mjs";
 import { PacedSender } from "./flite-speech.mjs";
 import { RealtimeResponse, newId } from "./openai-realtime-response.mjs";
@@ -229,13 +230,20 @@ class RealtimeSocket {
         this.items = deleted.items;
         return this.send({ type: "conversation.item.deleted", item_id: event.item_id });
       }
+      case "conversation.item.retrieve": {
+        // https://platform.openai.com/docs/api-reference/realtime-client-events/conversation/item/retrieve
+        // (@openai/agents-realtime sends it for every item it shows): the item as the server holds it.
+        const item = typeof event.item_id === "string" ? findItem(this.items, event.item_id) : undefined;
+        if (!item) return this.error({ type: "invalid_request_error", code: "item_not_found", message: `Conversation item with id '${event.item_id}' not found.`, param: "item_id" }, event.event_id);
+        return this.send({ type: "conversation.item.retrieved", item: wireItem(item) });
+      }
       case "response.create":
         if (this.response?.open) {
           return this.error({ type: "invalid_request_error", code: "conversation_already_has_active_response", message: `Conversation already has an active response in progress: ${this.response.id}. Wait until the response is finished before creating a new one.`, param: null }, event.event_id);
         }
         return this.respond();
       default:
-        return this.error({ type: "invalid_request_error", code: "invalid_value", message: `Invalid value: '${event.type}'. Supported values are: 'session.update', 'input_audio_buffer.append', 'input_audio_buffer.commit', 'input_audio_buffer.clear', 'conversation.item.create', 'conversation.item.truncate', 'conversation.item.delete', 'response.create', and 'response.cancel'.`, param: "type" }, event.event_id);
+        return this.error({ type: "invalid_request_error", code: "invalid_value", message: `Invalid value: '${event.type}'. Supported values are: 'session.update', 'input_audio_buffer.append', 'input_audio_buffer.commit', 'input_audio_buffer.clear', 'conversation.item.create', 'conversation.item.retrieve', 'conversation.item.truncate', 'conversation.item.delete', 'response.create', and 'response.cancel'.`, param: "type" }, event.event_id);
     }
   }
 
@@ -370,7 +378,7 @@ class RealtimeSocket {
     const audioSentMs = target?.audio ? Math.floor(target.audio.truncatedMs ?? target.audio.sentMs) : null;
     const result = truncateItem(this.items, event);
     const accepted = !("error" in result);
-    const entry = { item_id: event.item_id, content_index: event.content_index, audio_end_ms: event.audio_end_ms, audioSentMs, accepted, at: Date.now() };
+    const entry = { item_id: event.item_id, content_index: event.content_index, audio_end_ms: event.audio_end_ms, audioSentMs, accepted, heard: accepted ? result.heard : null, at: Date.now() };
     this.record.truncates.push(entry);
     this.stats.add(/** @type {any} */ (SERVICE), accepted ? "truncates" : "truncatesRejected");
     this.stats.events.emit("realtime-truncate", { session_id: this.session.id, ...entry });
