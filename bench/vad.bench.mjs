@@ -18,10 +18,7 @@
 // against the installed onnxruntime-web 1.30 (vad-web's bundle.min.js embeds
 // ORT 1.22 and would need 1.22's wasm). ./vendor/ is not committed:
 // its files are written to bench/pages/vad/vendor/ for the run and removed after.
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { rollup } from "rollup";
-import commonjs from "@rollup/plugin-commonjs";
-import { nodeResolve } from "@rollup/plugin-node-resolve";
+import { bundleForPage, writeVendor } from "./lib/page-bundle.mjs";
 import { withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
@@ -30,26 +27,11 @@ const CONFIG = { fixtures: ["speech-slt", "speech-rms", "speech-two"], repeats: 
 const VAD_WEB = "node_modules/@ricky0123/vad-web/dist/";
 const VENDOR = new URL("./pages/vad/vendor/", import.meta.url);
 
-async function bundleMicVad() {
-  const bundle = await rollup({
-    input: "bench/pages/vad/micvad-entry.js",
-    plugins: [nodeResolve({ browser: true }), commonjs()],
-    onwarn: () => {},
-  });
-  const { output } = await bundle.generate({ format: "es", inlineDynamicImports: true });
-  await bundle.close();
-  return output[0].code;
-}
-
-/**
- * Writes MicVAD's files into bench/pages/vad/vendor/ for the run (the page's
- * worklet fetch is not interceptable by page.route); removed again at the end.
- */
-function writeVendor(micvadCode) {
-  mkdirSync(VENDOR, { recursive: true });
-  writeFileSync(new URL("micvad.js", VENDOR), micvadCode);
-  for (const file of ["vad.worklet.bundle.min.js", "silero_vad_v5.onnx"]) copyFileSync(VAD_WEB + file, new URL(file, VENDOR));
-  return () => rmSync(VENDOR, { recursive: true, force: true });
+/** MicVAD's files in bench/pages/vad/vendor/ for the run (bench/lib/page-bundle.mjs). */
+async function writeMicVadVendor() {
+  const files = { "micvad.js": { code: await bundleForPage("bench/pages/vad/micvad-entry.js") } };
+  for (const file of ["vad.worklet.bundle.min.js", "silero_vad_v5.onnx"]) files[file] = { copy: VAD_WEB + file };
+  return writeVendor(VENDOR, files);
 }
 
 async function taskDurationS(cdp) {
@@ -87,7 +69,7 @@ const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quant
 const round = (v) => Math.round(v * 100) / 100;
 
 export default async function vadBench() {
-  const removeVendor = writeVendor(await bundleMicVad());
+  const removeVendor = await writeMicVadVendor();
   try {
     return await withBench({ port: PORT }, (bench) => measure(bench));
   } finally {

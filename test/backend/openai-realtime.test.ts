@@ -248,6 +248,13 @@ describe("OpenAI Realtime /v1/realtime", () => {
     await s.until(() => errors(s).length > 0 && s.of("conversation.item.deleted").length > 0, 5000, "delete answers");
     expect(s.of("conversation.item.deleted")[0].item_id).toBe(call.id);
     expect(errors(s)[0].message).toBe("Error deleting item: the item with id 'msg_003' does not exist.");
+    // conversation.item.retrieve (sent by @openai/agents-realtime for each item): the item as held; unknown ids are errors.
+    const answer = s.of("response.output_item.done").at(-1)!.item as Message;
+    s.send({ type: "conversation.item.retrieve", event_id: "event_901", item_id: answer.id });
+    s.send({ type: "conversation.item.retrieve", event_id: "event_902", item_id: call.id });
+    await s.until(() => s.of("conversation.item.retrieved").length > 0 && errors(s).length > 1, 5000, "retrieve answers");
+    expect(s.of("conversation.item.retrieved")[0].item).toMatchObject({ id: answer.id, type: "message", role: "assistant" });
+    expect(errors(s)[1]).toMatchObject({ code: "item_not_found", event_id: "event_902" });
     s.close();
   });
 
