@@ -179,6 +179,10 @@ async function runSoak(bench) {
     bargeIns: sum("bargeIns"),
     attempts: sum("attempts"),
     retries: sum("retries"),
+    retriesByState: runs.reduce((by, r) => {
+      for (const [state, n] of Object.entries(r.retriesByState ?? {})) by[state] = (by[state] ?? 0) + n;
+      return by;
+    }, {}),
     ms: Math.max(...runs.map((r) => r.ms)),
     staleSamples: sum("staleSamples"),
     fencesChecked: sum("fencesChecked"),
@@ -229,6 +233,8 @@ export default function reliability() {
       bargeInAttempts: soak.attempts,
       // Phrases spoken again because the last one made no turn (no words recognised).
       soakRetries: soak.retries,
+      // The session's state when each retry spoke (listening: the last speech made no turn).
+      soakRetriesByState: soak.retriesByState,
       soakSeconds: Math.round(soak.ms / 1000),
       secondsPerBargeIn: soak.ms / 1000 / Math.max(1, soak.bargeIns),
       staleSamples: soak.staleSamples,
