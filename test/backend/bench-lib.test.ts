@@ -4,7 +4,8 @@
 // starts the real reference backend on its own port (8812–8816) and checks the
 // processes and the port afterwards, not only the error. The cases of
 // startServer's own checks (a stale server answering on its port, its child's
-// death mid-step with no browser) use ports 9120–9122.
+// death mid-step with no browser) use ports 9120–9122; the benches' own
+// start-up paths with no Chromium use 9130–9139.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
@@ -219,4 +220,52 @@ describe("startServer measures its own backend", () => {
     expect(await isPortFree(port)).toBe(true);
     expect(tracked()).toEqual([]);
   }, CASE_MS);
+});
+
+/** Pids of processes whose environment holds `marker` (set on a runner, so inherited by all it spawns). */
+function processesWithMarker(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(marker)) pids.push(Number(entry));
+    } catch {
+      // Ended while we looked, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+describe("the benches' own start-up paths, with Chromium missing", () => {
+  // The benches whose start-up is withBench alone (echo, bargein and vad bundle or prepare
+  // audio first, which costs CPU and proves nothing more about cleanup).
+  const BENCHES = ["audio", "providers", "reliability", "turn", "uplink", "vad-models"];
+
+  test(`${BENCHES.join(", ")}: each fails naming the missing Chromium, and neither a backend nor any other child of the runner is left`, async () => {
+    const marker = `BARGEIN_HYGIENE_RUN=${process.pid}-${Date.now()}`;
+    const [markerName, markerValue] = marker.split("=");
+    const run = runNode(
+      `import { tracked } from "./bench/lib/cleanup.mjs";
+       const benches = ${JSON.stringify(BENCHES)};
+       for (const [i, name] of benches.entries()) {
+         process.env.BENCH_PORT = String(9130 + i);
+         const mod = await import("./bench/" + name + ".bench.mjs");
+         const outcome = await mod.default().then(() => "RESOLVED", (err) => err.message.split("\\n")[0]);
+         console.log("BENCH " + JSON.stringify({ name, port: 9130 + i, outcome, left: tracked() }));
+       }`,
+      { CHROMIUM_PATH: "/nonexistent/chromium", [markerName]: markerValue },
+    );
+    const r = await run.done;
+    const lines = r.stdout.split("\n").filter((l) => l.startsWith("BENCH ")).map((l) => JSON.parse(l.slice(6)) as { name: string; port: number; outcome: string; left: string[] });
+    expect(lines.map((l) => l.name)).toEqual(BENCHES);
+    for (const l of lines) {
+      expect(l.outcome, l.name).toMatch(/could not launch Chromium: no Chromium at \/nonexistent\/chromium .*the reference backend started for this bench \(port \d+, pid \d+\) is stopped/);
+      expect(l.left, l.name).toEqual([]);
+      expect(backendsOnPort(l.port), l.name).toEqual([]);
+      expect(await isPortFree(l.port), l.name).toBe(true);
+    }
+    expect(r.code).toBe(0);
+    // Nothing the runner started outlived it: no process still carries its marker.
+    expect(processesWithMarker(marker)).toEqual([]);
+  }, 180_000);
 });
