@@ -4,11 +4,10 @@ export default defineConfig({
   test: {
     // Playwright specs live in test/browser and end in .spec.ts; keep them out.
     // `npm run test:unit` runs test/unit in parallel, then test/backend one file
-    // at a time: each backend file starts its own reference backend (flite WASI,
-    // pocketsphinx through koffi). Lost worker processes, seen before the fix of
-    // the decoders' log-file race (demo/server/pocketsphinx.mjs), are guarded by
-    // scripts/test-backend.mjs: one re-run on that crash alone (never on a failed
-    // assertion), announced.
+    // at a time (scripts/test-backend.mjs): each backend file starts its own
+    // reference backend (flite WASI, pocketsphinx through koffi). A lost worker
+    // process fails the run, named as such; there is no re-run (the two causes
+    // found are fixed: docs/post-mortems.md).
     include: ["test/unit/**/*.test.ts", "test/backend/**/*.test.ts"],
     environment: "node",
     // Node 20 has the browser WebSocket only behind a flag; providers use it as in a page.
@@ -17,6 +16,7 @@ export default defineConfig({
     // under GC pressure: a vitest worker running ElevenLabs streams at pace=0 died with SIGSEGV on
     // the third stream, every time (test/unit/providers-tts-session.test.ts never ran); with the
     // flag it passes. Likely the cause of the earlier "Worker exited unexpectedly" deaths too.
+    // test/backend/worker-flags.test.ts checks that the flag reaches the workers.
     execArgv: ["--experimental-websocket", "--no-turbo-fast-api-calls"],
     testTimeout: 30_000,
   },

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildSync } from "esbuild";
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { quantile, summary } from "./lib/results.mjs";
 
 const PORT = 8714;
@@ -70,7 +70,7 @@ async function nodeQuantumTimes(contextRate = 48000, quanta = 20000) {
 export default function audioBench() {
   return withBench({ port: PORT }, async ({ server, browser, step }) => {
     const open = async (file, query = "") => {
-      const page = await browser.newPage();
+      const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
       await step(`open ${file}.html${query}`, async () => {
         await page.goto(`${server.base}/test/browser/pages/audio/${file}.html${query}`);
         await page.waitForFunction(() => window.audioReady === true, null, { timeout: 60_000 });

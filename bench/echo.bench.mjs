@@ -43,7 +43,7 @@
 // was measured).
 import { existsSync, readFileSync } from "node:fs";
 import { build } from "esbuild";
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
 const PORT = 8856;
@@ -126,7 +126,7 @@ export default async function echoBench() {
   const detail = Object.fromEntries(MODES.map((m) => [m, { ...(previous.detail?.[m] ?? {}) }]));
   const problems = [];
   const cost = await withBench({ port: PORT, stepTimeoutMs: STEP_TIMEOUT_MS }, async ({ server, browser, step }) => {
-    const page = await browser.newPage();
+    const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
     page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
     await step("open echo.html", async () => {
       await page.goto(`${server.base}/bench/pages/echo/echo.html`);

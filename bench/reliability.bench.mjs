@@ -14,7 +14,7 @@
 // failedFaultCases, transcriptLost) must all be 0. Each leak is named in
 // `leaks` (where, session, barge-in, state, quests, socket URLs, the
 // session's last events, and what was still open 2 s later).
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { CASES, REPLY_STALL_MS, judgeCleanTurn, judgeReplyCase, judgeSttCase, lostWords } from "../test/browser/pages/faults/cases.js";
 
 const PORT = 8870;
@@ -65,7 +65,7 @@ async function runFuzz(runChild) {
 }
 
 async function openPage({ browser, step }, url, ready) {
-  const page = await (await browser.newContext()).newPage();
+  const page = await step("open a page in a new context", async () => (await browser.newContext()).newPage(), { timeoutMs: PAGE_OP_MS });
   await step(`open ${new URL(url).pathname}`, async () => {
     await page.goto(url);
     await page.waitForFunction((flag) => window[flag], ready, { timeout: PAGE_READY_MS });
@@ -86,7 +86,7 @@ async function runFaults(bench) {
     failures.push(...f);
     transcriptLost += lostWords(r.partialAtReport, r.history).length;
     console.log(`  fault ${c.name}: ${f.length ? f.join("; ") : "ok"}`);
-    await page.context().close();
+    await step("close the page's context", () => page.context().close(), { timeoutMs: PAGE_OP_MS });
   }
   const replyCases = CASES.filter((c) => c.service !== "stt");
   const page = await openPage(bench, `${base}/test/browser/pages/faults/faults.html`, "faultsPageReady");
@@ -103,7 +103,7 @@ async function runFaults(bench) {
     console.log(`  fault ${c.name}: ${f.length ? f.join("; ") : "ok"} (${r.results[i].ms} ms)`);
   }
   failures.push(...judgeCleanTurn(r.clean, r.interruptions, replyCases));
-  await page.context().close();
+  await step("close the page's context", () => page.context().close(), { timeoutMs: PAGE_OP_MS });
   const failedNames = new Set(failures.map((f) => f.split(":")[0]));
   return { cases: CASES.length, failed: [...failedNames].filter((n) => CASES.some((c) => c.name === n)).length, failures, transcriptLost, seconds: (Date.now() - started) / 1000 };
 }
@@ -163,7 +163,7 @@ async function soakPage(bench, { share, seed, sampleHeap }) {
     heapResult = { heapDeltaBytes: late - warm, heapSampledBetweenBargeIns: [warmAt, lateAt] };
   }
   const r = await step(`soak page ${seed}: ${share} barge-ins`, () => run, { timeoutMs: SOAK_MINUTES * 60_000 + 5 * 60_000 });
-  await page.context().close();
+  await step("close the page's context", () => page.context().close(), { timeoutMs: PAGE_OP_MS });
   return { ...r, ...heapResult };
 }
 
@@ -179,6 +179,10 @@ async function runSoak(bench) {
     bargeIns: sum("bargeIns"),
     attempts: sum("attempts"),
     retries: sum("retries"),
+    retriesByState: runs.reduce((by, r) => {
+      for (const [state, n] of Object.entries(r.retriesByState ?? {})) by[state] = (by[state] ?? 0) + n;
+      return by;
+    }, {}),
     ms: Math.max(...runs.map((r) => r.ms)),
     staleSamples: sum("staleSamples"),
     fencesChecked: sum("fencesChecked"),
@@ -229,6 +233,8 @@ export default function reliability() {
       bargeInAttempts: soak.attempts,
       // Phrases spoken again because the last one made no turn (no words recognised).
       soakRetries: soak.retries,
+      // The session's state when each retry spoke (listening: the last speech made no turn).
+      soakRetriesByState: soak.retriesByState,
       soakSeconds: Math.round(soak.ms / 1000),
       secondsPerBargeIn: soak.ms / 1000 / Math.max(1, soak.bargeIns),
       staleSamples: soak.staleSamples,

@@ -16,7 +16,7 @@
 // "speech end" instant falls; audibleAgreementMs compares the session's
 // audible instant with the recorded first sample (expected: the output
 // latency, give or take the clock mapping, a few ms).
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 import { DEFAULT_PROVIDER } from "./lib/bench-args.mjs";
 
@@ -38,7 +38,7 @@ export const takesProvider = true;
 
 export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
   return withBench({ port: PORT }, async ({ server, browser, step }) => {
-    const page = await browser.newPage();
+    const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
     const pageErrors = [];
     page.on("pageerror", (e) => pageErrors.push(e.message));
     await step("open turn.html", async () => {

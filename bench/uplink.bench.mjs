@@ -18,7 +18,7 @@
 // The uplink uses policy "gap" through a sink that counts the gap markers
 // (Kyutai's protocol has none; see gapCountingSink in the harness), so the
 // stream keeps flowing and every sample is accounted for.
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 
 const PORT = 8863;
 const COUNTS = [1, 10, 50];
@@ -53,7 +53,7 @@ async function measure({ server, browser, step }) {
   };
   const runOne = async (options) => {
     // A fresh page per run: no heap or socket left over from the last one.
-    const page = await browser.newPage();
+    const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
     const name = `${options.mode} ${options.streams} stream(s), ${options.query}`;
     try {
       await step(`open uplink.html for ${name}`, async () => {
@@ -63,7 +63,8 @@ async function measure({ server, browser, step }) {
       // A run is its priming plus durationMs and drainMs of real time: two minutes more bounds it.
       return await step(name, () => page.evaluate((o) => window.uplinkHarness.runStreams(o), options), { timeoutMs: options.durationMs + options.drainMs + 120_000 });
     } finally {
-      await page.close();
+      // Not to hide the step's own failure: if the backend died, the browser is closed by withBench.
+      await step("close the page", () => page.close(), { timeoutMs: PAGE_OP_MS }).catch(() => {});
     }
   };
   for (const n of COUNTS) {

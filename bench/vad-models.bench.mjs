@@ -9,7 +9,7 @@
 // speech start of a found utterance minus its labelled onset). Fed as fast as
 // the worker takes it: this measures decisions, not real-time latency (the
 // `vad` bench does that).
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
 const PORT = 8724;
@@ -37,7 +37,7 @@ function summarise(rows) {
 
 export default function vadModelsBench() {
   return withBench({ port: PORT }, async ({ server, browser, step }) => {
-    const page = await browser.newPage();
+    const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
     await step("open models.html", async () => {

@@ -19,7 +19,7 @@
 // ORT 1.22 and would need 1.22's wasm). ./vendor/ is not committed:
 // its files are written to bench/pages/vad/vendor/ for the run and removed after.
 import { bundleForPage, writeVendor } from "./lib/page-bundle.mjs";
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 
 const PORT = 8723;
@@ -40,7 +40,7 @@ async function taskDurationS(cdp) {
 }
 
 async function runPage({ browser, server, step }, pageName) {
-  const page = await browser.newPage();
+  const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
   page.on("response", (r) => r.status() >= 400 && !r.url().endsWith("/favicon.ico") && errors.push(`${r.status()} ${r.url()}`));
@@ -61,7 +61,7 @@ async function runPage({ browser, server, step }, pageName) {
   const played = await step(`${pageName}: play the fixtures`, () => page.evaluate(() => window.bench.play()), { timeoutMs: 10 * 60_000 });
   const after = await step(`${pageName}: read TaskDuration`, () => taskDurationS(cdp), { timeoutMs: 10_000 });
   const finished = await step(`${pageName}: finish`, () => page.evaluate(() => window.bench.finish()), { timeoutMs: 60_000 });
-  await page.close();
+  await step("close the page", () => page.close(), { timeoutMs: PAGE_OP_MS });
   return { prepared, played, finished, mainThreadMs: (after - before) * 1000, errors };
 }
 

@@ -3,6 +3,7 @@
 // seeded plan, the page, and the summaries.
 import { quantile } from "./results.mjs";
 import { prng } from "../../test/lib/prng.mjs";
+import { PAGE_OP_MS } from "./with-bench.mjs";
 
 /** When, into the reply, the user talks over it (s): a uniform draw between these. */
 export const MOMENT_S = [0.25, 2.5];
@@ -25,7 +26,7 @@ export function planTrials(n, seed, fixtures) {
  * @param {import("./with-bench.mjs").BenchContext} context @param {string[]} problems
  */
 export async function openBargeinPage({ server, browser, step }, problems) {
-  const page = await browser.newPage();
+  const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
   await step("open bargein.html", async () => {
     await page.goto(`${server.base}/bench/pages/session/bargein.html`);

@@ -10,6 +10,8 @@ export interface BenchServer {
   base: string;
   port: number;
   pid: number | undefined;
+  /** The nonce given to this child (BARGEIN_INSTANCE), echoed in its X-Bargein-Instance header. */
+  instance: string;
   /** Rejects, naming the exit code and the end of stderr, if the backend exits before close(). */
   died: Promise<never>;
   exited(): BenchServerExit | undefined;
@@ -18,5 +20,5 @@ export interface BenchServer {
 }
 export function benchPort(fallback: number): number;
 export function assertPortFree(port: number): Promise<void>;
-export function startServer(options?: { port?: number; env?: Record<string, string> }): Promise<BenchServer>;
+export function startServer(options?: { port?: number; env?: Record<string, string>; probePort?: boolean }): Promise<BenchServer>;
 export function launchBrowser(extraArgs?: string[]): Promise<Browser>;

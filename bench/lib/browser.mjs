@@ -6,11 +6,15 @@
 // `launchBrowser` still register what they start with bench/lib/cleanup.mjs,
 // so a signal or an exit of the runner stops them too.
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { chromium } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 import { track } from "./cleanup.mjs";
+
+/** The header in which the backend echoes BARGEIN_INSTANCE (demo/server/backend.mjs INSTANCE_HEADER). */
+const INSTANCE_HEADER = "x-bargein-instance";
 
 const HOST = "127.0.0.1";
 /** The backend loads flite and pocketsphinx before it listens: 3 s idle here, 30 s seen with two benches running. */
@@ -62,23 +66,33 @@ export function assertPortFree(port) {
  * @property {string} base           http://127.0.0.1:PORT
  * @property {number} port
  * @property {number | undefined} pid
+ * @property {string} instance       the nonce this child echoes in X-Bargein-Instance
  * @property {Promise<never>} died   rejects (naming the exit code and stderr tail) if the backend exits before close()
  * @property {() => { code: number | null, signal: string | null, stderrTail: string } | undefined} exited
  * @property {() => Promise<void>} close  SIGTERM, then SIGKILL after 5 s; resolves once the child has exited
  */
 
 /**
- * Spawns demo/server/main.mjs on `port` and resolves once it answers.
- * Extra environment variables configure the backend's knobs. Fails at once,
- * naming the cause, when the port is taken or the backend exits while
- * starting; later, `died` rejects if it exits before `close()`.
- * @param {{ port?: number, env?: Record<string, string> }} [options]
+ * Spawns demo/server/main.mjs on `port` and resolves once *that child* answers.
+ * Extra environment variables configure the backend's knobs.
+ *
+ * The child is given a fresh nonce (BARGEIN_INSTANCE) and echoes it in the
+ * X-Bargein-Instance header of every answer; only an answer carrying it counts,
+ * so a stale backend that took the port (before the probe, or between the probe
+ * and our listen) is never measured. Fails at once, naming the port and the
+ * cause, when the port is taken or the child exits while starting (its exit
+ * code and stderr tail: EADDRINUSE, a missing module…); later, `died`
+ * rejects if the child exits before `close()`.
+ * @param {{ port?: number, env?: Record<string, string>, probePort?: boolean }} [options]
+ *   `probePort: false` skips the early check that the port is free (tests use
+ *   it to reach the child's own EADDRINUSE, the race the probe cannot close).
  * @returns {Promise<BenchServer>}
  */
-export async function startServer({ port = 8799, env = {} } = {}) {
-  await assertPortFree(port);
+export async function startServer({ port = 8799, env = {}, probePort = true } = {}) {
+  if (probePort) await assertPortFree(port);
+  const instance = randomUUID();
   const child = spawn(process.execPath, ["--no-turbo-fast-api-calls", "demo/server/main.mjs"], {
-    env: { ...process.env, PORT: String(port), ...env },
+    env: { ...process.env, PORT: String(port), ...env, BARGEIN_INSTANCE: instance },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderrTail = "";
@@ -89,6 +103,7 @@ export async function startServer({ port = 8799, env = {} } = {}) {
   /** @type {{ code: number | null, signal: string | null, stderrTail: string } | undefined} */
   let exit;
   let closing = false;
+  let ready = false;
   const exitedPromise = new Promise((resolve) => {
     child.once("exit", (code, signal) => {
       exit = { code, signal, stderrTail };
@@ -101,7 +116,8 @@ export async function startServer({ port = 8799, env = {} } = {}) {
     });
   });
   const died = exitedPromise.then((e) => {
-    throw new Error(`the reference backend on port ${port} (pid ${child.pid}) ${closing ? "was closed" : "exited"} with ${describeExit(e)}`);
+    const how = closing ? "was closed" : ready ? "exited" : "exited while starting";
+    throw new Error(`the reference backend on port ${port} (pid ${child.pid}) ${how} with ${describeExit(e)}`);
   });
   died.catch(() => {}); // observed by whoever races it; not an unhandled rejection here
 
@@ -118,24 +134,31 @@ export async function startServer({ port = 8799, env = {} } = {}) {
 
   const base = `http://${HOST}:${port}`;
   const deadline = Date.now() + START_TIMEOUT_MS;
+  /** What answered on the port that was not our child (named if we time out). */
+  let foreign = "";
   try {
     for (;;) {
       if (exit) await died;
-      try {
-        const r = await fetch(`${base}/dist/bargein.js`, { method: "HEAD", signal: AbortSignal.timeout(2000) });
-        if (r.ok) break;
-      } catch {}
-      if (Date.now() > deadline) throw new Error(`the reference backend did not answer on port ${port} within ${START_TIMEOUT_MS / 1000} s (is dist/ built? \`npm run build\`)`);
+      const answer = await fetch(`${base}/dist/bargein.js`, { method: "HEAD", signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+      if (answer && answer.headers.get(INSTANCE_HEADER) === instance) {
+        if (answer.ok) break;
+        throw new Error(`the reference backend on port ${port} answers ${answer.status} for /dist/bargein.js: dist/ is not built; run \`npm run build\``);
+      }
+      if (answer) foreign = `${answer.status} with ${INSTANCE_HEADER} ${JSON.stringify(answer.headers.get(INSTANCE_HEADER))}`;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `the reference backend spawned for port ${port} (pid ${child.pid}) did not answer within ${START_TIMEOUT_MS / 1000} s` +
+            (foreign ? `; another server answers there (${foreign}, not this child's instance): stop it or set BENCH_PORT` : ""),
+        );
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
-    // It answered; make sure the one that answered is ours and not one that took the port in between.
-    await new Promise((r) => setTimeout(r, 50));
-    if (exit) await died;
+    ready = true;
   } catch (err) {
     await close();
     throw err;
   }
-  return { base, port, pid: child.pid, died, exited: () => exit, close };
+  return { base, port, pid: child.pid, instance, died, exited: () => exit, close };
 }
 
 /** @param {{ code: number | null, signal: string | null, stderrTail: string }} e */

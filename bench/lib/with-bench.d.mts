@@ -19,5 +19,7 @@ export interface WithBenchOptions {
   browserArgs?: string[];
   stepTimeoutMs?: number;
 }
+/** The bound of opening or closing a page or context (ms). */
+export const PAGE_OP_MS: number;
 export function withBench<T>(options: WithBenchOptions, body: (context: BenchContext) => Promise<T>): Promise<T>;
 export function bounded<T>(name: string, fn: () => Promise<T> | T, timeoutMs: number, server: BenchServer | undefined): Promise<T>;

@@ -23,6 +23,8 @@ import { track } from "./cleanup.mjs";
 
 /** A page step with no `timeoutMs` of its own: generous for a page load or one scenario. */
 const DEFAULT_STEP_MS = 120_000;
+/** The bound of opening or closing a page or context: a bound, not a measurement. */
+export const PAGE_OP_MS = 30_000;
 
 /**
  * @typedef {object} BenchContext

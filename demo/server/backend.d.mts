@@ -39,6 +39,8 @@ export interface BackendOptions {
   prewarm?: boolean;
   /** false: run as if pocketsphinx were not installed (STT streams get an Error, health says so). */
   recogniser?: boolean;
+  /** Sent back as the X-Bargein-Instance header on every HTTP answer (who spawned it can tell it from a stale backend on the port). */
+  instance?: string;
 }
 
 export interface BackendStats {
@@ -79,4 +81,5 @@ export interface ReferenceBackend {
   close(): Promise<void>;
 }
 
+export const INSTANCE_HEADER: "X-Bargein-Instance";
 export function startReferenceBackend(options?: BackendOptions): Promise<ReferenceBackend>;

@@ -73,6 +73,9 @@ const cartesiaEmulator = ({ stats, token }) => {
 /** Every emulator the backend runs; each contributes its routes and its part of /api/health. */
 const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator, deepgramEmulator, assemblyaiEmulator, elevenlabsEmulator, cartesiaEmulator, openaiRealtimeEmulator];
 
+/** The header that carries BackendOptions.instance. */
+export const INSTANCE_HEADER = "X-Bargein-Instance";
+
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
@@ -115,6 +118,8 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
  * @property {boolean} [serveStatic]  serve dist/, demo/, test/, bench/ (default true)
  * @property {boolean} [prewarm]      load one recogniser at start-up (default true)
  * @property {boolean} [recogniser]   false: run as if pocketsphinx were not installed (for the typed-input path)
+ * @property {string} [instance]   sent back as the X-Bargein-Instance header on every HTTP answer, so
+ *   whoever spawned this backend can tell it from a stale one still holding the port (bench/lib/browser.mjs)
  */
 
 /**
@@ -151,6 +156,7 @@ export async function startReferenceBackend(options = {}) {
   const health = () => Object.fromEntries(emulators.filter((e) => e.health).map((e) => [e.name, e.health?.()]));
 
   const server = createServer((req, res) => {
+    if (options.instance) res.setHeader(INSTANCE_HEADER, options.instance);
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname === "/__stats" && req.method === "GET") {
       return sendJson(res, 200, stats.snapshot());

@@ -1,5 +1,7 @@
 // `npm run demo`: the reference backend on 127.0.0.1 (PORT, default 8080).
-// Env: HOST, PORT, BARGEIN_TOKEN (require auth_id / Bearer). See demo/README.md.
+// Env: HOST, PORT, BARGEIN_TOKEN (require auth_id / Bearer), BARGEIN_INSTANCE (echoed in
+// the X-Bargein-Instance header: a bench checks that the backend answering is the one it spawned).
+// See demo/README.md.
 // If pocketsphinx is missing it is installed when we are root (apt-get); otherwise
 // the command is printed and the STT answers with an Error (the demo page then
 // offers typed input).
@@ -15,10 +17,19 @@ if (!(await recogniserAvailable())) {
   }
 }
 
+const port = Number(process.env.PORT ?? 8080);
+const host = process.env.HOST ?? "127.0.0.1";
 const backend = await startReferenceBackend({
-  port: Number(process.env.PORT ?? 8080),
-  host: process.env.HOST ?? "127.0.0.1",
+  port,
+  host,
   token: process.env.BARGEIN_TOKEN,
+  instance: process.env.BARGEIN_INSTANCE || undefined,
+}).catch((err) => {
+  // One line that names the cause (EADDRINUSE: a stale backend holds the port), not a stack:
+  // whoever spawned us (a bench, the browser tests) shows the end of our stderr.
+  const code = err?.code ? ` (${err.code})` : "";
+  console.error(`reference backend: cannot listen on ${host}:${port}${code}: ${err?.message ?? err}` + (err?.code === "EADDRINUSE" ? `; stop what holds the port (lsof -iTCP:${port} -sTCP:LISTEN) or set PORT` : ""));
+  process.exit(1);
 });
 console.log(`bargein reference backend on ${backend.url}/`);
 

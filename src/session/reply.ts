@@ -103,6 +103,10 @@ export class Reply {
     const llmQuest = Quest.fromRunStep("llm", (signal) => this.#runLlm(ttsQuest, signal));
     try {
       await quests.add(ttsQuest);
+      // The tts add can wait behind the last reply's TTS close (up to its 1 s close wait); a
+      // barge-in meanwhile removed an "llm" that was not there yet. Adding it now would start the
+      // LLM of a cancelled reply, live into the next turn (test/unit/reply-start-race.test.ts).
+      if (this.#cancelled) return;
       await quests.add(llmQuest);
     } catch (err) {
       this.#o.hooks.error(err);
@@ -141,6 +145,8 @@ export class Reply {
    * could end with it still live (the soak's leaked quest and socket).
    */
   async removeStreams(): Promise<void> {
+    // Cancelled from here on, however it was interrupted: a start() still under way adds nothing more.
+    this.cancel();
     const results = await Promise.allSettled([this.#o.quests.remove("tts"), this.#o.quests.remove("llm")]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;

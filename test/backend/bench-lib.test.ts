@@ -2,12 +2,17 @@
 // fails fast, naming the cause: a taken port, a missing Chromium, a backend
 // that dies mid-step, a step that hangs, a runner stopped by SIGTERM. Each case
 // starts the real reference backend on its own port (8812–8816) and checks the
-// processes and the port afterwards, not only the error.
+// processes and the port afterwards, not only the error. The cases of
+// startServer's own checks (a stale server answering on its port, its child's
+// death mid-step with no browser) use ports 9120–9122; the benches' own
+// start-up paths with no Chromium use 9130–9139.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { withBench } from "../../bench/lib/with-bench.mjs";
+import { startServer } from "../../bench/lib/browser.mjs";
 import { tracked } from "../../bench/lib/cleanup.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -54,7 +59,7 @@ function runProcess(args: string[], env: Record<string, string>) {
   return { child, done, stdout: () => stdout };
 }
 
-let squatter: Server | undefined;
+let squatter: Pick<Server, "close"> | undefined;
 afterEach(async () => {
   await new Promise<void>((resolve) => (squatter ? squatter.close(() => resolve()) : resolve()));
   squatter = undefined;
@@ -66,8 +71,9 @@ const CASE_MS = 90_000;
 describe("withBench", () => {
   test("with another process on the bench's port, it fails within seconds naming EADDRINUSE and the port, and starts nothing", async () => {
     const port = 8812;
-    squatter = createServer();
-    await new Promise<void>((resolve) => squatter!.listen({ port, host: "127.0.0.1" }, resolve));
+    const held = createServer();
+    squatter = held;
+    await new Promise<void>((resolve) => held.listen({ port, host: "127.0.0.1" }, resolve));
     let bodyRan = false;
     const started = Date.now();
     const failure = await withBench({ port, browser: false }, async () => {
@@ -164,4 +170,102 @@ describe("withBench", () => {
     expect(existsSync(`/proc/${pid}`)).toBe(false);
     expect(backendsOnPort(port)).toEqual([]);
   }, CASE_MS);
+});
+
+describe("startServer measures its own backend", () => {
+  test("a stale server that answers 200 on the port is not taken for ours: startServer rejects naming the port, EADDRINUSE and the exit code, and its child is gone", async () => {
+    const port = 9120;
+    // A stale "backend": answers every request, as an old reference backend would, but without our nonce.
+    let answered = 0;
+    const stale = createHttpServer((_req, res) => {
+      answered++;
+      res.writeHead(200, { "Content-Type": "text/javascript" });
+      res.end();
+    });
+    squatter = stale;
+    await new Promise<void>((resolve) => stale.listen(port, "127.0.0.1", resolve));
+    // probePort: false reaches the case the early probe cannot close: the port taken after the probe.
+    const failure = await startServer({ port, probePort: false }).catch((err: Error) => err);
+    const message = String(failure);
+    expect(message).toMatch(new RegExp(`the reference backend on port ${port} \\(pid \\d+\\) exited while starting with exit code 1`));
+    expect(message).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+    // The stale server did answer (the old check would have accepted it), and was not believed.
+    expect(answered).toBeGreaterThan(0);
+    const pid = Number(/\(pid (\d+)\)/.exec(message)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+    expect(backendsOnPort(port)).toEqual([]);
+    expect(tracked()).toEqual([]);
+  }, CASE_MS);
+
+  test("the backend it starts answers with its own instance nonce; killed mid-step (no browser), the step fails within seconds naming the step and SIGKILL", async () => {
+    const port = 9121;
+    let pid: number | undefined;
+    let killedAt = 0;
+    const failure = await withBench({ port, browser: false }, async ({ server, step }) => {
+      pid = server.pid;
+      const answer = await step("read the backend's health", () => fetch(`${server.base}/api/health`));
+      expect(answer.headers.get("x-bargein-instance")).toBe(server.instance);
+      expect(server.instance).toMatch(/^[0-9a-f-]{36}$/);
+      setTimeout(() => {
+        killedAt = Date.now();
+        process.kill(server.pid!, "SIGKILL");
+      }, 200);
+      await step("wait for ever", () => new Promise(() => {}), { timeoutMs: 60_000 });
+    }).catch((err: Error) => err);
+    expect(String(failure)).toMatch(new RegExp(`bench step "wait for ever" failed: the reference backend on port ${port} \\(pid ${pid}\\) exited with signal SIGKILL`));
+    expect(killedAt).toBeGreaterThan(0);
+    expect(Date.now() - killedAt).toBeLessThan(5000);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+    expect(await isPortFree(port)).toBe(true);
+    expect(tracked()).toEqual([]);
+  }, CASE_MS);
+});
+
+/** Pids of processes whose environment holds `marker` (set on a runner, so inherited by all it spawns). */
+function processesWithMarker(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(marker)) pids.push(Number(entry));
+    } catch {
+      // Ended while we looked, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+describe("the benches' own start-up paths, with Chromium missing", () => {
+  // The benches whose start-up is withBench alone (echo, bargein and vad bundle or prepare
+  // audio first, which costs CPU and proves nothing more about cleanup).
+  const BENCHES = ["audio", "providers", "reliability", "turn", "uplink", "vad-models"];
+
+  test(`${BENCHES.join(", ")}: each fails naming the missing Chromium, and neither a backend nor any other child of the runner is left`, async () => {
+    const marker = `BARGEIN_HYGIENE_RUN=${process.pid}-${Date.now()}`;
+    const [markerName, markerValue] = marker.split("=");
+    const run = runNode(
+      `import { tracked } from "./bench/lib/cleanup.mjs";
+       const benches = ${JSON.stringify(BENCHES)};
+       for (const [i, name] of benches.entries()) {
+         process.env.BENCH_PORT = String(9130 + i);
+         const mod = await import("./bench/" + name + ".bench.mjs");
+         const outcome = await mod.default().then(() => "RESOLVED", (err) => err.message.split("\\n")[0]);
+         console.log("BENCH " + JSON.stringify({ name, port: 9130 + i, outcome, left: tracked() }));
+       }`,
+      { CHROMIUM_PATH: "/nonexistent/chromium", [markerName]: markerValue },
+    );
+    const r = await run.done;
+    const lines = r.stdout.split("\n").filter((l) => l.startsWith("BENCH ")).map((l) => JSON.parse(l.slice(6)) as { name: string; port: number; outcome: string; left: string[] });
+    expect(lines.map((l) => l.name)).toEqual(BENCHES);
+    for (const l of lines) {
+      expect(l.outcome, l.name).toMatch(/could not launch Chromium: no Chromium at \/nonexistent\/chromium .*the reference backend started for this bench \(port \d+, pid \d+\) is stopped/);
+      expect(l.left, l.name).toEqual([]);
+      expect(backendsOnPort(l.port), l.name).toEqual([]);
+      expect(await isPortFree(l.port), l.name).toBe(true);
+    }
+    expect(r.code).toBe(0);
+    // Nothing the runner started outlived it: no process still carries its marker.
+    expect(processesWithMarker(marker)).toEqual([]);
+  }, 180_000);
 });

@@ -92,6 +92,11 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
     leakedQuests: 0,
     sessionErrors: [],
     retries: 0,
+    /**
+     * The session's state when each retry spoke: a retry speaks whatever the session is doing, so
+     * one in bot_thinking barges into a reply still starting (see src/session/reply.ts start()).
+     */
+    retriesByState: {},
     sessions: 0,
     interruptions: 0,
     /** After each session's stop(): anything not idle, a live quest, or a page socket left open. */
@@ -250,6 +255,7 @@ export async function runSoak({ bargeIns = 20, bargeInsPerSession = 100, seed = 
       } catch {
         // The last speech made no turn (no words recognised): speak again.
         stats.retries++;
+        stats.retriesByState[session.state] = (stats.retriesByState[session.state] ?? 0) + 1;
         note(`retry ${stats.retries} in state ${session.state} quests=${session.liveQuests.join("+")}`);
         await say(phrases[stats.retries % 2]);
         continue;
