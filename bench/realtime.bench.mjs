@@ -24,7 +24,7 @@
 //
 // Gemini Live: `gemini.*` is written when the backend has a Gemini Live emulator
 // and the SDK a geminiLive provider; until then it says so.
-import { withBench } from "./lib/with-bench.mjs";
+import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { planTrials, round } from "./lib/bargein-summary.mjs";
 import { bundleForPage, writeVendor } from "./lib/page-bundle.mjs";
 import { quantile } from "./lib/results.mjs";
@@ -43,7 +43,7 @@ export default async function realtimeBench() {
   try {
     await withBench({ port: PORT }, async ({ server, browser, step }) => {
       for (const client of (process.env.BENCH_REALTIME_CLIENTS ?? "bargein,peer").split(",")) {
-        const page = await browser.newPage();
+        const page = await step(`${client}: a new page`, () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
         page.on("pageerror", (e) => problems.push(`${client}: pageerror: ${e.message}`));
         page.on("console", (m) => m.type() === "error" && problems.push(`${client}: console: ${m.text()}`));
         page.on("response", (r) => r.status() >= 400 && problems.push(`${client}: ${r.status()} ${r.url()}`));
@@ -56,7 +56,7 @@ export default async function realtimeBench() {
         problems.push(...runs[client].problems.map((p) => `${client}: ${p}`));
         const s = summarise(runs[client].trials);
         console.log(`  ${client}: ${s.trials} trials in ${((Date.now() - started) / 1000).toFixed(0)} s; silent p95 ${s.onsetToSilentMs.p95} ms; truncate error mean ${s.truncateErrorMs.mean} ms, max ${s.truncateErrorMs.max} ms; rejected ${s.rejectedTruncates}`);
-        await page.close();
+        await step(`${client}: close the page`, () => page.close(), { timeoutMs: PAGE_OP_MS });
       }
     });
   } finally {
