@@ -22,6 +22,8 @@ export interface Knobs {
   recognise?: number;
   /** STT: 1 = never answer a Marker. */
   ignoreMarkers?: number;
+  /** Gemini Live: 1 = server messages as binary frames holding their JSON. */
+  binaryFrames?: number;
 }
 
 export interface BackendOptions {
