@@ -27,6 +27,7 @@ import { AsyncQueue } from "../util/async-queue.js";
 import { timeout } from "../util/timeout.js";
 import { openHostedSocket } from "./hosted-socket.js";
 import type { MessageSocket } from "./message-socket.js";
+import { PreRoll } from "./pre-roll.js";
 import * as wire from "./gemini-wire.js";
 import type { LlmOutput, SttEvent, ToolCallRequest, ToolDefinition } from "./types.js";
 import type { WireContext } from "./wire.js";
@@ -97,8 +98,7 @@ export class GeminiConnection {
   #activity = false;
   /** An audio user turn ended since the last reply: the service has it already. */
   #userAudio = false;
-  #preroll: Array<Float32Array | Int16Array> = [];
-  #prerollSamples = 0;
+  readonly #preroll = new PreRoll(wire.GEMINI_INPUT_RATE, PREROLL_KEEP_S);
   #audioMs = 0;
   #tools: string;
   readonly #answered = new Set<string>();
@@ -162,8 +162,6 @@ export class GeminiConnection {
   sendAudio(pcm: Float32Array | Int16Array): number {
     if (this.#clientDetection() && !this.#activity) {
       this.#preroll.push(pcm);
-      this.#prerollSamples += pcm.length;
-      while (this.#prerollSamples - (this.#preroll[0]?.length ?? 0) >= PREROLL_KEEP_S * wire.GEMINI_INPUT_RATE) this.#prerollSamples -= this.#preroll.shift()!.length;
       return 0;
     }
     this.#audioMs += (pcm.length / wire.GEMINI_INPUT_RATE) * 1000;
@@ -178,19 +176,7 @@ export class GeminiConnection {
     if (!this.#clientDetection() || this.#activity || !this.isOpen) return;
     this.#activity = true;
     this.#send(wire.activityStart());
-    const keep = Math.ceil((Math.max(0, sinceS) + PREROLL_PAD_S) * wire.GEMINI_INPUT_RATE);
-    let skip = Math.max(0, this.#prerollSamples - keep);
-    const frames = this.#preroll;
-    this.#preroll = [];
-    this.#prerollSamples = 0;
-    for (const f of frames) {
-      if (skip >= f.length) {
-        skip -= f.length;
-        continue;
-      }
-      this.sendAudio(skip > 0 ? f.subarray(skip) : f);
-      skip = 0;
-    }
+    for (const pcm of this.#preroll.take(sinceS + PREROLL_PAD_S)) this.sendAudio(pcm);
   }
 
   sttEvents(signal?: AbortSignal): AsyncIterable<SttEvent> {
@@ -211,9 +197,10 @@ export class GeminiConnection {
         return Promise.resolve();
       }
       this.#activity = false;
-      this.#userAudio = true;
       this.#send(wire.activityEnd());
     }
+    // The turn is the user's audio: the service has it, and answers it by itself.
+    this.#userAudio = true;
     return abortable<void>((resolve, reject) => {
       const waiter = { resolve, reject };
       this.#flushes.push(waiter);

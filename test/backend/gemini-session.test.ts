@@ -23,6 +23,8 @@ import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testin
 
 const KEY = "gemini-session-key";
 const STORY = "tell me a long story";
+/** A question whose reply lasts about 6 s: long enough to speak over, shorter than the story. */
+const WEATHER = "what is the weather like today";
 const FRAME = 320; // 20 ms at 16 kHz
 const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
 let backend: ReferenceBackend;
@@ -107,10 +109,10 @@ test("a full turn: activityStart at the onset, activityEnd at the end; the histo
   const r = rig();
   try {
     await r.session.start();
-    await r.say(STORY);
+    await r.say(WEATHER);
     await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
     const [user, bot] = r.session.history;
-    expect(user!.text.toLowerCase()).toContain("story");
+    expect(user!.text.toLowerCase()).toContain("weather");
     expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
     expect(r.player.writtenSeconds).toBeGreaterThan(3);
     const log = await geminiLog();
@@ -164,7 +166,7 @@ test("a misfire over the reply sends nothing: no clientContent, no activityStart
   const r = rig();
   try {
     await r.session.start();
-    await r.say(STORY);
+    await r.say(WEATHER);
     await r.until("1 s of the reply to play", () => r.session.state === "bot_speaking" && r.player.renderedSeconds() > 1);
     await r.say("ah", { misfire: true });
     await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening", 30_000);
@@ -172,7 +174,7 @@ test("a misfire over the reply sends nothing: no clientContent, no activityStart
     expect(log).toMatchObject({ activityStarts: 1, activityEnds: 1, clientContents: [] });
     expect(log.turns).toHaveLength(1);
     expect(log.turns[0].status).toBe("completed");
-    expect(r.session.history[1]).toMatchObject({ role: "assistant", text: elizaReply(STORY) });
+    expect(r.session.history[1]).toMatchObject({ role: "assistant", text: elizaReply(r.session.history[0]!.text) });
     expect(r.session.history[1]).not.toHaveProperty("interrupted", true);
   } finally {
     await r.close();
@@ -211,6 +213,47 @@ test("a refused token fails start() with the service's close reason, as a Protoc
     expect(failed?.message).toContain("close 1007");
     expect(failed?.message).not.toContain("not-minted-here");
     expect(r.session.state).toBe("idle");
+  } finally {
+    await r.close();
+  }
+});
+
+test("server turn detection: the service's own activity detection ends the turn and answers it; the session replies with that answer", { timeout: 40_000 }, async () => {
+  const r = rig({}, mintToken, { turnDetection: "server" });
+  try {
+    await r.session.start();
+    await r.say(WEATHER);
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    const [user, bot] = r.session.history;
+    expect(user!.text.toLowerCase()).toContain("weather");
+    expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
+    const log = await geminiLog();
+    expect(log).toMatchObject({ automaticActivityDetection: true, activityStarts: 0, activityEnds: 0, clientContents: [] });
+    expect(log.turns).toHaveLength(1);
+    expect(log.turns[0].status).toBe("completed");
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("the socket drops mid-reply: the session reconnects with a fresh single-use token and answers the next turn", { timeout: 60_000 }, async () => {
+  let tokens = 0;
+  // Every connection drops after 60 server messages: mid-way through the story's audio, after a short reply's.
+  const r = rig({}, async () => (tokens++, mintToken()), { query: "?drop_after=60" });
+  const reconnects: string[] = [];
+  r.session.on("reconnecting", (e) => reconnects.push(`reconnecting ${e.reason}`));
+  r.session.on("reconnected", () => reconnects.push("reconnected"));
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("the reconnect", () => reconnects.includes("reconnected") && r.session.state === "listening", 30_000);
+    expect(reconnects[0]).toBe("reconnecting dropped");
+    expect(tokens).toBe(2);
+    expect(r.errors.map((e) => e.name)).toContain("ConnectionClosedError");
+    await r.say("please stop");
+    await r.until("the next reply", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
+    expect(r.session.history[3]).toMatchObject({ role: "assistant", text: elizaReply(r.session.history[2]!.text) });
   } finally {
     await r.close();
   }

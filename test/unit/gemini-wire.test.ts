@@ -11,6 +11,7 @@ import { ProtocolError, type BargeinError } from "../../src/errors.js";
 import { closeError } from "../../src/providers/gemini-connection.js";
 import { heardText, pendingTurn } from "../../src/providers/gemini-live.js";
 import * as wire from "../../src/providers/gemini-wire.js";
+import { PreRoll } from "../../src/providers/pre-roll.js";
 import { pcm16Base64 } from "../../src/providers/realtime-wire.js";
 import { prng } from "../lib/prng.mjs";
 
@@ -142,6 +143,20 @@ test("the heard words are those whose midpoint was rendered (the history's rule)
   expect(heardText(words, 0.19)).toBe("");
   expect(heardText(words, 0.5)).toBe("Tell me");
   expect(heardText(words, 5)).toBe("Tell me more");
+});
+
+test("the pre-roll keeps the newest audio up to its limit and hands back the newest seconds asked for, in order", () => {
+  const roll = new PreRoll(100, 1); // 100 samples a second, at most about 1 s kept
+  for (let k = 0; k < 30; k++) roll.push(Int16Array.from({ length: 10 }, (_, i) => k * 10 + i));
+  expect(roll.samples).toBeGreaterThanOrEqual(100);
+  expect(roll.samples).toBeLessThan(110);
+  const taken = roll.take(0.25);
+  const joined = taken.flatMap((f) => Array.from(f));
+  expect(joined).toEqual(Array.from({ length: 25 }, (_, i) => 275 + i));
+  expect(roll.samples).toBe(0);
+  expect(roll.take(1)).toEqual([]);
+  roll.push(new Int16Array([1, 2, 3]));
+  expect(roll.take(10).flatMap((f) => Array.from(f))).toEqual([1, 2, 3]);
 });
 
 describe("fuzz: mutated docs' messages", () => {

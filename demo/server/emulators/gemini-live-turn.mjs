@@ -48,6 +48,8 @@ export class GeminiTurn {
     this.words = /** @type {{ text: string, start: number, stop: number }[]} */ ([]);
     this.sentMs = 0;
     this.sentTranscript = "";
+    /** Resolves once the turn stopped sending (completed, interrupted, or handed to a tool call). */
+    this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
   }
 
   start() {
@@ -67,6 +69,7 @@ export class GeminiTurn {
     this.entry.status = "tool_call";
     this.host.context.push({ role: "function_call", text: `${name}()` });
     this.host.sendNow({ toolCall: { functionCalls: [{ id, name, args: {} }] } });
+    this.resolveFinished?.(undefined);
   }
 
   /** @param {string} text */
@@ -99,6 +102,7 @@ export class GeminiTurn {
     const words = text.split(/\s+/).filter(Boolean).length;
     const prompt = this.host.context.reduce((n, c) => n + c.text.split(/\s+/).filter(Boolean).length, 0);
     this.host.sendNow({ serverContent: { turnComplete: true }, usageMetadata: { promptTokenCount: prompt, responseTokenCount: words, totalTokenCount: prompt + words } });
+    this.resolveFinished?.(undefined);
   }
 
   /** Stops the turn at once: nothing queued goes out, and the conversation keeps what was sent. */
@@ -107,6 +111,7 @@ export class GeminiTurn {
     this.end("interrupted", heardWords({ words: this.words, sentMs: 0, totalMs: 0, truncatedMs: null }, this.sentMs).join(" "));
     this.host.sendNow({ serverContent: { interrupted: true } });
     this.host.sendNow({ serverContent: { turnComplete: true } });
+    this.resolveFinished?.(undefined);
     return true;
   }
 

@@ -126,6 +126,8 @@ class GeminiSocket {
     this.context = [];
     /** @type {GeminiTurn | null} */
     this.turn = null;
+    /** The turn still speaking when `turn` was queued after it (NO_INTERRUPTION). @type {GeminiTurn | null} */
+    this.earlier = null;
     /** @type {Promise<import("../pocketsphinx.mjs").Decoder | null>} */
     this.decoder = Promise.resolve(null);
     /** @type {import("../pocketsphinx.mjs").Decoder | null} */
@@ -170,7 +172,7 @@ class GeminiSocket {
   async dispose() {
     this.closed = true;
     this.abort.abort();
-    if (this.turn) this.turn.open = false;
+    for (const t of [this.turn, this.earlier]) if (t) t.open = false;
     this.faults.dispose();
     await this.work.catch(() => {});
     return this.heldDecoder ?? (await this.decoder.catch(() => null));
@@ -344,6 +346,8 @@ class GeminiSocket {
 
   /** Interrupts the model's turn in progress, or cancels the function call it waits on. */
   interruptTurn() {
+    if (this.earlier?.open) this.earlier.interrupt();
+    this.earlier = null;
     const turn = this.turn;
     if (!turn) return;
     if (turn.pendingCalls.length) {
@@ -365,8 +369,12 @@ class GeminiSocket {
       setup: this.setup,
       log: (entry) => this.record.turns.push(entry),
     });
+    // One model turn speaks at a time: with NO_INTERRUPTION a turn that ends while the model speaks is answered after it.
+    const previous = this.turn;
     this.turn = turn;
-    void turn.start();
+    this.earlier = previous?.open ? previous : null;
+    if (this.earlier) void this.earlier.finished.then(() => !this.closed && turn.open && turn.start());
+    else void turn.start();
   }
 }
 
