@@ -21,7 +21,7 @@
  *
  * Thread: main. Owner: the geminiLive provider (one connection at a time).
  */
-import { BargeinError, ConnectionClosedError, ProtocolError, ServiceTimeoutError } from "../errors.js";
+import { BargeinError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
 import { abortable } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { timeout } from "../util/timeout.js";
@@ -32,7 +32,8 @@ import * as wire from "./gemini-wire.js";
 import type { LlmOutput, SttEvent, ToolCallRequest, ToolDefinition } from "./types.js";
 import type { WireContext } from "./wire.js";
 
-export const SERVICE = "gemini-live";
+export { SERVICE, closeError } from "./gemini-wire.js";
+import { SERVICE, closeError } from "./gemini-wire.js";
 /** Audio kept while no activity is open, for the next activity's start. */
 const PREROLL_KEEP_S = 3;
 /** Audio before the VAD's onset that goes with it (the VAD starts a little after the speech). */
@@ -76,13 +77,6 @@ interface Generation {
   ended: boolean;
 }
 
-/** The reason of a close that refused us, as an error; undefined for an ordinary drop. */
-export function closeError(info: { code: number; reason: string }, ctx: WireContext, when: string): ProtocolError | undefined {
-  if (!info.reason || (info.code !== 1007 && info.code !== 1008 && info.code !== 1009)) return undefined;
-  const hint = /key|token/i.test(info.reason) ? "; check that the token function returns a fresh ephemeral token (auth_tokens/…, one use each)" : "";
-  return new ProtocolError(`${SERVICE} at ${ctx.url}: the service closed the session ${when}: "${info.reason}" (close ${info.code})${hint}`, { service: SERVICE, url: ctx.url });
-}
-
 export class GeminiConnection {
   readonly ctx: WireContext;
   readonly #socket: MessageSocket<wire.GeminiEvent[]>;
@@ -94,6 +88,12 @@ export class GeminiConnection {
   #generations = 0;
   /** The reply round waiting for the next generation. */
   #next: Claim | undefined;
+  /** Model turns asked for (activityEnd, a typed turn, tool results) whose turnComplete has not come. */
+  #owed = 0;
+  /** The model was told its turn was cut before any of it came: its content, up to its end, is stale. */
+  #staleNext = false;
+  /** The last turn end was `interrupted`: the turnComplete after it is that turn's. */
+  #interruptedTurn = false;
   /** The model's current generation began after the last user turn (it answers it). */
   #activity = false;
   /** An audio user turn ended since the last reply: the service has it already. */
@@ -198,6 +198,7 @@ export class GeminiConnection {
       }
       this.#activity = false;
       this.#send(wire.activityEnd());
+      this.#owed++;
     }
     // The turn is the user's audio: the service has it, and answers it by itself.
     this.#userAudio = true;
@@ -244,6 +245,7 @@ export class GeminiConnection {
       this.#next = claim;
       if (outputs.length) this.#send(wire.toolResponse(outputs.map((o) => ({ id: o.callId, name: o.name, output: o.output }))));
       if (typed) this.#send(wire.userTurn(turn.userText!, true));
+      this.#owed++;
     }
     try {
       yield* claim.text.iterate(signal);
@@ -283,6 +285,8 @@ export class GeminiConnection {
   tellHeard(heard: string): void {
     const g = this.#generation;
     if (g && !g.ended) g.stale = true;
+    // A turn the service owes and has not begun to send: what it sends of it before its end is stale too.
+    else if (this.#owed > 0) this.#staleNext = true;
     this.#send(wire.userTurn(wire.heardNote(heard), false));
   }
 
@@ -311,7 +315,7 @@ export class GeminiConnection {
   #current(): Generation {
     const open = this.#generation;
     if (open && !open.ended) return open;
-    const g: Generation = { index: ++this.#generations, early: [], claim: undefined, stale: false, calls: [], ended: false };
+    const g: Generation = { index: ++this.#generations, early: [], claim: undefined, stale: this.#staleNext, calls: [], ended: false };
     this.#generation = g;
     const next = this.#next;
     this.#next = undefined;
@@ -379,6 +383,7 @@ export class GeminiConnection {
         return claim.text.push(e.text);
       }
       case "toolCall": {
+        this.#owed = Math.max(0, this.#owed - 1); // the round ends; the toolResponse asks for the next
         const g = this.#current();
         if (!g.stale) this.#answeredTurn();
         g.calls.push(...e.calls.map((c) => ({ id: c.id, name: c.name, rawArguments: c.arguments })));
@@ -388,9 +393,16 @@ export class GeminiConnection {
       case "interrupted":
       case "turnComplete": {
         const g = this.#generation;
+        // "interrupted > turn_complete" (the SDKs' LiveServerContent): that turnComplete ends the interrupted turn.
+        const endsInterrupted = e.type === "turnComplete" && this.#interruptedTurn;
+        this.#interruptedTurn = e.type === "interrupted";
+        if (e.type === "turnComplete") {
+          this.#owed = Math.max(0, this.#owed - 1);
+          this.#staleNext = false;
+        }
         if (!g || g.ended) {
           // A turnComplete with no content: the service's (empty) answer to the user's turn.
-          if (e.type === "turnComplete") this.#answeredTurn();
+          if (e.type === "turnComplete" && !endsInterrupted) this.#answeredTurn();
           return;
         }
         if (!g.stale) this.#answeredTurn();

@@ -19,11 +19,13 @@
  * before it is parsed (MessageSocket); here a text field is capped at
  * MAX_TEXT_CHARS and one audio part at MAX_AUDIO_PART_CHARS of base64.
  */
+import { ProtocolError } from "../errors.js";
 import { base64Bytes } from "./pcm-base64.js";
 import { pcm16Base64 } from "./realtime-wire.js";
 import type { ToolDefinition } from "./types.js";
 import { protocolError, type WireContext } from "./wire.js";
 
+export const SERVICE = "gemini-live";
 export const GEMINI_INPUT_RATE = 16000;
 export const GEMINI_OUTPUT_RATE = 24000;
 export const INPUT_MIME = `audio/pcm;rate=${GEMINI_INPUT_RATE}`;
@@ -225,4 +227,11 @@ export function heardNote(heard: string): string {
   return heard
     ? `(The user interrupted your last answer. They heard only this much of it: "${heard}". Treat the rest as not said.)`
     : "(The user interrupted your last answer before hearing any of it. Treat it as not said.)";
+}
+
+/** The reason of a close that refused us, as an error; undefined for an ordinary drop. */
+export function closeError(info: { code: number; reason: string }, ctx: WireContext, when: string): ProtocolError | undefined {
+  if (!info.reason || (info.code !== 1007 && info.code !== 1008 && info.code !== 1009)) return undefined;
+  const hint = /key|token/i.test(info.reason) ? "; check that the token function returns a fresh ephemeral token (auth_tokens/…, one use each)" : "";
+  return new ProtocolError(`${SERVICE} at ${ctx.url}: the service closed the session${when ? ` ${when}` : ""}: "${info.reason}" (close ${info.code})${hint}`, { service: SERVICE, url: ctx.url });
 }
