@@ -24,6 +24,8 @@ export interface Knobs {
   ignoreMarkers?: number;
   /** Gemini Live: 1 = server messages as binary frames holding their JSON. */
   binaryFrames?: number;
+  /** Gemini Live: the model's time before its turn's first message, ms. */
+  thinkMs?: number;
 }
 
 export interface BackendOptions {

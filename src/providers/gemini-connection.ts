@@ -185,8 +185,8 @@ export class GeminiConnection {
 
   /**
    * The end of the user's turn: activityEnd (client detection), then resolves
-   * once the service answered it (its first model content, or its
-   * turnComplete), after the words of its input transcription so far. With
+   * once the service answered it (its input transcription, its first model
+   * content, or its turnComplete), after the words of the transcription. With
    * server detection the service ends the turn itself; this waits for its
    * answer the same way. No open activity: nothing to wait for.
    */
@@ -368,7 +368,9 @@ export class GeminiConnection {
       case "inputTranscription": {
         const startS = this.#audioMs / 1000;
         for (const text of e.text.split(/\s+/).filter(Boolean)) this.#stt.push({ kind: "word", text, startS });
-        return;
+        // The turn's words are in: the session may start its reply (and think) while the model thinks.
+        // Words that come later join the turn as late words (the docs promise no order).
+        return this.#answeredTurn();
       }
       case "outputTranscription":
       case "audio": {

@@ -162,6 +162,29 @@ test("a barge-in: the model is told the heard words (a clientContent that asks n
   }
 });
 
+test("a barge-in while the model thinks: the note says nothing was heard, nothing of the cut turn plays, and the user's turn is answered", { timeout: 40_000 }, async () => {
+  const r = rig({}, mintToken, { query: "?think_ms=2500" });
+  try {
+    await r.session.start();
+    await r.say(WEATHER);
+    await r.until("the model to think", () => r.session.state === "bot_thinking");
+    await r.say("please stop");
+    await r.until("the reply to the barge-in", () => r.session.state === "listening" && r.session.history.some((m, i) => i > 1 && m.role === "assistant"), 30_000);
+    const log = await geminiLog();
+    expect(log.clientContents).toHaveLength(1);
+    expect(log.clientContents[0].turns[0].text).toMatch(/before hearing any of it/);
+    expect(log.turns.map((t: any) => t.status)).toEqual(["interrupted", "completed"]);
+    expect(log.turns[0].audioSentMs).toBe(0);
+    const user = r.session.history.filter((m) => m.role === "user").at(-1)!;
+    expect(user.text).toContain("stop");
+    expect(r.session.history.at(-1)).toMatchObject({ role: "assistant", text: elizaReply(user.text) });
+    expect(log.turns[1].input.at(-1)).toEqual({ role: "user", text: user.text });
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
 test("a misfire over the reply sends nothing: no clientContent, no activityStart, and the whole reply is kept", { timeout: 40_000 }, async () => {
   const r = rig();
   try {

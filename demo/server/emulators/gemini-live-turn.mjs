@@ -21,6 +21,7 @@ import { randomUUID } from "node:crypto";
 import { planReply } from "../core/scripted-model.mjs";
 import { heardWords } from "../core/realtime-conversation.mjs";
 import { SpokenContext, base64Pcm, fliteVoice } from "./flite-speech.mjs";
+import { sleep } from "../knobs.mjs";
 
 export const OUTPUT_RATE = 24000;
 export const OUTPUT_MIME = `audio/pcm;rate=${OUTPUT_RATE}`;
@@ -33,6 +34,8 @@ const PIECE_S = 0.1;
  * @property {{ role: string, text: string }[]} context  the conversation; the turn appends its own line
  * @property {{ toolNames: string[], voice: string | null, outputTranscription: boolean }} setup
  * @property {(entry: Record<string, any>) => void} log  the turn's log entry (kept and updated in place)
+ * @property {number} thinkMs  the model's time before the turn's first message (knob think_ms)
+ * @property {AbortSignal} signal  the socket's
  */
 
 export class GeminiTurn {
@@ -52,11 +55,14 @@ export class GeminiTurn {
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
   }
 
-  start() {
+  async start() {
     const input = this.host.context.map((c) => ({ ...c }));
     const plan = planReply(input, this.host.setup.toolNames);
     this.entry = { input, plan, status: "generating", audioSentMs: 0, sentTranscript: "", contextText: null };
     this.host.log(this.entry);
+    // Thinking: an interruption now ends the turn before anything of it was sent.
+    if (this.host.thinkMs > 0) await sleep(this.host.thinkMs, this.host.signal);
+    if (!this.open) return;
     if (plan.kind === "function_call") return this.call(plan.name);
     return this.speak(plan.text);
   }

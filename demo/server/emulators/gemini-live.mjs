@@ -28,7 +28,8 @@
 // emulator's own, in that style, elsewhere. A frame over MAX_MESSAGE_BYTES closes with 1009
 // (the WebSocket code for "message too big"; the service's own limit is not documented).
 // Knobs (../knobs.mjs): capacity (HTTP 429 at the handshake), delay_ms (a slow handshake),
-// drop_after(_ms), stall_ms, malformed, oversize, pace, burst_s, binary.
+// drop_after(_ms), stall_ms, malformed, oversize, pace, burst_s, binary, think_ms (the model's time
+// before its turn's first message).
 // Built from Google's public docs (stored copies):
 //   https://ai.google.dev/api/live                              (the WebSockets API reference)
 //   https://ai.google.dev/gemini-api/docs/live                  (get started)
@@ -368,6 +369,8 @@ class GeminiSocket {
       context: this.context,
       setup: this.setup,
       log: (entry) => this.record.turns.push(entry),
+      thinkMs: this.knobs.thinkMs ?? 0,
+      signal: this.abort.signal,
     });
     // One model turn speaks at a time: with NO_INTERRUPTION a turn that ends while the model speaks is answered after it.
     const previous = this.turn;
