@@ -37,7 +37,7 @@ export type {
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
 export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
-export { kyutaiStt, kyutaiTts, deepgramStt, assemblyaiStt, elevenlabsTts, cartesiaTts, openaiChat, websocketLlm, openaiRealtime } from "./providers/index.js";
+export { kyutaiStt, kyutaiTts, deepgramStt, assemblyaiStt, elevenlabsTts, cartesiaTts, openaiChat, websocketLlm, openaiRealtime, geminiLive } from "./providers/index.js";
 export type { AssemblyaiSttOptions, AssemblyaiSttConfiguration, AssemblyaiSttStream, AssemblyaiSttProvider } from "./providers/index.js";
 export type {
   DeepgramSttOptions,
@@ -54,6 +54,7 @@ export type {
   OpenaiChatOptions,
   WebsocketLlmOptions,
   OpenaiRealtimeOptions,
+  GeminiLiveOptions,
   SpeechToSpeechProvider,
   SttProvider,
   SttStream,

@@ -22,6 +22,10 @@ export interface Knobs {
   recognise?: number;
   /** STT: 1 = never answer a Marker. */
   ignoreMarkers?: number;
+  /** Gemini Live: 1 = server messages as binary frames holding their JSON. */
+  binaryFrames?: number;
+  /** Gemini Live: the model's time before its turn's first message, ms. */
+  thinkMs?: number;
 }
 
 export interface BackendOptions {

@@ -17,11 +17,15 @@
 //   WS   /v1/realtime?model=…               OpenAI Realtime, GA (emulators/openai-realtime.mjs: pocketsphinx, ELIZA, flite)
 //   POST /v1/realtime/client_secrets        OpenAI Realtime's ephemeral key (ek_…, expires_at)
 //   GET  /__realtime/log                    what the Realtime emulator got per socket (truncates, responses)
+//   WS   /ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=…
+//        (and v1alpha …BidiGenerateContentConstrained?access_token=…)  Gemini Live (emulators/gemini-live.mjs)
+//   POST /v1alpha/auth_tokens               Gemini Live's ephemeral token (auth_tokens/…, uses, expireTime)
+//   GET  /__gemini/log                      what the Gemini Live emulator got per socket (model turns' input, clientContent)
 //   GET  /__stats                           counters (stats.mjs) as JSON
 //   GET  /api/health                        which services are real here
 //   GET  /api/token                         the backend's token for the page's token functions (Kyutai, the LLM);
 //        /api/token?service=NAME            a short-lived token of that service (deepgram, assemblyai, elevenlabs,
-//                                           cartesia, openai-realtime), minted by its emulator's own mint code, never the key
+//                                           cartesia, openai-realtime, gemini-live), minted by its emulator's own mint code, never the key
 // Used by main.mjs (`npm run demo`), the backend tests, browser tests and benchmarks.
 //
 // A new emulator is one file exporting a factory (EmulatorDeps → Emulator) and one entry
@@ -43,6 +47,7 @@ import { createAssemblyAiService } from "./emulators/assemblyai.mjs";
 import { ELEVENLABS_PATH, createElevenlabsEmulator } from "./emulators/elevenlabs.mjs";
 import { CARTESIA_PATH, createCartesiaEmulator } from "./emulators/cartesia.mjs";
 import { openaiRealtimeEmulator } from "./emulators/openai-realtime.mjs";
+import { geminiLiveEmulator } from "./emulators/gemini-live.mjs";
 import { assemblyaiTokens, cartesiaTokens, elevenlabsTokens } from "./emulators/service-tokens.mjs";
 
 /** @param {EmulatorDeps} deps @returns {Emulator} AssemblyAI checks the token itself, after the upgrade (close 1008), as the service does. */
@@ -71,7 +76,7 @@ const cartesiaEmulator = ({ stats, token }) => {
 };
 
 /** Every emulator the backend runs; each contributes its routes and its part of /api/health. */
-const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator, deepgramEmulator, assemblyaiEmulator, elevenlabsEmulator, cartesiaEmulator, openaiRealtimeEmulator];
+const EMULATORS = [kyutaiSttEmulator, kyutaiTtsEmulator, openaiLlmEmulator, deepgramEmulator, assemblyaiEmulator, elevenlabsEmulator, cartesiaEmulator, openaiRealtimeEmulator, geminiLiveEmulator];
 
 /** The header that carries BackendOptions.instance. */
 export const INSTANCE_HEADER = "X-Bargein-Instance";

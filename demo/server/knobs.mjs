@@ -21,6 +21,8 @@
  * @property {number} [endpointMs]        STT: silence that ends an utterance (default 480)
  * @property {number} [recognise]         STT: 0 = read and count the audio but run no recogniser (load tests; no decoder per stream)
  * @property {number} [ignoreMarkers]     STT: 1 = never answer a Marker (a stream whose flush never completes)
+ * @property {number} [thinkMs]           speech-to-speech: the model's time before its turn's first message (default 0)
+ * @property {number} [binaryFrames]      Gemini Live: 1 = send every server message as a binary frame holding its JSON
  */
 
 /** @type {Record<string, keyof Knobs>} */
@@ -42,6 +44,8 @@ const QUERY_NAMES = {
   endpoint_ms: "endpointMs",
   recognise: "recognise",
   ignore_markers: "ignoreMarkers",
+  binary: "binaryFrames",
+  think_ms: "thinkMs",
 };
 
 /**

@@ -15,6 +15,8 @@ export type { OpenaiChatOptions } from "./openai-chat.js";
 export { websocketLlm } from "./websocket-llm.js";
 export { openaiRealtime } from "./openai-realtime.js";
 export type { OpenaiRealtimeOptions } from "./openai-realtime.js";
+export { geminiLive } from "./gemini-live.js";
+export type { GeminiLiveOptions } from "./gemini-live.js";
 export type { WebsocketLlmOptions } from "./websocket-llm.js";
 export { findInstance, retryWithBackoff, backoffDelays, shuffled, isRetryableStartupError } from "./discovery.js";
 export type { DiscoveryOptions, BackoffOptions, RetryInfo } from "./discovery.js";

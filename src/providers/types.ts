@@ -120,6 +120,15 @@ export interface SttStream {
    */
   flush(signal?: AbortSignal): Promise<void>;
   /**
+   * Optional, for a service whose turns the client opens (geminiLive's
+   * activityStart): the user's turn began, `sinceS` seconds ago (the VAD's
+   * onset). The session calls it when it gives the user the floor: at the
+   * VAD's speech start while listening, or at a confirmed barge-in (after the
+   * reply's cut). A VAD misfire over the bot never calls it. May come again
+   * while the turn is open (a no-op then); `flush` ends the turn.
+   */
+  turnStarted?(sinceS: number): void;
+  /**
    * The server's events. Single consumer. Ends normally when the server closes
    * normally; throws ConnectionClosedError on an abnormal close, or the
    * service's error. Aborting the signal ends the iteration (not the stream).
@@ -291,4 +300,10 @@ export interface SpeechToSpeechProvider extends ProviderEventSource {
   readonly stt: SttProvider;
   readonly llm: LlmProvider;
   readonly tts: TtsProvider;
+  /**
+   * Optional: the session's settings that a service takes only when the
+   * socket opens (Gemini Live's setup holds the tools). The session calls it
+   * once, when it is constructed, before any connection.
+   */
+  configure?(session: { tools: readonly ToolDefinition[] }): void;
 }

@@ -6,8 +6,9 @@
  * nothing about turns: that is the turn machine's.
  *
  * Thread: main. Owner: VoiceSession, which calls `connect()` once in start(),
- * `send()` for every uplink frame, `flush()` at each turn's end and
- * `noteSpeech()` on the VAD's speech start and end.
+ * `send()` for every uplink frame, `turnStarted()` when the user gets the
+ * floor, `flush()` at each turn's end and `noteSpeech()` on the VAD's speech
+ * start and end.
  */
 import { OverloadError } from "../errors.js";
 import type { SttProvider, SttStream } from "../providers/types.js";
@@ -111,6 +112,15 @@ export class SttLink {
   noteSpeech(speaking: boolean): void {
     this.#vadSpeaking = speaking;
     this.#lastSpeechAt = this.#now();
+  }
+
+  /** The session gave the user the floor, `sinceS` after the VAD's onset: the stream may open the turn (SttStream.turnStarted). */
+  turnStarted(sinceS: number): void {
+    try {
+      this.#current()?.stream.turnStarted?.(sinceS);
+    } catch {
+      // The socket closed under us; the events loop reports it and reconnects.
+    }
   }
 
   /**

@@ -76,6 +76,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     super();
     const options = (this.#options = checkSessionOptions(given));
     this.#makeComponents = options.components ?? ((context) => createComponents(options, context));
+    // A speech-to-speech service that takes its tools only at the socket's setup learns them now.
+    options.realtime?.configure?.({ tools: options.tools?.definitions ?? [] });
     this.#admission = new LlmAdmission(options.llmAdmission);
     this.#tools = options.tools
       ? new ToolRunner(options.tools, {
@@ -381,6 +383,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     if (state === this.#announced) return;
     const previous = this.#announced;
     this.#announced = state;
+    // The user has the floor: at a speech start while listening, or at a confirmed barge-in, after the cut.
+    if (state === "user_speaking") this.#stt?.turnStarted(this.#turn.vadSpeaking ? Math.max(0, performance.now() - this.#turn.speechStartAt) / 1000 : 0);
     this.emit("state", { state, previous });
   }
 

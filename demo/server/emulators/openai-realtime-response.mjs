@@ -14,40 +14,22 @@
 //   https://platform.openai.com/docs/api-reference/realtime-server-events (each event's fields; the
 //   order of the events is the emulator's reading of them, not a documented sequence)
 import { randomUUID } from "node:crypto";
-import { elizaReply } from "../eliza.mjs";
+import { planReply as planScripted } from "../core/scripted-model.mjs";
 import { modelInput, wireItem } from "../core/realtime-conversation.mjs";
 import { SpokenContext, base64Pcm, fliteVoice } from "./flite-speech.mjs";
 
 const RATE = 24000;
 /** Audio per response.output_audio.delta. */
 const DELTA_S = 0.1;
-/** The function tool the scripted model calls, and the question that makes it call it. */
-const TIME_TOOL = "get_time";
-const TIME_QUESTION = /\bwhat time is it\b/i;
 
 /** @param {string} prefix */
 export const newId = (prefix) => `${prefix}_${randomUUID().replace(/-/g, "").slice(0, 22)}`;
 
 /**
- * What the scripted model does next, from what it reads.
- * @param {{ role: string, text: string }[]} input
- * @param {{ type?: string, name?: string }[]} tools
- * @returns {{ kind: "message", text: string } | { kind: "function_call", name: string, arguments: string }}
+ * What the scripted model does next (core/scripted-model.mjs), with the session's function tools.
+ * @param {{ role: string, text: string }[]} input @param {{ type?: string, name?: string }[]} tools
  */
-export function planReply(input, tools) {
-  const last = input.at(-1);
-  if (last?.role === "function_call_output") {
-    /** @type {any} */
-    let result = null;
-    try {
-      result = JSON.parse(last.text);
-    } catch {}
-    return { kind: "message", text: typeof result?.time === "string" ? `The time is ${result.time}.` : `The tool answered ${last.text}.` };
-  }
-  const userText = [...input].reverse().find((i) => i.role === "user")?.text ?? "";
-  if (TIME_QUESTION.test(userText) && tools.some((t) => t.type === "function" && t.name === TIME_TOOL)) return { kind: "function_call", name: TIME_TOOL, arguments: "{}" };
-  return { kind: "message", text: elizaReply(userText) };
-}
+export const planReply = (input, tools) => planScripted(input, tools.filter((t) => t.type === "function" && typeof t.name === "string").map((t) => String(t.name)));
 
 /**
  * @typedef {object} ResponseHost what a response needs from its socket

@@ -1,0 +1,283 @@
+/**
+ * A VoiceSession on `geminiLive` against the reference backend's Gemini Live
+ * emulator (real pocketsphinx hears, ELIZA answers, flite speaks), with
+ * client turn detection: a full turn (activityStart at the user's onset,
+ * activityEnd at the turn's end), a barge-in (the heard-text clientContent,
+ * as the emulator's /__gemini/log shows, and the next turn's context), a VAD
+ * misfire (nothing sent), a tool call and a refused token.
+ *
+ * The audio parts are bargein/testing's public fakes, as in
+ * realtime-session.test.ts: a FakePlayer on a FakeClock that runs with real
+ * time, a FakeVad whose speech events the test emits where its speech is,
+ * and a FakeMicrophone fed with flite's speech at 16 kHz in 20 ms frames at
+ * real-time pace. The real worklets and VAD worker are the browser specs'.
+ */
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
+import { elizaReply } from "../../demo/server/eliza.mjs";
+import { synthesize } from "../../demo/server/flite.mjs";
+import { geminiLive, type GeminiLiveOptions } from "../../src/providers/gemini-live.js";
+import type { SessionComponents } from "../../src/session/ports.js";
+import { VoiceSession } from "../../src/session/voice-session.js";
+import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testing/index.js";
+
+const KEY = "gemini-session-key";
+const STORY = "tell me a long story";
+/** A question whose reply lasts about 6 s: long enough to speak over, shorter than the story. */
+const WEATHER = "what is the weather like today";
+const FRAME = 320; // 20 ms at 16 kHz
+const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
+let backend: ReferenceBackend;
+
+beforeAll(async () => {
+  backend = await startReferenceBackend({ serveStatic: false, token: KEY });
+}, 60_000);
+afterAll(() => backend?.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** An ephemeral token, minted as an app's server would (POST /v1alpha/auth_tokens with the API key). */
+async function mintToken(): Promise<string> {
+  const res = await fetch(`${backend.url}/v1alpha/auth_tokens`, { method: "POST", headers: { "x-goog-api-key": KEY }, body: JSON.stringify({ uses: 1 }) });
+  return ((await res.json()) as { name: string }).name;
+}
+
+/** One session on the emulator, with the fakes; the mic streams silence until `say`. */
+function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token: () => Promise<string> = mintToken, { query = "", ...provider }: Partial<GeminiLiveOptions> & { query?: string } = {}) {
+  const clock = new FakeClock();
+  const player = new FakePlayer({ clock });
+  const vad = new FakeVad();
+  const mic = new FakeMicrophone();
+  const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
+  const realtime = geminiLive({ ...provider, url: `${backend.wsUrl}${CONSTRAINED}${query}`, model: "gemini-live-2.5-flash-preview", token });
+  // As realtime-session.test.ts: flite blocks this process's event loop while it synthesises a reply,
+  // and the frames due meanwhile go out in one burst, which a page's mic never does.
+  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...extra });
+  const errors: Error[] = [];
+  session.on("error", (e) => errors.push(e.error));
+  let queue: Int16Array[] = [];
+  let sent = 0;
+  const started = performance.now();
+  const pump = setInterval(() => {
+    const due = Math.floor((performance.now() - started) / 20);
+    for (; sent < due; sent++) mic.emit("frame", { pcm: queue.shift() ?? new Int16Array(FRAME), capturedAt: sent * 0.02 });
+  }, 10);
+  clock.run();
+  /** The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it. */
+  async function say(text: string, { misfire = false } = {}): Promise<void> {
+    const pcm = synthesize(text, "slt").samples;
+    const frames: Int16Array[] = [];
+    for (let i = 0; i < pcm.length; i += FRAME) {
+      const f = new Int16Array(FRAME);
+      f.set(pcm.subarray(i, i + FRAME));
+      frames.push(f);
+    }
+    queue = frames;
+    await sleep(60);
+    vad.emit("speechStart", { pausedPlayback: false, contextTime: clock.now / 1000 });
+    if (misfire) {
+      await sleep(120);
+      vad.emit("misfire", { resumedPlayback: false, contextTime: clock.now / 1000 });
+      return;
+    }
+    await sleep(200);
+    vad.emit("speechRealStart", { contextTime: clock.now / 1000 });
+    await sleep(frames.length * 20 - 260 + 400);
+    vad.emit("speechEnd", { contextTime: clock.now / 1000 });
+  }
+  async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+    const end = performance.now() + ms;
+    while (!ok()) {
+      if (performance.now() > end) throw new Error(`timed out waiting for ${what} (state ${session.state}, history ${JSON.stringify(session.history)}, errors ${errors.map((e) => e.message).join("; ")})`);
+      await sleep(20);
+    }
+  }
+  async function close(): Promise<void> {
+    clearInterval(pump);
+    clock.pause();
+    await session.stop();
+  }
+  return { session, player, vad, errors, say, until, close };
+}
+
+async function geminiLog(): Promise<any> {
+  const { sessions } = await (await fetch(`${backend.url}/__gemini/log`)).json();
+  return sessions.at(-1);
+}
+
+test("a full turn: activityStart at the onset, activityEnd at the end; the history holds the question as the service heard it, and the reply it spoke", { timeout: 40_000 }, async () => {
+  const r = rig();
+  try {
+    await r.session.start();
+    await r.say(WEATHER);
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    const [user, bot] = r.session.history;
+    expect(user!.text.toLowerCase()).toContain("weather");
+    expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
+    expect(r.player.writtenSeconds).toBeGreaterThan(3);
+    const log = await geminiLog();
+    expect(log).toMatchObject({ automaticActivityDetection: false, activityStarts: 1, activityEnds: 1, clientContents: [] });
+    expect(log.turns).toHaveLength(1);
+    expect(log.turns[0].status).toBe("completed");
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a barge-in: the model is told the heard words (a clientContent that asks no reply), and its next turn reads them after what it had sent", { timeout: 45_000 }, async () => {
+  const r = rig();
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("2 s of the reply to play", () => r.session.state === "bot_speaking" && r.player.renderedSeconds() > 2);
+    await r.say("please stop");
+    await r.until("the reply to the barge-in", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
+    const log = await geminiLog();
+    const bot = r.session.history[1]!;
+    expect(bot).toMatchObject({ role: "assistant", interrupted: true });
+    const story = elizaReply(STORY);
+    expect(bot.text.length).toBeGreaterThan(0);
+    expect(story.startsWith(bot.text)).toBe(true);
+    // The note carries exactly the words the local history kept.
+    expect(log.clientContents).toHaveLength(1);
+    expect(log.clientContents[0].turnComplete).toBe(false);
+    const note = log.clientContents[0].turns[0];
+    expect(note.role).toBe("user");
+    expect(note.text).toContain(`"${bot.text}"`);
+    // The service kept what it had sent (more than was heard: it sends ahead of playback), then the note, then the user's words.
+    expect(log.turns[0].status).toBe("interrupted");
+    const sent = log.turns[0].contextText as string;
+    expect(story.startsWith(sent)).toBe(true);
+    expect(sent.length).toBeGreaterThanOrEqual(bot.text.length);
+    const input = log.turns[1].input as { role: string; text: string }[];
+    expect(input.slice(-3).map((i) => i.role)).toEqual(["model", "user", "user"]);
+    expect(input.at(-3)!.text).toBe(sent);
+    expect(input.at(-2)!.text).toBe(note.text);
+    expect(input.at(-1)!.text).toBe(r.session.history[2]!.text);
+    expect(log.activityStarts).toBe(2);
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a barge-in while the model thinks: the note says nothing was heard, nothing of the cut turn plays, and the user's turn is answered", { timeout: 40_000 }, async () => {
+  const r = rig({}, mintToken, { query: "?think_ms=2500" });
+  try {
+    await r.session.start();
+    await r.say(WEATHER);
+    await r.until("the model to think", () => r.session.state === "bot_thinking");
+    await r.say("please stop");
+    await r.until("the reply to the barge-in", () => r.session.state === "listening" && r.session.history.some((m, i) => i > 1 && m.role === "assistant"), 30_000);
+    const log = await geminiLog();
+    expect(log.clientContents).toHaveLength(1);
+    expect(log.clientContents[0].turns[0].text).toMatch(/before hearing any of it/);
+    expect(log.turns.map((t: any) => t.status)).toEqual(["interrupted", "completed"]);
+    expect(log.turns[0].audioSentMs).toBe(0);
+    const user = r.session.history.filter((m) => m.role === "user").at(-1)!;
+    expect(user.text).toContain("stop");
+    expect(r.session.history.at(-1)).toMatchObject({ role: "assistant", text: elizaReply(user.text) });
+    expect(log.turns[1].input.at(-1)).toEqual({ role: "user", text: user.text });
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a misfire over the reply sends nothing: no clientContent, no activityStart, and the whole reply is kept", { timeout: 40_000 }, async () => {
+  const r = rig();
+  try {
+    await r.session.start();
+    await r.say(WEATHER);
+    await r.until("1 s of the reply to play", () => r.session.state === "bot_speaking" && r.player.renderedSeconds() > 1);
+    await r.say("ah", { misfire: true });
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening", 30_000);
+    const log = await geminiLog();
+    expect(log).toMatchObject({ activityStarts: 1, activityEnds: 1, clientContents: [] });
+    expect(log.turns).toHaveLength(1);
+    expect(log.turns[0].status).toBe("completed");
+    expect(r.session.history[1]).toMatchObject({ role: "assistant", text: elizaReply(r.session.history[0]!.text) });
+    expect(r.session.history[1]).not.toHaveProperty("interrupted", true);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a tool call: the setup declares the session's tools, the toolCall goes through the handler, and its result comes back as a toolResponse", { timeout: 40_000 }, async () => {
+  const r = rig({ tools: { definitions: [{ name: "get_time", description: "The time now", parameters: { type: "object", properties: {} } }] } });
+  const calls: string[] = [];
+  r.session.handleTool("get_time", async (call) => {
+    calls.push(call.name);
+    return { time: "ten past two" };
+  });
+  try {
+    await r.session.start();
+    r.session.sendText("what time is it");
+    await r.until("the answer to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    expect(calls).toEqual(["get_time"]);
+    expect(r.session.history[1]).toMatchObject({ role: "assistant", text: "The time is ten past two." });
+    const log = await geminiLog();
+    expect(log.clientContents).toEqual([expect.objectContaining({ turns: [{ role: "user", text: "what time is it" }], turnComplete: true })]);
+    expect(log.turns.map((t: any) => t.plan.kind)).toEqual(["function_call", "message"]);
+    expect(log.turns[1].input.at(-1)).toEqual({ role: "tool", text: JSON.stringify({ time: "ten past two" }) });
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("a refused token fails start() with the service's close reason, as a ProtocolError", { timeout: 20_000 }, async () => {
+  const r = rig({}, async () => "auth_tokens/not-minted-here");
+  try {
+    const failed = await r.session.start().then(() => null, (e: Error) => e);
+    expect(failed?.name).toBe("ProtocolError");
+    expect(failed?.message).toContain("API key not valid. Please pass a valid API key.");
+    expect(failed?.message).toContain("close 1007");
+    expect(failed?.message).not.toContain("not-minted-here");
+    expect(r.session.state).toBe("idle");
+  } finally {
+    await r.close();
+  }
+});
+
+test("server turn detection: the service's own activity detection ends the turn and answers it; the session replies with that answer", { timeout: 40_000 }, async () => {
+  const r = rig({}, mintToken, { turnDetection: "server" });
+  try {
+    await r.session.start();
+    await r.say(WEATHER);
+    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
+    const [user, bot] = r.session.history;
+    expect(user!.text.toLowerCase()).toContain("weather");
+    expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
+    const log = await geminiLog();
+    expect(log).toMatchObject({ automaticActivityDetection: true, activityStarts: 0, activityEnds: 0, clientContents: [] });
+    expect(log.turns).toHaveLength(1);
+    expect(log.turns[0].status).toBe("completed");
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
+test("the socket drops mid-reply: the session reconnects with a fresh single-use token and answers the next turn", { timeout: 60_000 }, async () => {
+  let tokens = 0;
+  // Every connection drops after 60 server messages: mid-way through the story's audio, after a short reply's.
+  const r = rig({}, async () => (tokens++, mintToken()), { query: "?drop_after=60" });
+  const reconnects: string[] = [];
+  r.session.on("reconnecting", (e) => reconnects.push(`reconnecting ${e.reason}`));
+  r.session.on("reconnected", () => reconnects.push("reconnected"));
+  try {
+    await r.session.start();
+    await r.say(STORY);
+    await r.until("the reconnect", () => reconnects.includes("reconnected") && r.session.state === "listening", 30_000);
+    expect(reconnects[0]).toBe("reconnecting dropped");
+    expect(tokens).toBe(2);
+    expect(r.errors.map((e) => e.name)).toContain("ConnectionClosedError");
+    await r.say("please stop");
+    await r.until("the next reply", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
+    expect(r.session.history[3]).toMatchObject({ role: "assistant", text: elizaReply(r.session.history[2]!.text) });
+  } finally {
+    await r.close();
+  }
+});
