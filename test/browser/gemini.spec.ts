@@ -1,0 +1,87 @@
+/**
+ * `geminiLive` in Chromium on the real parts (capture and playback worklets,
+ * the Silero VAD worker) against the reference backend's Gemini Live
+ * emulator (BidiGenerateContentConstrained with an ephemeral token), with
+ * client activity detection: a question, a reply that the user talks over,
+ * and a reply heard to its end. The user's speech goes in through `input` and
+ * the output is recorded in the same AudioContext (pages/session/), so the
+ * silence and stale audio are read from real samples. Gemini has no
+ * truncate: the emulator's /__gemini/log shows the note of the heard words
+ * that the client sent instead, and that the service kept what it had sent.
+ */
+import { expect, test } from "@playwright/test";
+// @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
+import { loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+
+/** Onset → silent, as test/browser/bargein.spec.ts bounds it. */
+const SILENCE_BOUND_MS = 150;
+const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
+
+test("a Gemini Live conversation: the replies are heard, a barge-in goes silent with nothing stale, and the model is told the heard words", async ({ page, request }) => {
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const r = await page.evaluate(async (path) => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const { geminiLive } = await import("/dist/bargein.js" as string);
+    const token = async () => (await (await fetch("/api/token?service=gemini-live")).json()).token;
+    const realtime = geminiLive({ url: `ws://${location.host}${path}`, model: "models/gemini-live-2.5-flash-preview", token });
+    const t = await makeSession({ sessionOptions: { stt: undefined, llm: undefined, tts: undefined, realtime, bargeIn: { minSpeechMs: 200 } }, recordSeconds: 40 });
+    const wait = (cond: () => boolean, ms: number) =>
+      until(cond, ms, String(cond)).catch(async (e: Error) => {
+        const service = (await (await fetch("/__gemini/log")).json()).sessions?.at(-1);
+        throw new Error(`${e.message}: ${JSON.stringify({ states: t.log.states, errors: t.log.errors, warnings: t.log.warnings, vad: t.log.vad, history: t.session.history, service })}`);
+      });
+    await t.session.start();
+    await t.say("weather-question");
+    await wait(() => t.session.state === "bot_speaking", 30000);
+    await new Promise((res) => setTimeout(res, 1500 + Math.random() * 1000));
+    const second = await t.say("help-me");
+    await wait(() => t.log.interruptions.length === 1, 10000);
+    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate;
+    await wait(() => t.session.history.length === 4 && t.session.state === "listening", 30000);
+    const rec = await t.recording();
+    const history = JSON.parse(JSON.stringify(t.session.history));
+    await t.session.stop();
+    return {
+      sampleRate: t.context.sampleRate,
+      startFrame: rec.startFrame,
+      gaps: rec.gaps,
+      missed: rec.missed,
+      samples: Array.from(rec.samples as Float32Array),
+      onset: second.onset,
+      speechEnd,
+      history,
+      log: t.log,
+    };
+  }, CONSTRAINED);
+  const { samples, sampleRate } = r;
+  const line = timeline(r, sampleRate);
+  const onsetAt = line.index(r.onset);
+  const quietUntil = line.index(r.speechEnd + 0.3);
+  const silentAt = silenceStart(samples, line, sampleRate, onsetAt, quietUntil);
+  expect(silentAt, "the output never went silent").toBeGreaterThan(0);
+  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
+  expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
+  expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
+  expect(loudSamples(samples, silentAt, quietUntil)).toBe(0);
+
+  const log = (await (await request.get("/__gemini/log")).json()).sessions.at(-1);
+  const [question, cutReply, user2, reply2] = r.history;
+  console.log(`gemini barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset; heard "${cutReply.text}"; note ${JSON.stringify(log.clientContents.map((c: any) => c.turns[0].text))}`);
+  expect(question).toMatchObject({ role: "user" });
+  expect(question.text).toContain("weather");
+  const fullReply = "I cannot look outside, but I hope it is pleasant where you are. Are you planning to go out today?";
+  expect(cutReply).toMatchObject({ role: "assistant", interrupted: true });
+  expect(fullReply.startsWith(cutReply.text)).toBe(true);
+  expect(cutReply.text.length).toBeLessThan(fullReply.length);
+  // Gemini cannot truncate: the client tells the model what was heard, in a note that asks no reply.
+  expect(log.clientContents).toHaveLength(1);
+  expect(log.clientContents[0].turnComplete).toBe(false);
+  expect(log.clientContents[0].turns[0].text).toContain(`"${cutReply.text}"`);
+  expect(log.turns[0].status).toBe("interrupted");
+  expect(user2.role).toBe("user");
+  expect(reply2).toMatchObject({ role: "assistant", interrupted: false });
+  expect(reply2.text.split(" ").length).toBeGreaterThan(3);
+  expect(loudMs(samples, sampleRate, quietUntil)).toBeGreaterThan(1000);
+  expect(r.log.errors).toEqual([]);
+});
