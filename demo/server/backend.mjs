@@ -162,7 +162,7 @@ export async function startReferenceBackend(options = {}) {
 
   const server = createServer((req, res) => {
     if (options.instance) res.setHeader(INSTANCE_HEADER, options.instance);
-    const url = new URL(req.url ?? "/", "http://localhost");
+    const url = requestUrl(req);
     if (url.pathname === "/__stats" && req.method === "GET") {
       return sendJson(res, 200, stats.snapshot());
     }
@@ -192,7 +192,7 @@ export async function startReferenceBackend(options = {}) {
 
   const wss = new WebSocketServer({ noServer: true });
   server.on("upgrade", (req, socket, head) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    const url = requestUrl(req);
     const route = findRoute(socketRoutes, url.pathname);
     if (!route) return refuseUpgrade(socket, 404, "Not Found");
     const authorize = route.emulator.authorize ?? isAuthorized;
@@ -248,6 +248,16 @@ export async function startReferenceBackend(options = {}) {
 }
 
 /** @typedef {Awaited<ReturnType<typeof startReferenceBackend>>} ReferenceBackend */
+
+/**
+ * The request's URL. Leading slashes are collapsed first: Google's SDK (@google/genai) joins its
+ * base URL and the Live API's path with two ("ws://host//ws/google.ai…"), which Google's servers
+ * take, while a URL parser reads "//ws/…" as a host named "ws".
+ * @param {import("node:http").IncomingMessage} req
+ */
+function requestUrl(req) {
+  return new URL((req.url ?? "/").replace(/^\/{2,}/, "/"), "http://localhost");
+}
 
 /**
  * The route for `pathname`: an exact path, or one whose `*` segments match one

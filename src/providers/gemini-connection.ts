@@ -38,6 +38,8 @@ import { SERVICE, closeError } from "./gemini-wire.js";
 const PREROLL_KEEP_S = 3;
 /** Audio before the VAD's onset that goes with it (the VAD starts a little after the speech). */
 export const PREROLL_PAD_S = 0.3;
+/** How long a flush waits for the turn's input transcription once the model has answered, ms. */
+const TRANSCRIPT_WAIT_MS = 1500;
 
 export interface ConnectionOptions {
   url: string;
@@ -94,6 +96,8 @@ export class GeminiConnection {
   #staleNext = false;
   /** The last turn end was `interrupted`: the turnComplete after it is that turn's. */
   #interruptedTurn = false;
+  /** Armed when the model answered before the turn's input transcription came (see #answeredByModel). */
+  #transcriptWait: ReturnType<typeof setTimeout> | undefined;
   /** The model's current generation began after the last user turn (it answers it). */
   #activity = false;
   /** An audio user turn ended since the last reply: the service has it already. */
@@ -245,7 +249,10 @@ export class GeminiConnection {
       this.#next = claim;
       if (outputs.length) this.#send(wire.toolResponse(outputs.map((o) => ({ id: o.callId, name: o.name, output: o.output }))));
       if (typed) this.#send(wire.userTurn(turn.userText!, true));
-      this.#owed++;
+      // Owed for what this round asked; with client detection an audio turn was owed at its activityEnd. Counted
+      // twice, a later cut took the next turn for one already owed and marked it stale: the
+      // reply after a barge-in came and never played (bench realtime, "lost replies").
+      if (outputs.length || typed || !this.#clientDetection()) this.#owed++;
     }
     try {
       yield* claim.text.iterate(signal);
@@ -292,6 +299,7 @@ export class GeminiConnection {
 
   close(): Promise<void> {
     this.#closing = true;
+    clearTimeout(this.#transcriptWait);
     return this.#socket.close();
   }
 
@@ -305,10 +313,24 @@ export class GeminiConnection {
 
   /** The service answered the user's turn: every flush waiting resolves after a marker. */
   #answeredTurn(): void {
+    clearTimeout(this.#transcriptWait);
+    this.#transcriptWait = undefined;
     for (const waiter of this.#flushes.splice(0)) {
       this.#marker();
       waiter.resolve();
     }
+  }
+
+  /**
+   * The model's content (or its end) came while a flush waits and before the turn's input
+   * transcription: the docs promise no order between them. Resolving the flush now would end the
+   * turn with no words, so the session would take it as empty and the model's answer would
+   * never play (seen against the emulator: the reply after a barge-in was lost). Wait for the
+   * transcription a little; its words then lead the turn, and the content waits in the generation.
+   */
+  #answeredByModel(): void {
+    if (this.#flushes.length === 0 || this.#transcriptWait !== undefined) return;
+    this.#transcriptWait = setTimeout(() => this.#answeredTurn(), TRANSCRIPT_WAIT_MS);
   }
 
   /** The generation content goes to: the open one, or a new one (which the waiting reply claims). */
@@ -355,6 +377,7 @@ export class GeminiConnection {
     failure ??= new ConnectionClosedError(`${SERVICE}: the session's socket to ${this.ctx.url} was closed`, { service: SERVICE, url: this.ctx.url });
     if (this.#closing) this.#stt.end();
     else this.#stt.fail(failure);
+    clearTimeout(this.#transcriptWait);
     for (const f of this.#flushes.splice(0)) f.reject(failure);
     for (const claim of [this.#generation?.claim, this.#next]) {
       if (!claim) continue;
@@ -376,7 +399,7 @@ export class GeminiConnection {
       case "audio": {
         const g = this.#current();
         if (g.stale) return;
-        this.#answeredTurn();
+        this.#answeredByModel();
         const claim = g.claim;
         if (!claim) return void g.early.push(e.type === "audio" ? { kind: "audio", pcm: e.pcm } : { kind: "text", delta: e.text });
         if (claim.dropped) return;
@@ -387,7 +410,7 @@ export class GeminiConnection {
       case "toolCall": {
         this.#owed = Math.max(0, this.#owed - 1); // the round ends; the toolResponse asks for the next
         const g = this.#current();
-        if (!g.stale) this.#answeredTurn();
+        if (!g.stale) this.#answeredByModel();
         g.calls.push(...e.calls.map((c) => ({ id: c.id, name: c.name, rawArguments: c.arguments })));
         g.ended = true;
         return this.#finish(g);
@@ -404,10 +427,10 @@ export class GeminiConnection {
         }
         if (!g || g.ended) {
           // A turnComplete with no content: the service's (empty) answer to the user's turn.
-          if (e.type === "turnComplete" && !endsInterrupted) this.#answeredTurn();
+          if (e.type === "turnComplete" && !endsInterrupted) this.#answeredByModel();
           return;
         }
-        if (!g.stale) this.#answeredTurn();
+        if (!g.stale) this.#answeredByModel();
         g.ended = true;
         return this.#finish(g);
       }

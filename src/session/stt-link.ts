@@ -116,8 +116,15 @@ export class SttLink {
 
   /** The session gave the user the floor, `sinceS` after the VAD's onset: the stream may open the turn (SttStream.turnStarted). */
   turnStarted(sinceS: number): void {
+    const current = this.#current();
+    if (!current?.stream.turnStarted) return;
     try {
-      this.#current()?.stream.turnStarted?.(sinceS);
+      // What the stream writes at once (Gemini's pre-roll: the speech since the onset and a pad)
+      // is past audio sent on purpose, not the live audio's backlog: counted as backlog, every
+      // barge-in's ~0.8 s of pre-roll overloaded the uplink and ended the stream (bench realtime).
+      const before = current.stream.bufferedAmount;
+      current.stream.turnStarted(sinceS);
+      current.uplink.noteBurst(current.stream.bufferedAmount - before);
     } catch {
       // The socket closed under us; the events loop reports it and reconnects.
     }

@@ -162,6 +162,29 @@ test("a barge-in: the model is told the heard words (a clientContent that asks n
   }
 });
 
+test("a barge-in after the whole reply arrived (the service sends ahead of playback): the reply to it plays", { timeout: 40_000 }, async () => {
+  // pace=0: the reply's audio all comes at once, so its turnComplete is in before the cut.
+  // The turn's answer was counted as owed twice (at activityEnd and again by the reply round),
+  // so the cut took the next turn for one still owed, marked it stale, and that reply never played.
+  const r = rig({}, mintToken, { query: "?pace=0" });
+  try {
+    await r.session.start();
+    await r.say(WEATHER);
+    await r.until("the reply to be playing", () => r.session.state === "bot_speaking" && r.player.renderedSeconds() > 1.5);
+    expect((await geminiLog()).turns[0].status).toBe("completed");
+    await r.say("please stop");
+    await r.until("the reply to the barge-in to play out", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
+    const [, cut, user, reply] = r.session.history;
+    expect(cut).toMatchObject({ role: "assistant", interrupted: true });
+    expect(user!.role).toBe("user");
+    expect(reply).toMatchObject({ role: "assistant", interrupted: false, text: elizaReply(user!.text) });
+    expect(reply!.text.length).toBeGreaterThan(0);
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
 test("a barge-in while the model thinks: the note says nothing was heard, nothing of the cut turn plays, and the user's turn is answered", { timeout: 40_000 }, async () => {
   const r = rig({}, mintToken, { query: "?think_ms=2500" });
   try {

@@ -85,6 +85,8 @@ export class GeminiTurn {
     const phrases = speech.takePhrases(true);
     const tail = speech.finish();
     this.words = phrases.flatMap((p) => p.words);
+    // The turn's words with their times in its audio (s), for the realtime bench's history check.
+    this.entry.words = this.words.map((w) => ({ text: w.text, start: w.start, stop: w.stop }));
     const wanted = () => this.open;
     for (const [k, phrase] of phrases.entries()) {
       const pcm = k === phrases.length - 1 ? concat(phrase.pcm, tail) : phrase.pcm;
