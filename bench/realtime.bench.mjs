@@ -17,13 +17,18 @@
 //   (bargein: the interruption; the peer: audio_interrupted) to the speech's
 //   end + 0.3 s;
 // - historyWordError: |words of the item in the next response's input − words
-//   heard| (a word is heard when its midpoint played: the emulator's own rule).
+//   heard| (a word is heard when its midpoint played: the emulator's own rule);
+// - lostReplies: replies whose audio came and never played (the question is
+//   asked again; three in a row end the run).
 // The peer is @openai/agents-realtime 0.20.0's OpenAIRealtimeWebSocket with
 // server_vad, bundled at bench time (bench/lib/page-bundle.mjs) into
 // bench/pages/realtime/vendor/, removed after.
 //
-// Gemini Live: `gemini.*` is written when the backend has a Gemini Live emulator
-// and the SDK a geminiLive provider; until then it says so.
+// Gemini Live (`gemini.*`), on the Gemini Live emulator: bargein's geminiLive
+// against @google/genai 3.3.0's live client (bundled as vendor/genai.js). The
+// protocol has no truncate, so truncateErrorMs there is the ms the model counts
+// as heard (bargein: the end of the last word its note quoted; the peer, which
+// sends nothing: all the audio sent, which the service keeps) less the ms heard.
 import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { planTrials, round } from "./lib/bargein-summary.mjs";
 import { bundleForPage, writeVendor } from "./lib/page-bundle.mjs";
@@ -34,48 +39,71 @@ const SEED = 23;
 const TRIALS = Number(process.env.BENCH_REALTIME_TRIALS ?? 24);
 const FIXTURES = ["help-me", "turn-on-lights"];
 const VENDOR = new URL("./pages/realtime/vendor/", import.meta.url);
+/** Which runs, in order; BENCH_REALTIME_RUNS=openai.bargein,gemini.peer (say) runs some, for exploring. */
+const RUNS = (process.env.BENCH_REALTIME_RUNS ?? "openai.bargein,openai.peer,gemini.bargein,gemini.peer").split(",").map((r) => r.split("."));
+const CLIENTS = {
+  openai: {
+    bargein: "bargein openaiRealtime, turnDetection client (its default)",
+    peer: "@openai/agents-realtime 0.20.0 OpenAIRealtimeWebSocket, server_vad, the app's queue player emptied on audio_interrupted",
+  },
+  gemini: {
+    bargein: "bargein geminiLive, turnDetection client (its default): the heard words told in a clientContent note",
+    peer: "@google/genai 3.3.0 live.connect, automatic activity detection, the app's queue player emptied on serverContent.interrupted",
+  },
+};
 
 export default async function realtimeBench() {
   const plan = planTrials(TRIALS, SEED, FIXTURES);
-  const removeVendor = writeVendor(VENDOR, { "agents-realtime.js": { code: await bundleForPage("bench/pages/realtime/agents-entry.js") } });
+  const removeVendor = writeVendor(VENDOR, {
+    "agents-realtime.js": { code: await bundleForPage("bench/pages/realtime/agents-entry.js") },
+    "genai.js": { code: await bundleForPage("bench/pages/realtime/genai-entry.js") },
+  });
   const problems = [];
   const runs = {};
   try {
     await withBench({ port: PORT }, async ({ server, browser, step }) => {
-      for (const client of (process.env.BENCH_REALTIME_CLIENTS ?? "bargein,peer").split(",")) {
-        const page = await step(`${client}: a new page`, () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
-        page.on("pageerror", (e) => problems.push(`${client}: pageerror: ${e.message}`));
-        page.on("console", (m) => m.type() === "error" && problems.push(`${client}: console: ${m.text()}`));
-        page.on("response", (r) => r.status() >= 400 && problems.push(`${client}: ${r.status()} ${r.url()}`));
-        await step(`${client}: open realtime.html`, async () => {
+      for (const [protocol, client] of RUNS) {
+        const name = `${protocol}.${client}`;
+        const page = await step(`${name}: a new page`, () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
+        page.on("pageerror", (e) => problems.push(`${name}: pageerror: ${e.message}`));
+        page.on("console", (m) => m.type() === "error" && problems.push(`${name}: console: ${m.text()}`));
+        page.on("response", (r) => r.status() >= 400 && problems.push(`${name}: ${r.status()} ${r.url()}`));
+        await step(`${name}: open realtime.html`, async () => {
           await page.goto(`${server.base}/bench/pages/realtime/realtime.html`);
           await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
         });
         const started = Date.now();
-        runs[client] = await step(`${client}: ${plan.length} barge-ins`, () => page.evaluate((o) => window.bench.run(o), { client, trials: plan, sessionOptions: process.env.BENCH_REALTIME_GUARD === "off" ? { echoGuard: { enabled: false } } : {} }), { timeoutMs: 40_000 * plan.length });
-        problems.push(...runs[client].problems.map((p) => `${client}: ${p}`));
-        const s = summarise(runs[client].trials);
-        console.log(`  ${client}: ${s.trials} trials in ${((Date.now() - started) / 1000).toFixed(0)} s; silent p95 ${s.onsetToSilentMs.p95} ms; truncate error mean ${s.truncateErrorMs.mean} ms, max ${s.truncateErrorMs.max} ms; rejected ${s.rejectedTruncates}`);
-        await step(`${client}: close the page`, () => page.close(), { timeoutMs: PAGE_OP_MS });
+        runs[name] = await step(`${name}: ${plan.length} barge-ins`, () => page.evaluate((o) => window.bench.run(o), { client, protocol, trials: plan, sessionOptions: process.env.BENCH_REALTIME_GUARD === "off" ? { echoGuard: { enabled: false } } : {} }), { timeoutMs: 40_000 * plan.length });
+        problems.push(...runs[name].problems.map((p) => `${name}: ${p}`));
+        const s = summarise(runs[name].trials, protocol);
+        console.log(`  ${name}: ${s.trials} trials in ${((Date.now() - started) / 1000).toFixed(0)} s; silent p95 ${s.onsetToSilentMs.p95} ms; truncate error mean ${s.truncateErrorMs.mean} ms, max ${s.truncateErrorMs.max} ms; rejected ${s.rejectedTruncates}`);
+        await step(`${name}: close the page`, () => page.close(), { timeoutMs: PAGE_OP_MS });
       }
     });
   } finally {
     removeVendor();
   }
-  // BENCH_REALTIME_CLIENTS=bargein (or peer) runs one client, for exploring; the ratio then needs both.
-  const bargein = runs.bargein ? summarise(runs.bargein.trials) : null;
-  const peer = runs.peer ? summarise(runs.peer.trials) : null;
+  const pair = (protocol) => {
+    const bargein = runs[`${protocol}.bargein`] ? summarise(runs[`${protocol}.bargein`].trials, protocol) : null;
+    const peer = runs[`${protocol}.peer`] ? summarise(runs[`${protocol}.peer`].trials, protocol) : null;
+    const ratio =
+      bargein && peer
+        ? {
+            onsetToSilentP95: round(peer.onsetToSilentMs.p95 / bargein.onsetToSilentMs.p95),
+            truncateErrorMeanAbs: round(peer.truncateErrorMs.meanAbs / Math.max(bargein.truncateErrorMs.meanAbs, 0.01)),
+          }
+        : null;
+    const lost = (client) => runs[`${protocol}.${client}`]?.lostReplies ?? null;
+    return { bargein: { client: CLIENTS[protocol].bargein, ...bargein, lostReplies: lost("bargein") }, peer: { client: CLIENTS[protocol].peer, ...peer, lostReplies: lost("peer") }, ratio };
+  };
   return {
-    openai: {
-      emulator: "the reference backend's OpenAI Realtime emulator (demo/server/emulators/openai-realtime.mjs), not the service",
-      bargein: { client: "bargein openaiRealtime, turnDetection client (its default)", ...bargein },
-      peer: { client: "@openai/agents-realtime 0.20.0 OpenAIRealtimeWebSocket, server_vad, the app's queue player emptied on audio_interrupted", ...peer },
-      ratio: bargein && peer ? {
-        onsetToSilentP95: round(peer.onsetToSilentMs.p95 / bargein.onsetToSilentMs.p95),
-        truncateErrorMeanAbs: round(peer.truncateErrorMs.meanAbs / Math.max(bargein.truncateErrorMs.meanAbs, 0.01)),
-      } : null,
+    openai: { emulator: "the reference backend's OpenAI Realtime emulator (demo/server/emulators/openai-realtime.mjs), not the service", ...pair("openai") },
+    gemini: {
+      emulator: "the reference backend's Gemini Live emulator (demo/server/emulators/gemini-live.mjs), not the service",
+      truncateErrorMs:
+        "the Live API has no truncate: the ms the model counts as heard (bargein: to the end of the last word its note quoted; the peer: all the audio the service sent, which it keeps) less the ms heard",
+      ...pair("gemini"),
     },
-    gemini: { pending: "no Gemini Live emulator and client yet" },
     goal: "onsetToSilentMs p95 < 100; |truncateErrorMs| < 3 with 0 rejectedTruncates",
     plan: { seed: SEED, trials: TRIALS, fixtures: FIXTURES.join(","), momentS: "0.25–2.5" },
     problems,
@@ -84,7 +112,7 @@ export default async function realtimeBench() {
 }
 
 /** Figures over the trials that were barge-ins (the bot audible at the onset, the recording aligned). */
-function summarise(all) {
+function summarise(all, protocol) {
   const trials = all.filter((t) => t.botAudibleAtOnset && t.aligned);
   const values = (key) => trials.map((t) => t[key]).filter((v) => typeof v === "number");
   const dist = (v) => ({ p50: round(quantile(v, 0.5)), p95: round(quantile(v, 0.95)), max: round(Math.max(...v)) });
@@ -104,7 +132,8 @@ function summarise(all) {
       maxSigned: round(Math.max(...errors)),
     },
     rejectedTruncates: trials.filter((t) => t.truncate && !t.truncate.accepted).length,
-    noTruncate: trials.filter((t) => !t.truncate).length,
+    // OpenAI: cuts that sent no truncate (the model keeps all the audio sent). Gemini has none to send.
+    noTruncate: protocol === "openai" ? trials.filter((t) => !t.truncate).length : null,
     staleSamples: values("staleSamples").reduce((a, b) => a + b, 0),
     historyWordError: { mean: round(mean(words)), max: Math.max(...words) },
     unknownQuanta: values("unknownQuanta").reduce((a, b) => a + b, 0),

@@ -7,7 +7,7 @@
 // the next response's input) is read once at the end.
 import { makeRig, itemPcm, RATE, SILENT } from "./rig.js";
 import { judgeBargeIn, wordsHeard } from "./judge.js";
-import { bargeinClient, peerClient } from "./clients.js";
+import { bargeinClient, geminiPeerClient, peerClient } from "./clients.js";
 
 const until = (cond, ms, what) =>
   new Promise((resolve, reject) => {
@@ -22,9 +22,12 @@ const until = (cond, ms, what) =>
   });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function realtimeLog() {
-  return (await (await fetch("/__realtime/log")).json()).sessions;
+/** The emulator's log of each socket (OpenAI Realtime: /__realtime/log; Gemini Live: /__gemini/log). */
+async function serviceLog(protocol) {
+  return (await (await fetch(protocol === "gemini" ? "/__gemini/log" : "/__realtime/log")).json()).sessions;
 }
+/** Model turns (responses) the socket's log holds. */
+const turnsOf = (protocol, session) => (protocol === "gemini" ? session?.turns : session?.responses) ?? [];
 
 /** The context time of the item's first audible sample, read back from the recording. */
 async function firstAudibleAt(rig, since) {
@@ -39,27 +42,37 @@ async function firstAudibleAt(rig, since) {
   );
 }
 
-async function run({ client, trials, sessionOptions }) {
+async function run({ client, protocol = "openai", trials, sessionOptions }) {
   const rig = await makeRig();
-  const sessionsBefore = (await realtimeLog()).length;
-  const c = await (client === "peer" ? peerClient(rig) : bargeinClient(rig, sessionOptions));
+  const sessionsBefore = (await serviceLog(protocol)).length;
+  const peer = protocol === "gemini" ? geminiPeerClient : peerClient;
+  const c = await (client === "peer" ? peer(rig) : bargeinClient(rig, sessionOptions, protocol));
   const results = [];
   const problems = [];
+  let lostReplies = 0;
   try {
     await rig.say("weather-question");
+    // The next reply to talk over is the first item after `seen` (the last trial's item, or after a lost reply).
+    let seen = 0;
     for (const [n, trial] of trials.entries()) {
-      const seen = results.length === 0 ? 0 : rig.items.findIndex((i) => i.itemId === results.at(-1).itemId) + 1;
+      const state = () => `the client's last events: ${c.trace.slice(-16).join("; ")}; ${c.errors.join("; ")}; wire: ${rig.items.wire.map((w) => `${w.at} ${w.dir} ${w.kind}${w.n > 1 ? ` ×${w.n}` : ""}`).join(" | ")}`;
       let item;
-      try {
-        item = await until(() => rig.items[seen], 30_000, `reply ${n + 1}'s audio`);
-      } catch (err) {
-        // The STT heard nothing in the last utterance: ask again.
-        problems.push(`trial ${n}: ${err.message}; asked again`);
-        await rig.say("weather-question");
-        item = await until(() => rig.items[seen], 30_000, `reply ${n + 1}'s audio (asked again)`);
+      let audibleAt;
+      for (let attempt = 0; audibleAt === undefined; attempt++) {
+        // A reply that never came, or came and never played (a lost reply: the client's defect,
+        // counted and shown), is asked for again; three in a row end the run.
+        if (attempt === 3) throw new Error(`trial ${n}: three replies in a row lost; ${state()}`);
+        item = await until(() => rig.items[seen], 30_000, `reply ${n + 1}'s audio`).catch((e) => void problems.push(`trial ${n}: ${e.message}; ${state()}`));
+        if (item) {
+          audibleAt = await firstAudibleAt(rig, rig.context.currentTime - 0.2).catch((e) => {
+            lostReplies++;
+            problems.push(`trial ${n}: ${e.message} (item ${item.itemId}): a lost reply; ${state()}`);
+            seen = rig.items.indexOf(item) + 1;
+          });
+        }
+        if (audibleAt === undefined) await rig.say("weather-question");
       }
-      const since = rig.context.currentTime - 0.2;
-      const audibleAt = await firstAudibleAt(rig, since);
+      seen = rig.items.indexOf(item) + 1;
       const said = await rig.say(trial.fixture, { onsetAt: audibleAt + trial.moment });
       await until(() => rig.context.currentTime > said.speechEnd + 0.45, 15_000, "the barge-in's speech to end");
       const confirmAt = c.interruptions.find((t) => t >= said.onset - 0.05);
@@ -71,20 +84,22 @@ async function run({ client, trials, sessionOptions }) {
         fixture: trial.fixture,
         moment: trial.moment,
         itemId: item.itemId,
+        itemIndex: rig.items.indexOf(item),
         ...judged,
         onsetToConfirmMs: confirmAt === undefined ? null : (confirmAt - said.onset) * 1000,
         outputLatencyMs: c.outputLatencyS() * 1000,
       });
     }
     // The last barge-in's reply: its response's input is the model's view of the last cut item.
-    await until(async () => (await realtimeLog()).at(-1)?.responses.length > trials.length, 30_000, "the reply to the last barge-in").catch((e) => problems.push(e.message));
+    await until(async () => turnsOf(protocol, (await serviceLog(protocol)).at(-1)).length > trials.length, 30_000, "the reply to the last barge-in").catch((e) => problems.push(e.message));
   } finally {
     await c.stop();
     await sleep(200);
     rig.close();
   }
-  const log = (await realtimeLog()).slice(sessionsBefore).at(-1);
-  return { trials: results.map((t) => withServiceView(t, log)), problems: [...problems, ...c.errors], sampleRate: RATE };
+  const log = (await serviceLog(protocol)).slice(sessionsBefore).at(-1);
+  const view = protocol === "gemini" ? withGeminiView(log, client) : (t) => withServiceView(t, log);
+  return { trials: results.map(view), lostReplies, problems: [...problems, ...c.errors], sampleRate: RATE };
 }
 
 /**
@@ -112,6 +127,46 @@ function withServiceView(t, log) {
     wordsHeard: wordsHeard(words, heardTruthMs),
     modelWords,
     historyWordError: modelWords === null ? null : Math.abs(modelWords - wordsHeard(words, heardTruthMs)),
+  };
+}
+
+/**
+ * The Gemini emulator's side of each trial. The Live API has no truncate and no item ids: the
+ * k-th item with audio is the k-th model turn that sent audio. What the model counts as heard:
+ * with bargein, the words its note quoted (their last one's end, in ms); with the peer, which
+ * sends nothing, all it sent (the service keeps what it sent to the client).
+ */
+function withGeminiView(log, client) {
+  const spoken = (log?.turns ?? []).filter((x) => x.audioSentMs > 0);
+  const notes = (log?.clientContents ?? []).map((c) => /"(.*)"/.exec(c.turns?.[0]?.text ?? "")?.[1] ?? "");
+  let noted = 0;
+  return (t) => {
+    const turn = spoken[t.itemIndex];
+    const words = turn?.words ?? [];
+    const heardTruthMs = t.renderedMs - t.outputLatencyMs;
+    const count = (text) => text.split(/\s+/).filter(Boolean).length;
+    let modelWords = null;
+    let modelHeardMs = null;
+    if (client === "peer") {
+      modelWords = turn?.contextText == null ? null : count(turn.contextText);
+      modelHeardMs = turn?.audioSentMs ?? null;
+    } else if (t.onsetToConfirmMs !== null) {
+      const note = notes[noted++] ?? "";
+      modelWords = count(note);
+      modelHeardMs = modelWords === 0 ? 0 : (words[modelWords - 1]?.stop ?? NaN) * 1000;
+    }
+    const truth = wordsHeard(words, heardTruthMs);
+    return {
+      ...t,
+      heardTruthMs,
+      audioSentMs: turn?.audioSentMs ?? null,
+      truncate: null,
+      modelHeardMs,
+      truncateErrorMs: modelHeardMs === null ? null : modelHeardMs - heardTruthMs,
+      wordsHeard: truth,
+      modelWords,
+      historyWordError: modelWords === null ? null : Math.abs(modelWords - truth),
+    };
   };
 }
 

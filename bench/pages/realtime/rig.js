@@ -53,23 +53,56 @@ export async function makeRig() {
 /**
  * Keeps the PCM of every output item the page receives, in arrival order:
  * `{ itemId, firstAt (performance.now), pcm: Int16Array[] }`. Installed before a
- * client connects; both clients open their socket with the global WebSocket.
+ * client connects; both clients of each protocol open their socket with the
+ * global WebSocket. OpenAI Realtime: `response.output_audio.delta`, by item id.
+ * Gemini Live has no item ids: a model turn's `inlineData` parts, up to its
+ * `turnComplete` or `interrupted`, are one item ("turn-N").
  */
 function tapWebSocket() {
   const Native = window.WebSocket;
   const list = [];
+  let geminiOpen = false;
+  const append = (itemId, b64) => {
+    let item = list.at(-1);
+    if (item?.itemId !== itemId) list.push((item = { itemId, firstAt: performance.now(), pcm: [] }));
+    const bin = atob(b64);
+    const pcm = new Int16Array(bin.length >> 1);
+    for (let i = 0; i < pcm.length; i++) pcm[i] = (bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8)) << 16 >> 16;
+    item.pcm.push(pcm);
+  };
+  // The last messages both ways, by kind, to tell why a trial failed.
+  const wire = [];
+  const note = (dir, data) => {
+    if (typeof data !== "string" || data.includes('"input_audio_buffer.append"') || data.includes('"realtimeInput":{"audio"')) return;
+    const kind = data.startsWith('{"serverContent"') ? `serverContent ${Object.keys(JSON.parse(data).serverContent).join("+")}` : data.slice(0, 60);
+    if (wire.at(-1)?.kind === kind) wire.at(-1).n++;
+    else wire.push({ at: performance.now().toFixed(0), dir, kind, n: 1 });
+    if (wire.length > 60) wire.shift();
+  };
+  list.wire = wire;
   window.WebSocket = class extends Native {
+    send(data) {
+      note(">", data);
+      return super.send(data);
+    }
     constructor(url, protocols) {
       super(url, protocols);
       this.addEventListener("message", (e) => {
-        if (typeof e.data !== "string" || !e.data.includes('"response.output_audio.delta"')) return;
-        const m = JSON.parse(e.data);
-        let item = list.at(-1);
-        if (item?.itemId !== m.item_id) list.push((item = { itemId: m.item_id, firstAt: performance.now(), pcm: [] }));
-        const bin = atob(m.delta);
-        const pcm = new Int16Array(bin.length >> 1);
-        for (let i = 0; i < pcm.length; i++) pcm[i] = (bin.charCodeAt(2 * i) | (bin.charCodeAt(2 * i + 1) << 8)) << 16 >> 16;
-        item.pcm.push(pcm);
+        note("<", e.data);
+        if (typeof e.data !== "string") return;
+        if (e.data.includes('"response.output_audio.delta"')) {
+          const m = JSON.parse(e.data);
+          append(m.item_id, m.delta);
+        } else if (e.data.includes('"serverContent"')) {
+          const content = JSON.parse(e.data).serverContent;
+          for (const part of content.modelTurn?.parts ?? []) {
+            if (!part.inlineData?.data) continue;
+            if (!geminiOpen) list.push({ itemId: `turn-${list.length}`, firstAt: performance.now(), pcm: [] });
+            geminiOpen = true;
+            append(list.at(-1).itemId, part.inlineData.data);
+          }
+          if (content.turnComplete || content.interrupted) geminiOpen = false;
+        }
       });
     }
   };
