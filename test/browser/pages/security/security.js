@@ -25,7 +25,11 @@ export async function conversation({ token }) {
   const t = await makeSession({ sessionOptions: providers({ token }) });
   await t.session.start();
   await t.say("weather-question");
-  await until(() => t.log.turns.length > 0, 30000);
+  // This checks where the token goes, not speed: the untimed project runs beside the consumer
+  // build, and one CI run needed more than 30 s for this turn. A timeout says where it stood.
+  await until(() => t.log.turns.length > 0, 60000).catch((e) => {
+    throw new Error(`${e.message}: ${JSON.stringify({ states: t.log.states, vad: t.log.vad, transcripts: t.log.transcripts, errors: t.log.errors, warnings: t.log.warnings })}`);
+  });
   const history = JSON.parse(JSON.stringify(t.session.history));
   await t.session.stop();
   return { history, log: t.log, turn: t.log.turns[0], csp: window.cspViolations, unhandled: window.unhandled };
