@@ -19,7 +19,11 @@
 // - historyWordError: |words of the item in the next response's input − words
 //   heard| (a word is heard when its midpoint played: the emulator's own rule);
 // - lostReplies: replies whose audio came and never played (the question is
-//   asked again; three in a row end the run).
+//   asked again; three in a row end the run);
+// - notStopped: barge-ins the client never stopped (the item played on over the
+//   user; in the figures); left out of them: notBargeIns (the onset fell in a
+//   pause of the reply) and misaligned (the output was not that item: an older
+//   reply still playing from the client's queue).
 // The peer is @openai/agents-realtime 0.20.0's OpenAIRealtimeWebSocket with
 // server_vad, bundled at bench time (bench/lib/page-bundle.mjs) into
 // bench/pages/realtime/vendor/, removed after.
@@ -120,7 +124,12 @@ function summarise(all, protocol) {
   const words = values("historyWordError");
   return {
     trials: trials.length,
-    notBargeIns: all.length - trials.length,
+    // Left out: the onset fell in a pause of the reply (the bot inaudible in the 300 ms before it)…
+    notBargeIns: all.filter((t) => !t.botAudibleAtOnset).length,
+    // …or the output was not that item at all (an older reply still playing from the client's queue).
+    misaligned: all.filter((t) => t.botAudibleAtOnset && !t.aligned).length,
+    // Barge-ins the client never stopped: the item played on over the user (counted in the figures).
+    notStopped: trials.filter((t) => t.onsetToConfirmMs === null).length,
     onsetToSilentMs: dist(values("onsetToSilentMs")),
     onsetToConfirmMs: dist(values("onsetToConfirmMs")),
     truncateErrorMs: {
@@ -158,5 +167,8 @@ function compact(t) {
     words: `${t.modelWords}/${t.wordsHeard}`,
     stale: t.staleSamples,
     ok: t.botAudibleAtOnset && t.aligned,
+    // Where the recorded output stopped matching the item (the cut, unless something else changed it).
+    diverged: r(t.divergedMs),
+    ...(t.aligned ? {} : { atDivergence: t.atDivergence }),
   };
 }

@@ -31,6 +31,9 @@ import { PreRoll } from "./pre-roll.js";
 import * as wire from "./gemini-wire.js";
 import type { LlmOutput, SttEvent, ToolCallRequest, ToolDefinition } from "./types.js";
 import type { WireContext } from "./wire.js";
+import type { AudioSink, Claim, ConnectionOptions, Generation } from "./gemini-types.js";
+
+export type { AudioSink, ConnectionOptions } from "./gemini-types.js";
 
 export { SERVICE, closeError } from "./gemini-wire.js";
 import { SERVICE, closeError } from "./gemini-wire.js";
@@ -40,44 +43,6 @@ const PREROLL_KEEP_S = 3;
 export const PREROLL_PAD_S = 0.3;
 /** How long a flush waits for the turn's input transcription once the model has answered, ms. */
 const TRANSCRIPT_WAIT_MS = 1500;
-
-export interface ConnectionOptions {
-  url: string;
-  safeUrl: string;
-  config: wire.GeminiSetupConfig;
-  maxMessageBytes: number;
-  connectTimeoutMs: number;
-  onError(error: BargeinError): void;
-}
-
-/** Where a generation's audio goes: the reply's audio stream. */
-export interface AudioSink {
-  transcript(delta: string): void;
-  audio(generation: number, pcm: Uint8Array): void;
-  /** The generation's turn is over (turnComplete or interrupted). */
-  turnDone(): void;
-  fail(error: unknown): void;
-}
-
-/** A reply round waiting for, or reading, the generation that answers it. */
-interface Claim {
-  text: AsyncQueue<LlmOutput>;
-  sink: AudioSink | undefined;
-  /** The reply was cut or abandoned: the rest of its content is stale. */
-  dropped: boolean;
-}
-
-/** One model turn, or one round of it (a toolCall ends a round). */
-interface Generation {
-  index: number;
-  /** Content that came before a reply claimed it, replayed to it in order. */
-  early: Array<{ kind: "text"; delta: string } | { kind: "audio"; pcm: Uint8Array }>;
-  claim: Claim | undefined;
-  /** Nobody will read it (the service's answer to a turn the model was told was cut): dropped as it comes. */
-  stale: boolean;
-  calls: ToolCallRequest[];
-  ended: boolean;
-}
 
 export class GeminiConnection {
   readonly ctx: WireContext;
@@ -164,11 +129,17 @@ export class GeminiConnection {
 
   /** Sends the audio, or (client detection, no activity open) keeps it for the next activity's pre-roll. */
   sendAudio(pcm: Float32Array | Int16Array): number {
+    // The stream's clock counts all audio handed to it, held or sent (SpeechReplay maps startS on it):
+    // counted when sent, it lagged, and later turns' words read as echo from before the utterance.
+    this.#audioMs += (pcm.length / wire.GEMINI_INPUT_RATE) * 1000;
+    return this.#write(pcm);
+  }
+
+  #write(pcm: Float32Array | Int16Array): number {
     if (this.#clientDetection() && !this.#activity) {
       this.#preroll.push(pcm);
       return 0;
     }
-    this.#audioMs += (pcm.length / wire.GEMINI_INPUT_RATE) * 1000;
     return this.#socket.send(JSON.stringify(wire.audioInput(pcm)));
   }
 
@@ -180,7 +151,8 @@ export class GeminiConnection {
     if (!this.#clientDetection() || this.#activity || !this.isOpen) return;
     this.#activity = true;
     this.#send(wire.activityStart());
-    for (const pcm of this.#preroll.take(sinceS + PREROLL_PAD_S)) this.sendAudio(pcm);
+    // Audio the stream's clock has counted already (sendAudio): written, not counted again.
+    for (const pcm of this.#preroll.take(sinceS + PREROLL_PAD_S)) this.#write(pcm);
   }
 
   sttEvents(signal?: AbortSignal): AsyncIterable<SttEvent> {
@@ -249,9 +221,8 @@ export class GeminiConnection {
       this.#next = claim;
       if (outputs.length) this.#send(wire.toolResponse(outputs.map((o) => ({ id: o.callId, name: o.name, output: o.output }))));
       if (typed) this.#send(wire.userTurn(turn.userText!, true));
-      // Owed for what this round asked; with client detection an audio turn was owed at its activityEnd. Counted
-      // twice, a later cut took the next turn for one already owed and marked it stale: the
-      // reply after a barge-in came and never played (bench realtime, "lost replies").
+      // Owed for what this round asked (client detection owed an audio turn at its activityEnd): counted
+      // twice, a later cut took the next turn for an owed one and marked it stale, and it never played.
       if (outputs.length || typed || !this.#clientDetection()) this.#owed++;
     }
     try {
@@ -322,11 +293,8 @@ export class GeminiConnection {
   }
 
   /**
-   * The model's content (or its end) came while a flush waits and before the turn's input
-   * transcription: the docs promise no order between them. Resolving the flush now would end the
-   * turn with no words, so the session would take it as empty and the model's answer would
-   * never play (seen against the emulator: the reply after a barge-in was lost). Wait for the
-   * transcription a little; its words then lead the turn, and the content waits in the generation.
+   * The model answered before the turn's input transcription (the docs promise no order): a flush
+   * resolved now ends the turn with no words, and the answer never plays. Wait for it a little.
    */
   #answeredByModel(): void {
     if (this.#flushes.length === 0 || this.#transcriptWait !== undefined) return;

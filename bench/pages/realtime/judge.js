@@ -52,6 +52,12 @@ export function judgeBargeIn(rec, pcm, t) {
     botAudibleAtOnset: peakBefore > 0.01,
     // The recording matched the item up to the onset at least (else the alignment is wrong).
     aligned: itemStart >= 0 && itemStart + diverged >= onsetAt,
+    // Where the output stopped matching the item, and what each held there: to tell a cut from a glitch.
+    divergedMs: (diverged / RATE) * 1000,
+    atDivergence: {
+      output: Array.from(samples.subarray(itemStart + diverged - 2, itemStart + diverged + 6), (v) => Math.round(v * 32768)),
+      item: Array.from(pcm.subarray(diverged - 2, diverged + 6)),
+    },
     unknownQuanta,
   };
 }

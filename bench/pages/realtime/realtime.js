@@ -78,7 +78,7 @@ async function run({ client, protocol = "openai", trials, sessionOptions }) {
       const confirmAt = c.interruptions.find((t) => t >= said.onset - 0.05);
       const rec = await rig.window(audibleAt - 0.25, said.speechEnd + 0.35);
       const judged = judgeBargeIn(rec, itemPcm(item), { ...said, confirmAt });
-      if (confirmAt === undefined) problems.push(`trial ${n}: no interruption (onset ${said.onset.toFixed(3)}, speech end ${said.speechEnd.toFixed(3)}): ${c.trace.slice(-12).join("; ")}`);
+      if (confirmAt === undefined) problems.push(`trial ${n}: no interruption (onset ${said.onset.toFixed(3)}, speech end ${said.speechEnd.toFixed(3)}): ${state()}`);
       results.push({
         n,
         fixture: trial.fixture,
