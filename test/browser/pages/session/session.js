@@ -32,12 +32,16 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   session.on("interruption", (e) => log.interruptions.push(e));
   session.on("vad", (e) => log.vad.push(e.kind));
   const fixtures = new Map();
-  /** Plays a fixture (or `duration` s of it from `offset` s) into the injected mic. */
-  async function say(name, { offset = 0, duration } = {}) {
+  /**
+   * Plays a fixture (or `duration` s of it from `offset` s) into the injected mic. `fromOnset`:
+   * from 20 ms before its speech onset, so the onset is now (see whenBotLoud).
+   */
+  async function say(name, { offset = 0, duration, fromOnset = false } = {}) {
     if (!fixtures.has(name)) {
       const data = await (await fetch(`/test/fixtures/speech/${name}.wav`)).arrayBuffer();
       fixtures.set(name, await context.decodeAudioData(data));
     }
+    if (fromOnset) offset = Math.max(0, envelopeOnsetSeconds(fixtures.get(name)) - 0.02);
     const source = context.createBufferSource();
     source.buffer = fixtures.get(name);
     source.connect(mic);
@@ -46,7 +50,23 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     source.start(startedAt, offset, duration);
     const meta = await (await fetch(`/test/fixtures/speech/${name}.json`)).json();
     const onset = startedAt + Math.max(0, envelopeOnsetSeconds(source.buffer) - offset);
-    return { startedAt, onset, duration: duration ?? source.buffer.duration - offset, meta };
+    return { startedAt, onset, offset, duration: duration ?? source.buffer.duration - offset, meta };
+  }
+  /**
+   * Waits until the last `windowS` of the output held the bot's speech (peak over `level`), so
+   * that speech said now lands over the bot, not in a pause between its phrases.
+   */
+  async function whenBotLoud({ windowS = 0.2, level = 0.05, timeoutMs = 5000 } = {}) {
+    const end = performance.now() + timeoutMs;
+    for (;;) {
+      const rec = await recording();
+      const tail = rec.samples.subarray(Math.max(0, rec.samples.length - Math.round(windowS * context.sampleRate)));
+      let peak = 0;
+      for (const v of tail) peak = Math.max(peak, Math.abs(v));
+      if (peak > level) return;
+      if (performance.now() > end) throw new Error(`the bot's output stayed under ${level} for ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 40));
+    }
   }
   function recording() {
     return new Promise((resolve) => {
@@ -54,7 +74,7 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
       recorder.port.postMessage({ kind: "snapshot" });
     });
   }
-  return { session, context, log, say, recording };
+  return { session, context, log, say, recording, whenBotLoud };
 }
 
 /**
