@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     // Playwright specs live in test/browser and end in .spec.ts; keep them out.
-    // `npm run test:unit` runs test/unit in parallel, then test/backend one file
+    // `npm run test:unit` runs test/unit in parallel, then test/backend two files
     // at a time (scripts/test-backend.mjs): each backend file starts its own
     // reference backend (flite WASI, pocketsphinx through koffi). A lost worker
     // process fails the run, named as such; there is no re-run (the two causes
