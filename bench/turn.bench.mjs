@@ -54,6 +54,12 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
     return {
       provider,
       turns: turns.length,
+      // What the user feels: their last speech frame → the reply's first sample heard (TurnMetrics.voiceToVoiceMs),
+      // and how far that is from the recording's truth (labelled end of speech → first sample + output latency).
+      voiceToVoiceMs: stats(pick((t) => t.metrics.voiceToVoiceMs)),
+      voiceToVoiceTruthMs: stats(pick((t) => t.voiceToVoiceTruthMs)),
+      voiceToVoiceErrorMs: stats(pick((t) => Math.abs(t.metrics.voiceToVoiceMs - t.voiceToVoiceTruthMs))),
+      voiceEndToDecisionMs: stats(pick((t) => t.metrics.voiceEndToDecisionMs)),
       speechEndToSttFinalMs: stats(pick((t) => t.metrics.speechEndToSttFinalMs)),
       speechEndToFirstTokenMs: stats(pick((t) => t.metrics.speechEndToFirstTokenMs)),
       speechEndToFirstAudioByteMs: stats(pick((t) => t.metrics.speechEndToFirstAudioByteMs)),
@@ -68,7 +74,7 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
         outputLatencyMs: round(r.outputLatency * 1000),
       },
       method:
-        "sdk numbers: the session's turn events (clock starts at its turn-end decision). recorded: fixture's labelled speech end (context time) → first ≥-40 dBFS sample of the reply in an in-context recording; first sample = that less its offset in the TTS audio. sdkSpeechEndLagMs: session's speech-end instant − labelled end. audibleAgreementMs: session's audible instant − recorded first sample (expect ≈ output latency).",
+        "sdk numbers: the session's turn events (voiceToVoiceMs from the VAD's last speech frame; the others from its turn-end decision). voiceToVoiceTruthMs: the fixture's labelled speech end → the reply's first sample in the recording + output latency; voiceToVoiceErrorMs: |sdk − truth|. recorded: fixture's labelled speech end (context time) → first ≥-40 dBFS sample of the reply in an in-context recording; first sample = that less its offset in the TTS audio. sdkSpeechEndLagMs: session's speech-end instant − labelled end. audibleAgreementMs: session's audible instant − recorded first sample (expect ≈ output latency).",
       warmupTurns: warmup.map((t) => ({ fixture: t.fixture, ...Object.fromEntries(Object.entries(t.metrics).filter(([k]) => k.endsWith("Ms")).map(([k, v]) => [k, round(v)])) })),
       perTurn: turns.map((t) => ({
         fixture: t.fixture,
@@ -79,6 +85,7 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
         recordedSpeechEndToFirstSampleMs: round(t.recorded.speechEndToFirstSampleMs),
         sdkSpeechEndLagMs: round(t.sdkSpeechEndLagMs),
         audibleAgreementMs: round(t.audibleAgreementMs),
+        voiceToVoiceTruthMs: round(t.voiceToVoiceTruthMs),
         unknownQuanta: t.recorded.unknownQuanta,
       })),
       // Turns the session took that no fixture asked for (late STT words after a flush timeout), left out above.

@@ -127,7 +127,10 @@ export function runDemo(Bargein, { assetsPath }) {
 
   function drawTimeline() {
     const svgNS = "http://www.w3.org/2000/svg";
+    // From the user's real end of speech (the VAD's last speech frame): the turn-end decision comes
+    // voiceEndToDecisionMs later, and the rest are measured from that decision.
     const keys = [
+      ["voiceEndToDecisionMs", "turn end decided", "#999999"],
       ["speechEndToSttFinalMs", "STT final", "#6a9f6a"],
       ["speechEndToFirstTokenMs", "first token", "#7b68c8"],
       ["speechEndToFirstAudioByteMs", "first audio byte", "#4062bb"],
@@ -135,7 +138,8 @@ export function runDemo(Bargein, { assetsPath }) {
     ];
     const rowH = 22;
     const shown = turns.slice(-8);
-    const maxMs = Math.max(500, ...shown.flatMap((t) => keys.map(([k]) => t[k] ?? 0)));
+    const offset = (turn, key) => (key === "voiceEndToDecisionMs" ? 0 : turn.voiceEndToDecisionMs ?? 0);
+    const maxMs = Math.max(500, ...shown.flatMap((t) => keys.map(([k]) => (t[k] ?? 0) + offset(t, k))));
     ui.timeline.setAttribute("height", String(shown.length * rowH + 24));
     ui.timeline.replaceChildren();
     const width = ui.timeline.clientWidth || 700;
@@ -148,8 +152,8 @@ export function runDemo(Bargein, { assetsPath }) {
       label.textContent = `turn ${turn.turn}${turn.interrupted ? " ✂" : ""}`;
       ui.timeline.append(label);
       for (const [key, name, color] of keys) {
-        const ms = turn[key];
-        if (ms === undefined) continue;
+        if (turn[key] === undefined) continue;
+        const ms = turn[key] + offset(turn, key);
         const mark = document.createElementNS(svgNS, "rect");
         mark.setAttribute("x", String(x(ms) - 2));
         mark.setAttribute("y", String(y));
@@ -161,12 +165,14 @@ export function runDemo(Bargein, { assetsPath }) {
         mark.append(title);
         ui.timeline.append(mark);
       }
-      const audible = turn.speechEndToFirstAudibleMs;
+      // The label is what the user felt, voice to voice, where it is known (not for a typed turn).
+      const audible = turn.voiceToVoiceMs ?? turn.speechEndToFirstAudibleMs;
       if (audible !== undefined) {
         const text = document.createElementNS(svgNS, "text");
-        text.setAttribute("x", String(Math.min(x(audible) + 6, width - 60)));
+        text.setAttribute("x", String(Math.min(x(audible) + 6, width - 150)));
         text.setAttribute("y", String(y + 13));
-        text.textContent = `${Math.round(audible)} ms`;
+        text.dataset.testid = "turn-latency";
+        text.textContent = turn.voiceToVoiceMs !== undefined ? `${Math.round(audible)} ms voice to voice` : `${Math.round(audible)} ms`;
         ui.timeline.append(text);
       }
     });

@@ -6,7 +6,8 @@
  * them. The VAD gets the cleaned signal, and each VAD frame carries the
  * guard's verdict (FrameEcho): the bot's own echo (it starts nothing), near-
  * end speech the guard cannot vouch for yet (it may pause playback, never
- * confirm a barge-in), or clear.
+ * confirm a barge-in), near-end speech it trusts over the bot (double talk),
+ * or clear (no bot audio).
  *
  * Thread: the audio render thread, owned by the capture processor.
  * Allocation: everything in the constructor; `process` allocates nothing.
@@ -68,7 +69,7 @@ export class CaptureEcho {
 
   /** The guard's verdict on the VAD frame just completed (see FrameEcho); starts the next frame's. */
   takeVerdict(): FrameEcho {
-    const verdict: FrameEcho = !this.#sawReference || this.#sawTrustedNearEnd ? "clear" : this.#sawNearEnd ? "unconfirmed" : "echo";
+    const verdict: FrameEcho = !this.#sawReference ? "clear" : this.#sawTrustedNearEnd ? "doubleTalk" : this.#sawNearEnd ? "unconfirmed" : "echo";
     this.#sawReference = false;
     this.#sawNearEnd = false;
     this.#sawTrustedNearEnd = false;

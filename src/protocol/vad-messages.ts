@@ -157,6 +157,12 @@ export interface VadSpeechRealStartMessage extends VadEventTiming {
 }
 export interface VadSpeechEndMessage extends VadEventTiming {
   kind: "speechEnd";
+  /**
+   * The utterance's last speech frame (at or over the speech threshold): where
+   * the user stopped talking. The event itself comes `redemptionMs` later.
+   */
+  lastSpeechSampleIndex: number;
+  lastSpeechContextTime: number;
   /** First sample of the utterance's audio (including the pre-speech pad). */
   audioStartIndex: number;
   /** The utterance at 16 kHz, when `speechEndAudio` is on (transferred). */

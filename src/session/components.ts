@@ -151,7 +151,11 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean)
       return player.on("started", (e) => {
         // Rendered at e.contextTime; heard one output latency later. Mapped to performance.now().
         const renderedAgoMs = (context.currentTime - e.contextTime) * 1000;
-        fn({ generation: e.generation, at: performance.now() - renderedAgoMs + player.outputLatency * 1000 });
+        fn({
+          generation: e.generation,
+          at: performance.now() - renderedAgoMs + player.outputLatency * 1000,
+          audibleContextTime: e.contextTime + player.outputLatency,
+        });
       });
     }) as PlayerPort["on"],
   };

@@ -36,7 +36,12 @@ export interface PlayerPort {
   renderedSeconds(): number;
   /** Seconds between rendering a sample and hearing it. */
   readonly outputLatency: number;
-  on(name: "started", fn: (e: { generation: number; at: number }) => void): () => void;
+  /**
+   * The first sample of `generation` is heard at `at` (performance.now() ms)
+   * and, when the player knows it, at `audibleContextTime` (AudioContext
+   * seconds: rendered time plus the output latency; the VAD's clock).
+   */
+  on(name: "started", fn: (e: { generation: number; at: number; audibleContextTime?: number }) => void): () => void;
   on(name: "ended", fn: (e: { generation: number }) => void): () => void;
   /** The AudioContext left "running" (suspended or interrupted by the browser or the app, or closed). */
   on(name: "contextState", fn: (e: { state: string }) => void): () => void;
@@ -60,7 +65,12 @@ export interface VadPort {
   setAutoPause(token: number | null): void;
   on(name: "speechStart", fn: (e: { pausedPlayback: boolean; contextTime: number }) => void): () => void;
   on(name: "speechRealStart", fn: (e: { contextTime: number }) => void): () => void;
-  on(name: "speechEnd", fn: (e: { contextTime: number }) => void): () => void;
+  /**
+   * `lastSpeechContextTime`: the end of the utterance's last speech frame, in
+   * the same AudioContext time as the player's `audibleContextTime` (the
+   * session's `voiceToVoiceMs` is the gap between the two; without it, none).
+   */
+  on(name: "speechEnd", fn: (e: { contextTime: number; lastSpeechContextTime?: number }) => void): () => void;
   on(name: "misfire", fn: (e: { resumedPlayback: boolean; contextTime: number }) => void): () => void;
   /** Only once the meter is on: the latest speech probability. */
   on(name: "probability", fn: (e: { probability: number }) => void): () => void;

@@ -14,7 +14,7 @@ import type { QuestManager } from "../quest/quest-manager.js";
 import type { Emitter } from "../util/emitter.js";
 import type { RecentBotWords } from "./echo-words.js";
 import type { ConversationHistory } from "./history.js";
-import { Reply } from "./reply.js";
+import { Reply, type TurnTiming } from "./reply.js";
 import type { SessionCounters } from "./session-metrics.js";
 import type { ToolRunner } from "./tool-runner.js";
 import type { TranscriptFeed } from "./transcript-feed.js";
@@ -62,7 +62,7 @@ export class ReplySlot {
   }
 
   /** Starts reply `generation` for the history as it is (LLM → TTS → player). */
-  start(generation: number, player: PlayerPort, quests: QuestManager, timing: { speechEndAt: number; sttFinalMs: number }): void {
+  start(generation: number, player: PlayerPort, quests: QuestManager, timing: TurnTiming): void {
     const o = this.#o;
     const message = o.history.addAssistant(o.transcripts.newId("assistant"));
     const reply = new Reply({

@@ -37,7 +37,17 @@ export interface ReplyHooks {
   warning(warning: WarningEvent): void;
 }
 
-export interface ReplyOptions {
+/** Where a reply's clocks start: the user's turn that it answers. */
+export interface TurnTiming {
+  /** When the user's turn was decided over (ms, the session's clock). */
+  speechEndAt: number;
+  /** How long the STT took to confirm the turn's last words (none for a typed turn). */
+  sttFinalMs?: number;
+  /** The end of the user's last speech frame (AudioContext s), when the VAD gave it; none for a typed turn. */
+  voiceEnd?: number;
+}
+
+export interface ReplyOptions extends TurnTiming {
   generation: number;
   /** The turn's number, counted from 1 over the session. */
   index: number;
@@ -48,9 +58,6 @@ export interface ReplyOptions {
   tools?: ToolRunner;
   /** Where the tool calls are recorded (with `message`). */
   history: ConversationHistory;
-  /** When the user's turn was decided over (ms, the session's clock), and how long the STT took to confirm it. */
-  speechEndAt: number;
-  sttFinalMs: number;
   llm: LlmProvider;
   tts: TtsProvider;
   player: PlayerPort;
@@ -113,9 +120,18 @@ export class Reply {
     }
   }
 
-  /** The first sample is audible at `at` (the session's clock). */
-  audible(at: number): void {
+  /**
+   * The first sample is audible at `at` (the session's clock) and at
+   * `audibleContextTime` (AudioContext s, when the player knows it).
+   */
+  audible(at: number, audibleContextTime?: number): void {
     this.metrics.speechEndToFirstAudibleMs = at - this.#o.speechEndAt;
+    // Both ends on the render thread's clock: no main-thread timer in between.
+    const { voiceEnd } = this.#o;
+    if (voiceEnd !== undefined && audibleContextTime !== undefined) {
+      this.metrics.voiceToVoiceMs = (audibleContextTime - voiceEnd) * 1000;
+      this.metrics.voiceEndToDecisionMs = this.metrics.voiceToVoiceMs - this.metrics.speechEndToFirstAudibleMs;
+    }
     if (this.#firstAudioByteAt !== undefined) this.metrics.firstAudioByteToAudibleMs = at - this.#firstAudioByteAt;
   }
 

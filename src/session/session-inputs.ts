@@ -22,8 +22,8 @@ export interface InputSink {
   noteSpeech(speaking: boolean): void;
   /** One uplink frame for the STT; `capturedAtMs` on performance.now()'s clock, when known. */
   sendAudio(pcm: Float32Array | Int16Array, capturedAtMs?: number): void;
-  /** The player's first sample of `generation` is audible at `at` (performance.now()). */
-  playbackStarted(generation: number, at: number): void;
+  /** The player's first sample of `generation` is audible at `at` (performance.now()) and `audibleContextTime` (AudioContext s), when known. */
+  playbackStarted(generation: number, at: number, audibleContextTime: number | undefined): void;
   /** Is this STT word the bot's own voice heard back, and was the bot audible just now? (echo-words.ts) */
   /** `spokenAt`: when the word's audio was captured, when known (performance.now() clock). */
   echoOf(text: string, spokenAt?: number): { echo: boolean; nearBot: boolean };
@@ -56,9 +56,9 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     vad.on("speechEnd", (e) => {
       sink.noteSpeech(false);
       events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });
-      dispatch({ kind: "speechEnd", at: now() });
+      dispatch({ kind: "speechEnd", at: now(), voiceEnd: e.lastSpeechContextTime });
     }),
-    player.on("started", (e) => sink.playbackStarted(e.generation, e.at)),
+    player.on("started", (e) => sink.playbackStarted(e.generation, e.at, e.audibleContextTime)),
     player.on("ended", (e) => dispatch({ kind: "replyDone", generation: e.generation })),
     capture.on("frame", (e) => sink.sendAudio(e.pcm, e.capturedAtMs)),
     capture.on("gap", (e) => sink.counters.captureGap(e.ms)),

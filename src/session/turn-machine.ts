@@ -56,6 +56,8 @@ export interface TurnState {
   /** Inside an utterance the VAD confirmed (its real start came), and when it last did (ms). */
   readonly realSpeech: boolean;
   readonly realSpeechAt: number;
+  /** Where the VAD's last utterance really ended (its last speech frame, AudioContext s); undefined while one goes on. */
+  readonly voiceEnd: number | undefined;
   /**
    * Words heard near the bot's audio with no real speech yet to vouch for
    * them (TurnConfig.vouchWordsMs): real speech soon after makes them the
@@ -74,7 +76,8 @@ export type TurnEvent =
   | { kind: "speechStart"; pausedByWorker: boolean; at: number }
   /** `bargeIn.minSpeechMs` of speech frames since the speech start. */
   | { kind: "speechRealStart"; at: number }
-  | { kind: "speechEnd"; at: number }
+  /** `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. */
+  | { kind: "speechEnd"; at: number; voiceEnd?: number }
   | { kind: "misfire"; resumedByWorker: boolean }
   /**
    * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
@@ -117,8 +120,8 @@ export type TurnEffect =
   | { kind: "echoWord"; text: string }
   /** A word that belongs to the last user message (its flush timed out). */
   | { kind: "lateUserWord"; text: string }
-  /** Flush the STT for the turn's last words; answer with `turnFlushed`. */
-  | { kind: "endUserTurn" }
+  /** Flush the STT for the turn's last words; answer with `turnFlushed`. `voiceEnd`: where the user's voice ended (AudioContext s), if known. */
+  | { kind: "endUserTurn"; voiceEnd: number | undefined }
   /** The user's turn goes into the history, final. */
   | { kind: "addUserMessage"; text: string }
   /** Make `generation` the player's current one: older audio is fenced off. */
@@ -160,6 +163,7 @@ export const INITIAL_TURN_STATE: TurnState = {
   speechStartAt: -Infinity,
   realSpeech: false,
   realSpeechAt: -Infinity,
+  voiceEnd: undefined,
   heldWords: [],
 };
 
@@ -172,7 +176,7 @@ const HANDLERS: Handlers = {
   listen: (s) => (s.phase === "idle" || s.phase === "connecting" ? to(s, "listening") : same(s)),
 
   speechStart: (s, e, config) => {
-    const speaking = { ...s, vadSpeaking: true, speechStartAt: s.vadSpeaking ? s.speechStartAt : e.at };
+    const speaking = { ...s, vadSpeaking: true, speechStartAt: s.vadSpeaking ? s.speechStartAt : e.at, voiceEnd: undefined };
     if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
       // Pause now; confirm on the VAD's real start, its end, or an STT word.
       const { bargeIn, effects } = beginBargeIn(s.reply.generation, { pausedByWorker: e.pausedByWorker, at: e.at, wordsBefore: s.userWords.length });
@@ -186,7 +190,7 @@ const HANDLERS: Handlers = {
   speechRealStart: (s, e, config) => then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at }, e.at, config), (next) => confirm(next, "speech", e.at)),
 
   speechEnd: (s, e, config) => {
-    const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at }, e.at, config);
+    const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at, voiceEnd: e.voiceEnd }, e.at, config);
     const confirmed = then(vouched, (next) => confirm(next, "speech", e.at));
     // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
     return then(confirmed, (next) => (next.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(next) : same(next)));
@@ -393,7 +397,9 @@ function startReply(s: TurnState, text: string, lateWords: boolean): TurnStep {
 /** The user's turn is over: flush the STT for its last words (once). */
 function endUserTurn(s: TurnState): TurnStep {
   if (s.endingTurn) return same(s);
-  return { state: { ...s, endingTurn: true }, effects: [{ kind: "endUserTurn" }] };
+  // Still speaking (push-to-talk released mid-word): where the voice ends is not known.
+  const voiceEnd = s.vadSpeaking ? undefined : s.voiceEnd;
+  return { state: { ...s, endingTurn: true }, effects: [{ kind: "endUserTurn", voiceEnd }] };
 }
 
 function botHasFloor(s: TurnState): boolean {

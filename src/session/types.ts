@@ -285,6 +285,19 @@ export interface InterruptionEvent {
  */
 export interface TurnMetrics {
   turn: number;
+  /**
+   * What the user feels: from the end of their last speech frame (the VAD's
+   * frame, AudioContext time) to the reply's first sample heard (rendered
+   * time plus the output latency, same clock). Includes the VAD's wait for
+   * silence (`vad.redemptionMs`); leaves out the mic's input latency, which
+   * browsers do not report reliably (so it is low by that much, ~10 ms), and
+   * is within a 32 ms VAD frame. None for a typed turn, or when the turn
+   * ended while the VAD still heard speech (push-to-talk released mid-word).
+   */
+  voiceToVoiceMs?: number;
+  /** Its first part: the user's last speech frame → the session's end-of-turn decision (the VAD's silence, or the STT's pause). */
+  voiceEndToDecisionMs?: number;
+  /** The parts below start at that decision. */
   speechEndToSttFinalMs?: number;
   speechEndToFirstTokenMs?: number;
   speechEndToFirstAudioByteMs?: number;

@@ -25,6 +25,7 @@ import { ConversationHistory, type HistoryMessage, type UserMessage } from "./hi
 import { checkComponents, type ComponentsFactory, type SessionComponents } from "./ports.js";
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { ReplySlot } from "./reply-slot.js";
+import type { TurnTiming } from "./reply.js";
 import { SessionCounters } from "./session-metrics.js";
 import { forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
 import { RecentBotWords } from "./echo-words.js";
@@ -69,8 +70,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #replies: ReplySlot;
   /** The last user message: late words of a missed flush go there. */
   #lastUser: UserMessage | undefined;
-  /** When the user's turn was decided over, and how long the STT took to confirm it. */
-  #turnTiming = { speechEndAt: 0, sttFinalMs: 0 };
+  /** When the user's turn was decided over, how long the STT took to confirm it, and where the voice ended. */
+  #turnTiming: TurnTiming = { speechEndAt: 0 };
 
   constructor(given: VoiceSessionOptions) {
     super();
@@ -159,6 +160,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   sendText(text: string): void {
     if (typeof text !== "string" || !text.trim()) throw new ConfigError("VoiceSession.sendText(): give the text of the user's turn, a non-empty string");
     this.#requireListening("sendText");
+    // A typed turn: its clock starts now, with no STT and no voice to measure from.
+    this.#turnTiming = { speechEndAt: performance.now() };
     this.#dispatch({ kind: "text", text });
   }
 
@@ -279,10 +282,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     counters: this.#counters,
     noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
     sendAudio: (pcm, capturedAtMs) => this.#stt?.send(pcm, capturedAtMs),
-    playbackStarted: (generation, at) => {
+    playbackStarted: (generation, at, audibleContextTime) => {
       const reply = this.#turn.reply;
       if (reply?.generation !== generation || reply.audible) return;
-      this.#replies.current?.audible(at);
+      this.#replies.current?.audible(at, audibleContextTime);
       this.#dispatch({ kind: "replyAudible", generation });
     },
     echoOf: (text, spokenAt) => this.#replies.echoOf(text, this.#components?.player, spokenAt),
@@ -321,7 +324,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         this.#lastUser.text = `${this.#lastUser.text} ${effect.text}`;
         return this.#transcript(this.#transcripts.final(this.#lastUser.id, "user", this.#lastUser.text));
       case "endUserTurn":
-        return void this.#endUserTurn();
+        return void this.#endUserTurn(effect.voiceEnd);
       case "addUserMessage":
       case "keepUserWords":
         this.#lastUser = this.#history.addUser(this.#transcripts.closeUser(), effect.text);
@@ -350,14 +353,14 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   }
 
   /** The user's turn is over: get the STT's last words, then let the machine decide. */
-  async #endUserTurn(): Promise<void> {
+  async #endUserTurn(voiceEnd: number | undefined): Promise<void> {
     const speechEndAt = performance.now();
     const flushed = await this.#stt!.flush(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
     if (this.#controller?.signal.aborted) return;
     if (flushed.missed) {
       this.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: flushed.cause });
     }
-    this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt };
+    this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt, voiceEnd };
     this.#dispatch({ kind: "turnFlushed", missed: flushed.missed });
   }
 

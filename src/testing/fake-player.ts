@@ -30,7 +30,7 @@ export interface FakePlayerOptions {
 
 /** Events of the PlayerPort, plus `changed` for the player's own waiters. */
 type FakePlayerEvents = {
-  started: { generation: number; at: number };
+  started: { generation: number; at: number; audibleContextTime: number };
   ended: { generation: number };
   contextState: { state: string };
   changed: undefined;
@@ -197,8 +197,9 @@ export class FakePlayer implements PlayerPort {
     if (this.#startedGeneration === generation) return;
     this.#startedGeneration = generation;
     // As the worklet's report: by message, and only for the generation still current.
+    const audibleContextTime = this.clock.now / 1000 + this.outputLatency;
     queueMicrotask(() => {
-      if (this.#generation === generation) this.emitter.emit("started", { generation, at: performance.now() + this.outputLatency * 1000 });
+      if (this.#generation === generation) this.emitter.emit("started", { generation, at: performance.now() + this.outputLatency * 1000, audibleContextTime });
     });
   }
 

@@ -22,7 +22,7 @@ import type { FakePlayer } from "./fake-player.js";
 type VadEvents = {
   speechStart: { pausedPlayback: boolean; contextTime: number };
   speechRealStart: { contextTime: number };
-  speechEnd: { contextTime: number };
+  speechEnd: { contextTime: number; lastSpeechContextTime?: number };
   misfire: { resumedPlayback: boolean; contextTime: number };
   probability: { probability: number };
   error: { error: Error };
@@ -123,6 +123,13 @@ export interface FakeUserOptions {
   msPerWord?: number;
   /** Speech before the VAD's real start, in ms. Set by fakeAudio from the session (`bargeIn.minSpeechMs`). Default 200. */
   minSpeechMs?: number;
+  /**
+   * Silence the VAD waits for before its speech end, in ms (the real one's
+   * `vad.redemptionMs`, 600 by default). Default 0: the end comes at once.
+   * Either way the end names the last speech frame, so `voiceToVoiceMs`
+   * counts this wait.
+   */
+  redemptionMs?: number;
 }
 
 /**
@@ -142,6 +149,7 @@ export class FakeUser {
   readonly clock: FakeClock;
   msPerWord: number;
   minSpeechMs: number;
+  redemptionMs: number;
   readonly #stt: FakeSttControl;
   readonly #player: FakePlayer | undefined;
   #speech: Utterance | undefined;
@@ -153,6 +161,7 @@ export class FakeUser {
     this.clock = options.clock ?? options.player?.clock ?? new FakeClock();
     this.msPerWord = options.msPerWord ?? 250;
     this.minSpeechMs = options.minSpeechMs ?? 200;
+    this.redemptionMs = options.redemptionMs ?? 0;
   }
 
   /** True between `startSpeaking()` and `stopSpeaking()`. */
@@ -210,7 +219,9 @@ export class FakeUser {
     this.mic.levelDb = -100;
     if (speech.unheard) return;
     if (speech.real) {
-      this.vad.emit("speechEnd", { contextTime: this.#time() });
+      const lastSpeechContextTime = this.#time();
+      if (this.redemptionMs > 0) await this.clock.sleep(this.redemptionMs);
+      this.vad.emit("speechEnd", { contextTime: this.#time(), lastSpeechContextTime });
     } else {
       const token = speech.pausedToken;
       if (token !== null) this.#player?.resume(token);

@@ -16,7 +16,7 @@
  * belong to an utterance, so the caller must not reuse the buffer.
  */
 import type { SpeechOptions } from "../protocol/vad-messages.js";
-import type { FrameEcho } from "../protocol/frames.js";
+import { DOUBLE_TALK_THRESHOLD, type FrameEcho } from "../protocol/frames.js";
 
 export interface FrameTiming {
   sampleIndex: number;
@@ -26,7 +26,8 @@ export interface FrameTiming {
 export type SpeechEvent =
   | { kind: "speechStart"; at: FrameTiming; probability: number }
   | { kind: "speechRealStart"; at: FrameTiming }
-  | { kind: "speechEnd"; at: FrameTiming; audioStartIndex: number; audio: Float32Array | undefined }
+  /** `lastSpeech`: the utterance's last speech frame, where the user really stopped (`at` is redemptionMs later). */
+  | { kind: "speechEnd"; at: FrameTiming; lastSpeech: FrameTiming; audioStartIndex: number; audio: Float32Array | undefined }
   | { kind: "misfire"; at: FrameTiming };
 
 interface HeldFrame {
@@ -55,6 +56,8 @@ export class SpeechDetector {
   #speechFrames = 0;
   #redemption = 0;
   #last: FrameTiming = { sampleIndex: 0, contextTime: 0 };
+  /** The current utterance's latest frame at or over the speech threshold. */
+  #lastVoiced: FrameTiming = { sampleIndex: 0, contextTime: 0 };
 
   constructor(options: SpeechDetectorOptions) {
     this.#options = options;
@@ -74,13 +77,14 @@ export class SpeechDetector {
    * is the bot's own voice and counts as silence; an "unconfirmed" one may
    * start speech (a pause is cheap and loses nothing) but does not count
    * toward `minSpeechMs`, so what the guard cannot vouch for ends as a
-   * misfire, never as a real start.
+   * misfire, never as a real start; a "doubleTalk" one (trusted, over the
+   * bot) counts only at DOUBLE_TALK_THRESHOLD or more.
    */
   push(frame: Float32Array, probability: number, at: FrameTiming, echo: FrameEcho = "clear"): SpeechEvent[] {
     const events: SpeechEvent[] = [];
     this.#last = at;
     const voiced = echo !== "echo" && probability >= this.#options.positiveSpeechThreshold;
-    const isSpeech = voiced && echo === "clear";
+    const isSpeech = voiced && (echo === "clear" || (echo === "doubleTalk" && probability >= DOUBLE_TALK_THRESHOLD));
     // Without keepAudio only the counts matter: hold no audio at all.
     this.#held.push({ frame: this.#options.keepAudio ? frame : NO_AUDIO, sampleIndex: at.sampleIndex, isSpeech });
     if (voiced) this.#redemption = 0;
@@ -89,6 +93,7 @@ export class SpeechDetector {
       this.#speaking = true;
       events.push({ kind: "speechStart", at, probability });
     }
+    if (voiced) this.#lastVoiced = at;
     if (this.#speaking && !this.#realStartFired && this.#speechFrames === this.#minSpeechFrames) {
       this.#realStartFired = true;
       events.push({ kind: "speechRealStart", at });
@@ -137,6 +142,7 @@ export class SpeechDetector {
     return {
       kind: "speechEnd",
       at,
+      lastSpeech: this.#lastVoiced,
       audioStartIndex,
       audio: this.#options.keepAudio ? concat(held) : undefined,
     };

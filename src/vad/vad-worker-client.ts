@@ -44,6 +44,9 @@ export interface VadSpeechStart extends VadEventTiming {
 }
 export type VadSpeechRealStart = VadEventTiming;
 export interface VadSpeechEnd extends VadEventTiming {
+  /** The utterance's last speech frame: where the user stopped talking (the event comes `redemptionMs` later). */
+  lastSpeechSampleIndex: number;
+  lastSpeechContextTime: number;
   audioStartIndex: number;
   audio?: Float32Array;
 }

@@ -42,6 +42,10 @@ for (const page of ["/demo/index.html", "/demo/script-tag.html", "/demo/index.ht
     await expect(interrupted.getByTestId("unheard")).toBeAttached();
     // The latency chart has a row per finished turn.
     await expect(tab.locator('[data-testid="timeline"] rect').first()).toBeAttached();
+    // Each spoken turn is labelled with the gap the user felt, from the end of their voice (it includes the VAD's wait for silence).
+    const label = await tab.getByTestId("turn-latency").first().textContent();
+    expect(label).toMatch(/^\d+ ms voice to voice$/);
+    expect(Number.parseInt(label!, 10)).toBeGreaterThan(0);
     await expect(tab.getByTestId("events")).toContainText("interruption");
     await tab.getByTestId("stop").click();
     await expect(tab.getByTestId("state")).toHaveText("idle");

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SpeechDetector, type SpeechEvent } from "../../src/vad/speech-detector.js";
 import { DEFAULT_SPEECH_OPTIONS, resolveVadOptions } from "../../src/vad/vad-options.js";
 import { ConfigError } from "../../src/errors.js";
+import { DOUBLE_TALK_THRESHOLD, type FrameEcho } from "../../src/protocol/frames.js";
 
 const FRAME = 512;
 
@@ -26,7 +27,7 @@ describe("SpeechDetector", () => {
     const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, msPerFrame: 32, keepAudio: false });
     const events: SpeechEvent[] = [];
     let i = 0;
-    const feed = (p: number, echo: "clear" | "echo" | "unconfirmed") => {
+    const feed = (p: number, echo: FrameEcho) => {
       events.push(...detector.push(new Float32Array(FRAME), p, { sampleIndex: i++ * FRAME, contextTime: 0 }, echo));
     };
     for (let k = 0; k < 30; k++) feed(0.9, "echo"); // 960 ms of loud echo: past minSpeechMs (400)
@@ -38,6 +39,30 @@ describe("SpeechDetector", () => {
     events.length = 0;
     for (let k = 0; k < 5; k++) feed(0.9, "unconfirmed");
     for (let k = 0; k < 13; k++) feed(0.9, "clear");
+    expect(events.map((e) => e.kind)).toEqual(["speechStart", "speechRealStart"]);
+  });
+
+  it("speechEnd names the utterance's last speech frame, redemptionMs before the end itself (voiceToVoiceMs starts there)", () => {
+    // Speech, a dip between words (its frames count toward redemption, then speech resets it), speech, then silence.
+    const probabilities = [...frames(3, 0), ...frames(15, 0.9), ...frames(3, 0.2), ...frames(4, 0.8), ...frames(45, 0.05)];
+    const { events } = run(probabilities);
+    const end = events.find((e) => e.kind === "speechEnd");
+    expect(end && end.kind === "speechEnd" && end.lastSpeech).toEqual({ sampleIndex: 24 * FRAME, contextTime: (24 * FRAME) / 16000 });
+    expect(end!.at.sampleIndex / FRAME - 24).toBe(Math.floor(DEFAULT_SPEECH_OPTIONS.redemptionMs / 32));
+  });
+
+  it("double talk (trusted near-end speech over the bot): weak speech pauses but never confirms; sure speech confirms", () => {
+    const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, msPerFrame: 32, keepAudio: false });
+    const events: SpeechEvent[] = [];
+    let i = 0;
+    const feed = (p: number, echo: FrameEcho) => events.push(...detector.push(new Float32Array(FRAME), p, { sampleIndex: i++ * FRAME, contextTime: 0 }, echo));
+    // The echo's residual holding the gate open: Silero gave it 0.25–0.46 in Chromium (frames.ts).
+    for (let k = 0; k < 30; k++) feed(DOUBLE_TALK_THRESHOLD - 0.15, "doubleTalk");
+    for (let k = 0; k < 50; k++) feed(0.05, "echo");
+    expect(events.map((e) => e.kind)).toEqual(["speechStart", "misfire"]);
+    // A person talking over the bot.
+    events.length = 0;
+    for (let k = 0; k < 13; k++) feed(0.95, "doubleTalk");
     expect(events.map((e) => e.kind)).toEqual(["speechStart", "speechRealStart"]);
   });
 

@@ -64,6 +64,8 @@ async function run({ fixtures, gapMs = 400, provider = "kyutai" }) {
         sdkSpeechEndLagMs: (sdkSpeechEndTime - spoken.speechEnd) * 1000,
         // SDK's audible instant (rendered + output latency) − the recorded render of the reply's first sample.
         audibleAgreementMs: (sdkAudibleTime - firstSampleTime) * 1000,
+        // What the user felt, from the recording: labelled end of speech → the reply's first sample heard.
+        voiceToVoiceTruthMs: (firstSampleTime + outputLatency - spoken.speechEnd) * 1000,
       });
     }
   } finally {

@@ -218,7 +218,14 @@ function emit(events: SpeechEvent[], workerTime: number): void {
         // The session decides what a confirmed utterance does to playback.
         pausedToken = null;
         post(
-          { kind: "speechEnd", audioStartIndex: e.audioStartIndex, audio: e.audio, ...timing },
+          {
+            kind: "speechEnd",
+            lastSpeechSampleIndex: e.lastSpeech.sampleIndex,
+            lastSpeechContextTime: e.lastSpeech.contextTime,
+            audioStartIndex: e.audioStartIndex,
+            audio: e.audio,
+            ...timing,
+          },
           e.audio ? [e.audio.buffer] : [],
         );
         break;

@@ -1,0 +1,113 @@
+/**
+ * voiceToVoiceMs: from the end of the user's last speech frame to the reply's
+ * first sample heard, both on the AudioContext's clock (the VAD frame's and
+ * the playback worklet's), so no main-thread timer sits in between. Here on
+ * the public fakes (the FakeUser's VAD names its last speech frame, the
+ * FakePlayer reports the first sample on the same FakeClock), and on the turn
+ * machine, which carries the voice's end from the VAD to the reply.
+ */
+import { describe, expect, test } from "vitest";
+import type { TurnMetrics } from "../../src/index.js";
+import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
+import { fakeSession } from "../../src/testing/index.js";
+
+const CONFIG: TurnConfig = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
+
+function run(events: TurnEvent[], config = CONFIG, state: TurnState = INITIAL_TURN_STATE): TurnEffect[] {
+  const effects: TurnEffect[] = [];
+  for (const event of events) {
+    const next = step(state, event, config);
+    state = next.state;
+    effects.push(...next.effects);
+  }
+  return effects;
+}
+
+const endOfTurn = (effects: TurnEffect[]) => effects.filter((e) => e.kind === "endUserTurn");
+
+describe("turn machine: where the voice ended", () => {
+  test("the VAD's speech end hands its last speech frame to the end of the turn", () => {
+    const effects = run([
+      { kind: "listen" },
+      { kind: "speechStart", pausedByWorker: false, at: 0 },
+      { kind: "word", text: "hello", at: 300 },
+      { kind: "speechEnd", at: 1200, voiceEnd: 12.34 },
+    ]);
+    expect(endOfTurn(effects)).toEqual([{ kind: "endUserTurn", voiceEnd: 12.34 }]);
+  });
+
+  test("a pause, then more speech: the turn that has words ends where its own utterance's voice did", () => {
+    const effects = run([
+      { kind: "listen" },
+      { kind: "speechStart", pausedByWorker: false, at: 0 },
+      { kind: "speechEnd", at: 700, voiceEnd: 1.0 }, // a cough: the STT has no words for it
+      { kind: "turnFlushed", missed: false },
+      { kind: "speechStart", pausedByWorker: false, at: 900 },
+      { kind: "word", text: "hello", at: 1100 },
+      { kind: "sttPause", probability: 0.9 }, // the VAD still hears speech: not the end
+      { kind: "speechEnd", at: 2000, voiceEnd: 2.5 },
+    ]);
+    expect(endOfTurn(effects)).toEqual([
+      { kind: "endUserTurn", voiceEnd: 1.0 },
+      { kind: "endUserTurn", voiceEnd: 2.5 },
+    ]);
+  });
+
+  test("push-to-talk released while the VAD still hears speech: where the voice ends is unknown, not the last utterance's end", () => {
+    const effects = run(
+      [
+        { kind: "listen" },
+        { kind: "pushStart" },
+        { kind: "speechStart", pausedByWorker: false, at: 0 },
+        { kind: "speechEnd", at: 700, voiceEnd: 1.0 },
+        { kind: "speechStart", pausedByWorker: false, at: 900 },
+        { kind: "word", text: "hello", at: 1100 },
+        { kind: "pushEnd" },
+      ],
+      { ...CONFIG, pushToTalk: true },
+    );
+    expect(endOfTurn(effects)).toEqual([{ kind: "endUserTurn", voiceEnd: undefined }]);
+  });
+});
+
+/** A fake session that has had one spoken turn, its reply heard to the end; `turns` collects the turn events. */
+async function afterOneSpokenTurn(options: Parameters<typeof fakeSession>[0], redemptionMs = 0) {
+  const rig = fakeSession(options);
+  rig.user.redemptionMs = redemptionMs;
+  const turns: TurnMetrics[] = [];
+  rig.session.on("turn", (t) => turns.push(t));
+  await rig.session.start();
+  await rig.user.says("can you help me");
+  await rig.waitForState("bot_speaking");
+  await rig.player.play();
+  return { ...rig, turns };
+}
+
+describe("session: voiceToVoiceMs on the turn event", () => {
+  test("it counts the VAD's wait for silence and the output latency: 600 ms redemption + 40 ms output = 640 ms on the fake clock", async () => {
+    const { session, turns } = await afterOneSpokenTurn({ replies: ["Sure."], outputLatency: 0.04 }, 600);
+    expect(turns).toHaveLength(1);
+    const [turn] = turns;
+    expect(turn.voiceToVoiceMs).toBeCloseTo(640, 6);
+    // Its parts: voice end → decision, then the decision-based figures.
+    expect(turn.voiceEndToDecisionMs! + turn.speechEndToFirstAudibleMs!).toBeCloseTo(turn.voiceToVoiceMs!, 6);
+    await session.stop();
+  });
+
+  test("a typed turn has no voice to measure from, and its clock starts at sendText(), not at the last spoken turn", async () => {
+    const { session, player, waitForState, turns } = await afterOneSpokenTurn({ replies: ["Sure.", "Okay."] });
+    // Real time passes between the turns: a stale clock would count it.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const typedAt = performance.now();
+    session.sendText("what time is it");
+    await waitForState("bot_speaking");
+    const bound = performance.now() - typedAt;
+    await player.play();
+    expect(turns).toHaveLength(2);
+    expect(turns[0].voiceToVoiceMs).toBeDefined();
+    expect(turns[1].voiceToVoiceMs).toBeUndefined();
+    expect(turns[1].speechEndToSttFinalMs).toBeUndefined();
+    expect(turns[1].speechEndToFirstAudibleMs).toBeLessThanOrEqual(bound);
+    await session.stop();
+  });
+});
