@@ -33,12 +33,54 @@ export function isRecentBotWord(text: string, words: readonly TimedWord[], rende
  * What the bot said recently: the reply playing now, or the last one for as
  * long as the STT may still be returning its words (`windowS` after it ended).
  */
+/** Samples of the playing reply's position kept (one per mic frame, ~10–20 ms apart: 5–10 s). */
+const POSITIONS = 512;
+
 export class RecentBotWords {
   readonly #windowS: number;
   #last: { words: readonly TimedWord[]; renderedS: number; endedAt: number } | undefined;
+  /** The playing reply's rendered seconds over time (ms, same clock as `now`): a ring, oldest first from #head. */
+  readonly #times = new Float64Array(POSITIONS);
+  readonly #positions = new Float64Array(POSITIONS);
+  #head = 0;
+  #count = 0;
 
   constructor(windowMs: number) {
     this.#windowS = Math.max(0, windowMs) / 1000;
+  }
+
+  /**
+   * The playing reply had rendered `renderedS` seconds at `now` (ms). Sampled
+   * as the mic's frames arrive, so a word is judged against where the reply
+   * was when the word was spoken. Reading it back from the wall clock alone
+   * (rendered now less the time since) is wrong once playback paused in
+   * between: a word spoken during a barge-in's pause then seemed to come
+   * before the reply began, and the bot's "interesting", 2 s late, became a
+   * user turn (test/browser/echo.spec.ts under load).
+   */
+  rendered(now: number, renderedS: number): void {
+    const at = (this.#head + this.#count) % POSITIONS;
+    this.#times[at] = now;
+    this.#positions[at] = renderedS;
+    if (this.#count < POSITIONS) this.#count++;
+    else this.#head = (this.#head + 1) % POSITIONS;
+  }
+
+  /** A new reply starts: the positions of the last one no longer apply. */
+  replyStarted(): void {
+    this.#head = 0;
+    this.#count = 0;
+  }
+
+  /** Where the playing reply was at `at` (ms): the latest sample at or before it, or undefined when none is held. */
+  renderedAt(at: number): number | undefined {
+    let found: number | undefined;
+    for (let i = 0; i < this.#count; i++) {
+      const k = (this.#head + i) % POSITIONS;
+      if (this.#times[k] > at) break;
+      found = this.#positions[k];
+    }
+    return found;
   }
 
   /** A reply stopped playing at `renderedS` seconds of its audio, at `now` (ms). */
@@ -63,8 +105,9 @@ export class RecentBotWords {
    */
   judge(text: string, now: number, playing: { words: readonly TimedWord[]; renderedS: number } | undefined, spokenAt?: number): { echo: boolean; nearBot: boolean } {
     const at = spokenAt !== undefined && spokenAt <= now ? spokenAt : now;
-    // What the bot had rendered when the word was spoken.
-    const then = playing ? { words: playing.words, renderedS: Math.max(0, playing.renderedS - (now - at) / 1000) } : undefined;
+    // What the bot had rendered when the word was spoken: from the samples, else (none that old) from the wall clock.
+    const renderedS = playing ? (this.renderedAt(at) ?? Math.max(0, playing.renderedS - (now - at) / 1000)) : 0;
+    const then = playing ? { words: playing.words, renderedS } : undefined;
     return { echo: this.isEcho(text, at, then), nearBot: this.nearBot(at, then) };
   }
 

@@ -90,7 +90,13 @@ export class ReplySlot {
       },
     });
     this.#reply = reply;
+    o.botWords?.replyStarted();
     void reply.start();
+  }
+
+  /** A mic frame arrived: note where the playing reply is, for judging the STT's late words (echo-words.ts). */
+  sampleRendered(player: PlayerPort | undefined): void {
+    if (this.#reply && player && this.#o.botWords) this.#o.botWords.rendered(performance.now(), player.renderedSeconds());
   }
 
   /** Is this STT word the bot's own voice heard back, and was the bot audible just now? */

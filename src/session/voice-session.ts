@@ -281,7 +281,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     events: this.emitter,
     counters: this.#counters,
     noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
-    sendAudio: (pcm, capturedAtMs) => this.#stt?.send(pcm, capturedAtMs),
+    sendAudio: (pcm, capturedAtMs) => {
+      this.#replies.sampleRendered(this.#components?.player);
+      this.#stt?.send(pcm, capturedAtMs);
+    },
     playbackStarted: (generation, at, audibleContextTime) => {
       const reply = this.#turn.reply;
       if (reply?.generation !== generation || reply.audible) return;

@@ -44,6 +44,24 @@ test("a late STT word is judged when it was spoken, not when it arrived: an STT 
   expect(recent.judge("now", 20_000, playing, 21_000).echo).toBe(true);
 });
 
+test("a word spoken before a pause of playback is judged where the reply was then, not by the wall clock (seen: the bot's own word became a user turn)", () => {
+  const recent = new RecentBotWords(1500);
+  const reply = { words: [{ text: "That", startS: 0, stopS: 0.2 }, { text: "is", startS: 0.2, stopS: 0.4 }, { text: "interesting.", startS: 0.45, stopS: 1.1 }] };
+  // The reply plays from 15 800 ms; at 16 400 ms (0.6 s in) a barge-in pauses it for 0.7 s; then it plays on.
+  recent.replyStarted();
+  for (let t = 15_800; t <= 19_000; t += 20) {
+    const played = t <= 16_400 ? t - 15_800 : t <= 17_100 ? 600 : t - 17_100 + 600;
+    recent.rendered(t, played / 1000);
+  }
+  expect(recent.renderedAt(16_450)).toBeCloseTo(0.6, 6);
+  // "interesting", spoken at 16 460 ms while 0.6 s was rendered, arrives 2 s later with 1.9 s rendered.
+  const now = { words: reply.words, renderedS: 1.9 };
+  expect(recent.judge("interesting", 18_460, now, 16_460)).toEqual({ echo: true, nearBot: true });
+  // Without the samples (a new reply, nothing sampled yet), the wall clock put it before the reply began.
+  const unsampled = new RecentBotWords(1500);
+  expect(unsampled.judge("interesting", 18_460, now, 16_460)).toEqual({ echo: false, nearBot: false });
+});
+
 test("the turn machine drops an echo word: no user word, no confirmation of a pending barge-in", () => {
   const config = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
   const speaking = { ...INITIAL_TURN_STATE, phase: "bot_speaking" as const, generation: 1, reply: { generation: 1, audible: true } };
