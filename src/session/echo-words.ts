@@ -33,6 +33,9 @@ export function isRecentBotWord(text: string, words: readonly TimedWord[], rende
  * What the bot said recently: the reply playing now, or the last one for as
  * long as the STT may still be returning its words (`windowS` after it ended).
  */
+/** How far an STT's word start may lead the bot's sound it heard, in seconds. */
+const WORD_LEAD_S = 0.3;
+
 /** Samples of the playing reply's position kept (one per mic frame, ~10–20 ms apart: 5–10 s). */
 const POSITIONS = 512;
 
@@ -108,7 +111,11 @@ export class RecentBotWords {
     // What the bot had rendered when the word was spoken: from the samples, else (none that old) from the wall clock.
     const renderedS = playing ? (this.renderedAt(at) ?? Math.max(0, playing.renderedS - (now - at) / 1000)) : 0;
     const then = playing ? { words: playing.words, renderedS } : undefined;
-    return { echo: this.isEcho(text, at, then), nearBot: this.nearBot(at, then) };
+    // An STT's word start can lead its sound (pocketsphinx counts the silence before it): a bot
+    // word that began just after the position at `at` was still the one heard ("that", the
+    // reply's first word, 0.26 s in, became a user turn).
+    const lenient = then && { words: then.words, renderedS: then.renderedS + WORD_LEAD_S };
+    return { echo: this.isEcho(text, at, lenient), nearBot: this.nearBot(at, then) };
   }
 
   /** Is `text` the bot's own voice heard back? `playing`: the reply playing now, if any. */

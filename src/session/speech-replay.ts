@@ -27,11 +27,23 @@ interface Frame {
   capturedAtMs?: number;
 }
 
+/** How far back a word's capture time can be found, whatever was trimmed: an STT's lag, with room. */
+const TIMES_SECONDS = 8;
+
 export class SpeechReplay {
   readonly #sampleRate: number;
   readonly #maxSamples: number;
   #frames: Frame[] = [];
   #kept = 0;
+  /**
+   * When each recent frame was captured, kept apart from the replay's frames:
+   * those go as soon as a word end says they are transcribed, and a service's
+   * word end past the audio it had (seen: the reference STT's EndWord 3 s
+   * ahead of the stream, under load) dropped them all, so every later word's
+   * capture time was lost for seconds, and the bot's echo words were judged
+   * by their arrival (they led user turns: "go out can you help me").
+   */
+  #times: { start: number; end: number; capturedAtMs: number }[] = [];
   /** Samples of the stream's timeline so far (the next frame's start). */
   #cursor = 0;
   /** Audio before this sample has been turned into finished words. */
@@ -54,6 +66,11 @@ export class SpeechReplay {
   /** A frame of the stream's audio, in order (live or replayed). */
   record(pcm: Pcm, capturedAtMs?: number): void {
     this.#frames.push({ pcm, start: this.#cursor, capturedAtMs });
+    if (capturedAtMs !== undefined) {
+      this.#times.push({ start: this.#cursor, end: this.#cursor + pcm.length, capturedAtMs });
+      const oldest = this.#cursor - TIMES_SECONDS * this.#sampleRate;
+      while (this.#times.length > 0 && this.#times[0].end < oldest) this.#times.shift();
+    }
     this.#cursor += pcm.length;
     this.#kept += pcm.length;
     this.#trim();
@@ -79,9 +96,9 @@ export class SpeechReplay {
    */
   spokenAtMs(startS: number): number | undefined {
     const at = Math.round(startS * this.#sampleRate);
-    const frame = this.#frames.find((f) => f.start <= at && at < f.start + f.pcm.length);
-    if (frame?.capturedAtMs === undefined) return undefined;
-    return frame.capturedAtMs - ((frame.start + frame.pcm.length - at) / this.#sampleRate) * 1000;
+    const frame = this.#times.find((f) => f.start <= at && at < f.end);
+    if (!frame) return undefined;
+    return frame.capturedAtMs - ((frame.end - at) / this.#sampleRate) * 1000;
   }
 
   /** The STT recognised a word that starts `startS` into the stream. */
@@ -95,7 +112,8 @@ export class SpeechReplay {
   /** The STT's last word ended `stopS` into the stream: everything before is transcribed. */
   wordEnd(stopS: number): void {
     this.#openWordAt = undefined;
-    this.#confirmed = Math.max(this.#confirmed, Math.round(stopS * this.#sampleRate));
+    // Never past the audio sent: a service's stop time ahead of it would let the audio after it go unreplayed.
+    this.#confirmed = Math.max(this.#confirmed, Math.min(this.#cursor, Math.round(stopS * this.#sampleRate)));
     this.#trim();
   }
 
@@ -147,6 +165,7 @@ export class SpeechReplay {
   /** Forgets all audio and starts a new timeline at 0 (a new stream with nothing to replay). */
   clear(): void {
     this.#frames = [];
+    this.#times = [];
     this.#kept = 0;
     this.#cursor = 0;
     this.#confirmed = 0;

@@ -57,6 +57,9 @@ test("a word spoken before a pause of playback is judged where the reply was the
   // "interesting", spoken at 16 460 ms while 0.6 s was rendered, arrives 2 s later with 1.9 s rendered.
   const now = { words: reply.words, renderedS: 1.9 };
   expect(recent.judge("interesting", 18_460, now, 16_460)).toEqual({ echo: true, nearBot: true });
+  // An STT's word start leads its sound: "interesting" (from 0.45 s) heard with its start stamped at 0.3 s rendered.
+  expect(recent.judge("interesting", 18_460, now, 16_100).echo).toBe(true);
+  expect(recent.renderedAt(16_100)).toBeCloseTo(0.3, 6);
   // Without the samples (a new reply, nothing sampled yet), the wall clock put it before the reply began.
   const unsampled = new RecentBotWords(1500);
   expect(unsampled.judge("interesting", 18_460, now, 16_460)).toEqual({ echo: false, nearBot: false });

@@ -80,16 +80,29 @@ describe("SpeechReplay", () => {
     expect(ids(replay.rebase().frames)).toEqual([8, 9, 10]);
   });
 
-  test("spokenAtMs: when the audio at a stream time was captured, from its frame's capture time, across a rebase; unknown once trimmed", () => {
+  test("spokenAtMs: when the audio at a stream time was captured, from its frame's capture time, across a rebase; kept after its frames are transcribed", () => {
     const replay = new SpeechReplay(RATE, 10);
     // Frame i ends at capture time 10_000 + 100 (i + 1) ms.
     for (let i = 0; i < 6; i++) replay.record(frame(i), 10_000 + 100 * (i + 1));
     expect(replay.spokenAtMs(0.25)).toBe(10_250);
     expect(replay.spokenAtMs(0.6)).toBeUndefined(); // not sent yet
-    replay.wordEnd(0.3); // frames 0–2 transcribed and let go
-    expect(replay.spokenAtMs(0.1)).toBeUndefined();
+    replay.wordEnd(0.3); // frames 0–2 transcribed and let go: their capture times stay
+    expect(replay.spokenAtMs(0.1)).toBe(10_100);
     replay.rebase(); // frames 3–5 start the new stream's timeline
     expect(replay.spokenAtMs(0.05)).toBe(10_350);
+  });
+
+  test("spokenAtMs survives a word end past the audio sent (a service's bad stop time), and forgets audio older than 8 s", () => {
+    const replay = new SpeechReplay(RATE, 3);
+    for (let i = 0; i < 6; i++) replay.record(frame(i), 10_000 + 100 * (i + 1));
+    replay.wordEnd(12.83); // seen from the reference STT under load: 12 s ahead of the 0.6 s sent
+    expect(replay.seconds).toBe(0); // what was sent counts as transcribed…
+    expect(replay.spokenAtMs(0.45)).toBe(10_450); // …but a late word still finds when it was spoken
+    replay.record(frame(6), 10_700);
+    expect(replay.seconds).toBeCloseTo(0.1); // and the audio after it is not taken for transcribed too
+    for (let i = 7; i < 100; i++) replay.record(frame(i), 10_000 + 100 * (i + 1));
+    expect(replay.spokenAtMs(0.45)).toBeUndefined(); // 9.5 s of audio later
+    expect(replay.spokenAtMs(9.95)).toBe(19_950);
   });
 
   test("pad(): a flush's silence padding moves the timeline on, so the words after it map to the audio where they were spoken", () => {
