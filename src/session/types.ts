@@ -289,10 +289,13 @@ export interface TurnMetrics {
    * What the user feels: from the end of their last speech frame (the VAD's
    * frame, AudioContext time) to the reply's first sample heard (rendered
    * time plus the output latency, same clock). Includes the VAD's wait for
-   * silence (`vad.redemptionMs`); leaves out the mic's input latency, which
-   * browsers do not report reliably (so it is low by that much, ~10 ms), and
-   * is within a 32 ms VAD frame. None for a typed turn, or when the turn
-   * ended while the VAD still heard speech (push-to-talk released mid-word).
+   * silence (`vad.redemptionMs`). It reads short of what the user felt: the
+   * mic's input latency is left out (browsers do not report it reliably), and
+   * the VAD's last speech frame ends after the sound does (Silero still scores
+   * a frame or two of the decay as speech): against the recording's truth,
+   * 57 ms short at p50 and 102 ms at p95 (`npm run bench -- turn`). None for a
+   * typed turn, or when the turn ended while the VAD still heard speech
+   * (push-to-talk released mid-word).
    */
   voiceToVoiceMs?: number;
   /** Its first part: the user's last speech frame → the session's end-of-turn decision (the VAD's silence, or the STT's pause). */
