@@ -29,16 +29,16 @@ export function isRecentBotWord(text: string, words: readonly TimedWord[], rende
   return false;
 }
 
-/**
- * What the bot said recently: the reply playing now, or the last one for as
- * long as the STT may still be returning its words (`windowS` after it ended).
- */
 /** How far an STT's word start may lead the bot's sound it heard, in seconds. */
 const WORD_LEAD_S = 0.3;
 
 /** Samples of the playing reply's position kept (one per mic frame, ~10–20 ms apart: 5–10 s). */
 const POSITIONS = 512;
 
+/**
+ * What the bot said recently: the reply playing now, or the last one for as
+ * long as the STT may still be returning its words (`windowS` after it ended).
+ */
 export class RecentBotWords {
   readonly #windowS: number;
   #last: { words: readonly TimedWord[]; renderedS: number; endedAt: number } | undefined;
