@@ -223,6 +223,14 @@ export function runDemo(Bargein, { assetsPath }) {
       ui.state.className = `state ${state}`;
       ui.interrupt.disabled = !(state === "bot_speaking" || state === "bot_thinking");
     });
+    // A first start fetches ~16 MB (the Silero model and onnxruntime's wasm): show how far it got.
+    const loading = {};
+    session.on("progress", ({ asset, loaded, total }) => {
+      loading[asset] = { loaded, total };
+      if (session.state !== "connecting") return;
+      const sum = (key) => Object.values(loading).reduce((n, a) => n + a[key], 0);
+      ui.state.textContent = `connecting: loading ${(sum("loaded") / 1e6).toFixed(1)} of ${(sum("total") / 1e6).toFixed(1)} MB`;
+    });
     session.on("transcript", ({ role, text, final }) => {
       if (role === "user") {
         if (final) {

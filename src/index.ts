@@ -125,7 +125,7 @@ export type {
   TurnOptions,
 } from "./session/types.js";
 export type { HistoryMessage, UserMessage, AssistantMessage } from "./session/history.js";
-export type { PlayerPort, VadPort, CapturePort, DevicesPort, SessionComponents, ComponentsFactory, ComponentsContext } from "./session/ports.js";
+export type { PlayerPort, VadPort, CapturePort, DevicesPort, SessionComponents, ComponentsFactory, ComponentsContext, LoadProgressEvent } from "./session/ports.js";
 export type { AudioDevice, DeviceList, DeviceChangeEvent, InputDeviceEvent, DeviceMetrics, AudioLevels, ChannelLevel } from "./session/device-types.js";
 export { Uplink } from "./uplink/uplink.js";
 export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkOverload, UplinkEnded, UplinkEvents, OverloadPolicy } from "./uplink/uplink.js";

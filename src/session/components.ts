@@ -34,7 +34,7 @@ export function bargeInMinSpeechMs(options: { bargeIn?: { minSpeechMs?: number }
 let tapCount = 0;
 
 /** The session's default ComponentsFactory, given the session's options. */
-export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal, inputDeviceId }: ComponentsContext): Promise<SessionComponents> {
+export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal, inputDeviceId, onProgress }: ComponentsContext): Promise<SessionComponents> {
   // Unset, each part loads its files from beside bargein's bundle (src/assets/bundled-assets.ts).
   const { assetsPath, assets } = options;
   const ownsContext = !options.audio?.context;
@@ -62,6 +62,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       minSpeechMs,
     });
     releases.push(() => vad.stop());
+    if (onProgress) releases.push(vad.on("progress", (e) => onProgress({ asset: e.asset, url: e.url, loaded: e.loaded, total: e.total })));
     // The model takes seconds to load: load it while the worklets load.
     await Promise.all([player.start().then(() => releases.push(() => player.close())), vad.start({ signal })]);
     // The worker pauses playback itself on speech start: through the shared

@@ -140,6 +140,19 @@ export interface SessionComponents {
 }
 
 /** What the session decided that its components need, given to a ComponentsFactory. */
+/**
+ * While `start()` loads the VAD (state `connecting`): bytes of the Silero
+ * model or of onnxruntime's wasm fetched so far (`total`: Content-Length, 0
+ * when the server did not say). A page can show a loading bar: together they
+ * are ~16 MB, the seconds a first start takes on a cold cache.
+ */
+export interface LoadProgressEvent {
+  asset: "model" | "wasm";
+  url: string;
+  loaded: number;
+  total: number;
+}
+
 export interface ComponentsContext {
   /** The STT's audio format: the capture's `frame` events carry PCM at this rate and encoding. */
   sttFormat: { sampleRate: number; encoding: "f32" | "s16" };
@@ -153,6 +166,8 @@ export interface ComponentsContext {
   inputDeviceId?: string;
   /** Aborted when the session stops while the components are being built. */
   signal: AbortSignal;
+  /** Load progress of the VAD's model and wasm, for the session's `progress` event (optional for a factory of the app's own). */
+  onProgress?: (e: LoadProgressEvent) => void;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { LlmProvider, SpeechToSpeechProvider, SttProvider, TtsProvider } fr
 import type { ToolCallEvent, ToolCallRecord, ToolOptions, ToolResultEvent } from "./tool-types.js";
 import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admission.js";
 import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/uplink.js";
-import type { ComponentsFactory } from "./ports.js";
+import type { ComponentsFactory, LoadProgressEvent } from "./ports.js";
 import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
 import type { DeviceChangeEvent, DeviceMetrics, InputDeviceEvent } from "./device-types.js";
 
@@ -393,6 +393,7 @@ export type VoiceSessionEvents = {
   error: SessionErrorEvent;
   reconnecting: ReconnectingEvent;
   reconnected: ReconnectedEvent;
+  progress: LoadProgressEvent;
   overload: OverloadEvent;
   mute: MuteEvent;
   toolCall: ToolCallEvent;

@@ -22,7 +22,7 @@ import { LlmAdmission } from "../providers/llm-admission.js";
 import { EventSource } from "../util/emitter.js";
 import { bargeInMinSpeechMs, createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
-import { checkComponents, type ComponentsFactory, type SessionComponents } from "./ports.js";
+import { checkComponents, type ComponentsFactory, type LoadProgressEvent, type SessionComponents } from "./ports.js";
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { ReplySlot } from "./reply-slot.js";
 import type { TurnTiming } from "./reply.js";
@@ -208,7 +208,13 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     const signal = this.#controller.signal;
     const quests = (this.#quests = new QuestManager(signal));
     try {
-      const context = { sttFormat: this.#options.stt.audioFormat, minSpeechMs: bargeInMinSpeechMs(this.#options), signal, inputDeviceId: this.#devices.inputDeviceId };
+      const context = {
+        sttFormat: this.#options.stt.audioFormat,
+        minSpeechMs: bargeInMinSpeechMs(this.#options),
+        signal,
+        inputDeviceId: this.#devices.inputDeviceId,
+        onProgress: (e: LoadProgressEvent) => this.emit("progress", e),
+      };
       const components = (this.#components = checkComponents(await this.#makeComponents(context)));
       this.#mute.attach(components.capture);
       this.#stt = new SttLink({

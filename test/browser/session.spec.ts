@@ -52,6 +52,18 @@ test.describe("a full turn with known speech injected through `input`", () => {
         expect(turn[key], key).toBeGreaterThan(0);
       }
       expect(turn.speechEndToFirstAudibleMs).toBeGreaterThan(turn.speechEndToFirstAudioByteMs);
+      // Voice to voice, from the VAD's last speech frame: its first part is the VAD's wait for silence, which
+      // cannot end before 18 frames (576 ms of the session's 600 ms redemption) after that frame.
+      expect(turn.voiceToVoiceMs).toBeGreaterThan(turn.speechEndToFirstAudibleMs);
+      expect(turn.voiceEndToDecisionMs).toBeGreaterThan(550);
+      // start() reported the VAD's load in bytes, while connecting, to the end of each file.
+      for (const asset of ["model", "wasm"]) {
+        const p = result.log.progress[asset];
+        expect(p, asset).toMatchObject({ state: "connecting" });
+        expect(p.loaded, asset).toBe(p.total);
+      }
+      expect(result.log.progress.model.loaded).toBe(2327524); // silero_vad_v5.onnx
+      expect(result.log.progress.wasm.loaded).toBe(14239897); // ort-wasm-simd-threaded.wasm
       expect(result.liveQuests).toEqual(["stt"]);
       expect(result.finalState).toBe("idle");
     });

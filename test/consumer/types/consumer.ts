@@ -27,6 +27,7 @@ import {
   openaiChat,
   type InterruptionEvent,
   type Listener,
+  type LoadProgressEvent,
   type MicrophoneEcho,
   type MicrophoneSwapGap,
   type DeviceChangeEvent,
@@ -110,6 +111,7 @@ export type SessionPayloadsNamed = Expect<
         error: SessionErrorEvent;
         reconnecting: ReconnectingEvent;
         reconnected: ReconnectedEvent;
+        progress: LoadProgressEvent;
         mute: MuteEvent;
         overload: OverloadEvent;
         toolCall: ToolCallEvent;
@@ -185,6 +187,7 @@ export async function app(log: (line: string) => void): Promise<void> {
     error: ({ error, fatal }: SessionErrorEvent) => log(`${fatal ? "fatal " : ""}${error.name}: ${error.message}`),
     reconnecting: (e: ReconnectingEvent) => log(`${e.service} attempt ${e.attempt} in ${e.delayMs} ms (${e.reason})`),
     reconnected: (e: ReconnectedEvent) => log(`${e.service} back after ${e.attempts}`),
+    progress: (e: LoadProgressEvent) => log(`loading ${e.asset}: ${e.loaded} of ${e.total || "?"} bytes`),
     overload: (e: OverloadEvent) => log(`${e.service} ${e.reason}: ${e.pendingBytes}/${e.budgetBytes} (${e.policy})`),
     mute: (e: MuteEvent) => log(e.muted ? "muted" : "unmuted"),
     toolCall: ({ messageId, call }: ToolCallEvent) => log(`${messageId} calls ${call.name}(${call.rawArguments})`),

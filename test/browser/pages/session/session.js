@@ -31,6 +31,9 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   session.on("turn", (e) => log.turns.push(e));
   session.on("interruption", (e) => log.interruptions.push(e));
   session.on("vad", (e) => log.vad.push(e.kind));
+  // The last load-progress report per asset, and the state it came in.
+  log.progress = {};
+  session.on("progress", (e) => (log.progress[e.asset] = { ...e, state: session.state }));
   const fixtures = new Map();
   /**
    * Plays a fixture (or `duration` s of it from `offset` s) into the injected mic. `fromOnset`:
