@@ -139,7 +139,6 @@ export interface SessionComponents {
   dispose(): Promise<void>;
 }
 
-/** What the session decided that its components need, given to a ComponentsFactory. */
 /**
  * While `start()` loads the VAD (state `connecting`): bytes of the Silero
  * model or of onnxruntime's wasm fetched so far (`total`: Content-Length, 0
@@ -153,6 +152,7 @@ export interface LoadProgressEvent {
   total: number;
 }
 
+/** What the session decided that its components need, given to a ComponentsFactory. */
 export interface ComponentsContext {
   /** The STT's audio format: the capture's `frame` events carry PCM at this rate and encoding. */
   sttFormat: { sampleRate: number; encoding: "f32" | "s16" };

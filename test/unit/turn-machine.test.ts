@@ -302,3 +302,51 @@ describe("barge-in core", () => {
     expect(misfireBargeIn(NO_BARGE_IN, false)).toBeUndefined();
   });
 });
+
+const endOfTurn = (effects: TurnEffect[]) => effects.filter((e) => e.kind === "endUserTurn");
+
+describe("turn machine: where the voice ended (for voiceToVoiceMs, test/unit/voice-to-voice.test.ts)", () => {
+  test("the VAD's speech end hands its last speech frame to the end of the turn", () => {
+    const { effects } = run([
+      { kind: "listen" },
+      { kind: "speechStart", pausedByWorker: false, at: 0 },
+      { kind: "word", text: "hello", at: 300 },
+      { kind: "speechEnd", at: 1200, voiceEnd: 12.34 },
+    ]);
+    expect(endOfTurn(effects)).toEqual([{ kind: "endUserTurn", voiceEnd: 12.34 }]);
+  });
+
+  test("a pause, then more speech: the turn that has words ends where its own utterance's voice did", () => {
+    const { effects } = run([
+      { kind: "listen" },
+      { kind: "speechStart", pausedByWorker: false, at: 0 },
+      { kind: "speechEnd", at: 700, voiceEnd: 1.0 }, // a cough: the STT has no words for it
+      { kind: "turnFlushed", missed: false },
+      { kind: "speechStart", pausedByWorker: false, at: 900 },
+      { kind: "word", text: "hello", at: 1100 },
+      { kind: "sttPause", probability: 0.9 }, // the VAD still hears speech: not the end
+      { kind: "speechEnd", at: 2000, voiceEnd: 2.5 },
+    ]);
+    expect(endOfTurn(effects)).toEqual([
+      { kind: "endUserTurn", voiceEnd: 1.0 },
+      { kind: "endUserTurn", voiceEnd: 2.5 },
+    ]);
+  });
+
+  test("push-to-talk released while the VAD still hears speech: where the voice ends is unknown, not the last utterance's end", () => {
+    const { effects } = run(
+      [
+        { kind: "listen" },
+        { kind: "pushStart" },
+        { kind: "speechStart", pausedByWorker: false, at: 0 },
+        { kind: "speechEnd", at: 700, voiceEnd: 1.0 },
+        { kind: "speechStart", pausedByWorker: false, at: 900 },
+        { kind: "word", text: "hello", at: 1100 },
+        { kind: "pushEnd" },
+      ],
+      INITIAL_TURN_STATE,
+      { ...CONFIG, pushToTalk: true },
+    );
+    expect(endOfTurn(effects)).toEqual([{ kind: "endUserTurn", voiceEnd: undefined }]);
+  });
+});

@@ -3,72 +3,13 @@
  * first sample heard, both on the AudioContext's clock (the VAD frame's and
  * the playback worklet's), so no main-thread timer sits in between. Here on
  * the public fakes (the FakeUser's VAD names its last speech frame, the
- * FakePlayer reports the first sample on the same FakeClock), and on the turn
- * machine, which carries the voice's end from the VAD to the reply.
+ * FakePlayer reports the first sample on the same FakeClock). The turn
+ * machine's part (the voice's end carried from the VAD to the end of the
+ * turn) is in test/unit/turn-machine.test.ts.
  */
 import { describe, expect, test } from "vitest";
 import type { TurnMetrics } from "../../src/index.js";
-import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
 import { fakeSession } from "../../src/testing/index.js";
-
-const CONFIG: TurnConfig = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
-
-function run(events: TurnEvent[], config = CONFIG, state: TurnState = INITIAL_TURN_STATE): TurnEffect[] {
-  const effects: TurnEffect[] = [];
-  for (const event of events) {
-    const next = step(state, event, config);
-    state = next.state;
-    effects.push(...next.effects);
-  }
-  return effects;
-}
-
-const endOfTurn = (effects: TurnEffect[]) => effects.filter((e) => e.kind === "endUserTurn");
-
-describe("turn machine: where the voice ended", () => {
-  test("the VAD's speech end hands its last speech frame to the end of the turn", () => {
-    const effects = run([
-      { kind: "listen" },
-      { kind: "speechStart", pausedByWorker: false, at: 0 },
-      { kind: "word", text: "hello", at: 300 },
-      { kind: "speechEnd", at: 1200, voiceEnd: 12.34 },
-    ]);
-    expect(endOfTurn(effects)).toEqual([{ kind: "endUserTurn", voiceEnd: 12.34 }]);
-  });
-
-  test("a pause, then more speech: the turn that has words ends where its own utterance's voice did", () => {
-    const effects = run([
-      { kind: "listen" },
-      { kind: "speechStart", pausedByWorker: false, at: 0 },
-      { kind: "speechEnd", at: 700, voiceEnd: 1.0 }, // a cough: the STT has no words for it
-      { kind: "turnFlushed", missed: false },
-      { kind: "speechStart", pausedByWorker: false, at: 900 },
-      { kind: "word", text: "hello", at: 1100 },
-      { kind: "sttPause", probability: 0.9 }, // the VAD still hears speech: not the end
-      { kind: "speechEnd", at: 2000, voiceEnd: 2.5 },
-    ]);
-    expect(endOfTurn(effects)).toEqual([
-      { kind: "endUserTurn", voiceEnd: 1.0 },
-      { kind: "endUserTurn", voiceEnd: 2.5 },
-    ]);
-  });
-
-  test("push-to-talk released while the VAD still hears speech: where the voice ends is unknown, not the last utterance's end", () => {
-    const effects = run(
-      [
-        { kind: "listen" },
-        { kind: "pushStart" },
-        { kind: "speechStart", pausedByWorker: false, at: 0 },
-        { kind: "speechEnd", at: 700, voiceEnd: 1.0 },
-        { kind: "speechStart", pausedByWorker: false, at: 900 },
-        { kind: "word", text: "hello", at: 1100 },
-        { kind: "pushEnd" },
-      ],
-      { ...CONFIG, pushToTalk: true },
-    );
-    expect(endOfTurn(effects)).toEqual([{ kind: "endUserTurn", voiceEnd: undefined }]);
-  });
-});
 
 /** A fake session that has had one spoken turn, its reply heard to the end; `turns` collects the turn events. */
 async function afterOneSpokenTurn(options: Parameters<typeof fakeSession>[0], redemptionMs = 0) {
