@@ -20,6 +20,9 @@ const MIME = {
   ".txt": "text/plain; charset=utf-8",
 };
 
+/** Large binary assets the browser may cache and revalidate by ETag. */
+const CACHEABLE = new Set([".onnx", ".wasm"]);
+
 export const STRICT_CSP = [
   "default-src 'self'",
   "script-src 'self' 'wasm-unsafe-eval'",
@@ -64,11 +67,23 @@ export function createStaticHandler(root, allow = ["dist", "demo", "test", "benc
     }
     if (!stat.isFile()) return false;
     const type = MIME[extname(file)] ?? "application/octet-stream";
+    const isolation = url.searchParams.get("isolated") === "0" ? {} : isolationHeaders();
+    // The VAD's model and onnxruntime's wasm (~16 MB) may be kept by the browser and revalidated
+    // (a 304 costs a few hundred bytes), so that a second start is warm, as on a real site. Code
+    // stays no-store: a rebuilt bundle is always fetched anew.
+    const revalidated = CACHEABLE.has(extname(file));
+    const etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    if (revalidated && req.headers["if-none-match"] === etag) {
+      res.writeHead(304, { ETag: etag, "Cache-Control": "no-cache", ...isolation });
+      res.end();
+      return true;
+    }
     const headers = {
       "Content-Type": type,
       "Content-Length": String(stat.size),
-      "Cache-Control": "no-store",
-      ...(url.searchParams.get("isolated") === "0" ? {} : isolationHeaders()),
+      "Cache-Control": revalidated ? "no-cache" : "no-store",
+      ...(revalidated ? { ETag: etag } : {}),
+      ...isolation,
     };
     if (type.startsWith("text/html")) headers["Content-Security-Policy"] = STRICT_CSP;
     res.writeHead(200, headers);

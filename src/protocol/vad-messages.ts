@@ -131,6 +131,8 @@ export interface VadProgressMessage {
   loaded: number;
   /** Content-Length, or 0 when the server did not say. */
   total: number;
+  /** On the asset's last report only: its body came from the browser's HTTP cache (absent: the browser did not say). */
+  cached?: boolean;
 }
 export interface VadReadyMessage {
   kind: "ready";

@@ -62,7 +62,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       minSpeechMs,
     });
     releases.push(() => vad.stop());
-    if (onProgress) releases.push(vad.on("progress", (e) => onProgress({ asset: e.asset, url: e.url, loaded: e.loaded, total: e.total })));
+    if (onProgress) releases.push(vad.on("progress", (e) => onProgress({ asset: e.asset, url: e.url, loaded: e.loaded, total: e.total, ...(e.cached === undefined ? {} : { cached: e.cached }) })));
     // The model takes seconds to load: load it while the worklets load.
     await Promise.all([player.start().then(() => releases.push(() => player.close())), vad.start({ signal })]);
     // The worker pauses playback itself on speech start: through the shared

@@ -150,6 +150,14 @@ export interface LoadProgressEvent {
   url: string;
   loaded: number;
   total: number;
+  /**
+   * On each asset's last report only: true when its body came from the
+   * browser's HTTP cache (a warm start: Resource Timing's transferSize below
+   * the body's size), false when it came over the network. Absent on the
+   * other reports, and when the browser does not say (a cross-origin asset
+   * served without Timing-Allow-Origin).
+   */
+  cached?: boolean;
 }
 
 /** What the session decided that its components need, given to a ComponentsFactory. */

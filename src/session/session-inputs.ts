@@ -123,6 +123,7 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
       if (e.attempts > 0) events.emit("reconnected", { service: "stt", attempts: e.attempts });
       return;
     case "reconnecting":
+      dispatch({ kind: "sttLost" });
       events.emit("warning", { service: "stt", message: e.message, cause: e.cause });
       events.emit("reconnecting", { service: "stt", attempt: e.attempt, delayMs: e.delayMs, reason: e.reason, cause: e.cause });
       return;

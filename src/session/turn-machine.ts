@@ -33,8 +33,13 @@ export interface TurnConfig {
   vouchWordsMs?: number;
 }
 
+/** Who holds the floor. The session shows it as its state, except "reconnecting" (see `presentedState`). */
+export type FloorPhase = Exclude<SessionState, "reconnecting">;
+
 export interface TurnState {
-  readonly phase: SessionState;
+  readonly phase: FloorPhase;
+  /** The STT stream failed and is being reconnected (from `sttLost` to `sttConnected`). */
+  readonly sttDown: boolean;
   /** Between the VAD's speech start and its end or misfire. */
   readonly vadSpeaking: boolean;
   /** The words of the user's turn so far. */
@@ -92,6 +97,8 @@ export type TurnEvent =
   | { kind: "sttMarker" }
   /** A new STT stream is up: its words are new speech. */
   | { kind: "sttConnected" }
+  /** The STT stream failed; the link reconnects it (the user is not heard until `sttConnected`). */
+  | { kind: "sttLost" }
   /** The `endUserTurn` effect is done; `missed`: the STT did not confirm its last words in time. */
   | { kind: "turnFlushed"; missed: boolean }
   /** The first sample of reply `generation` is audible. */
@@ -153,6 +160,7 @@ const HELD_WORD_MS = 1500;
 
 export const INITIAL_TURN_STATE: TurnState = {
   phase: "idle",
+  sttDown: false,
   vadSpeaking: false,
   userWords: [],
   endingTurn: false,
@@ -240,7 +248,9 @@ const HANDLERS: Handlers = {
 
   sttMarker: (s) => same({ ...s, lateWords: false }),
 
-  sttConnected: (s) => same({ ...s, lateWords: false }),
+  sttConnected: (s) => linkChanged(s, { ...s, lateWords: false, sttDown: false }),
+
+  sttLost: (s) => linkChanged(s, { ...s, sttDown: true }),
 
   turnFlushed: (s, e) => {
     const text = s.userWords.join(" ").trim();
@@ -414,12 +424,31 @@ function same(state: TurnState): TurnStep {
   return { state, effects: [] };
 }
 
-function to(s: TurnState, phase: SessionState): TurnStep {
+function to(s: TurnState, phase: FloorPhase): TurnStep {
   return { state: { ...s, phase }, effects: changeState(s, phase) };
 }
 
-function changeState(s: TurnState, phase: SessionState): TurnEffect[] {
-  return s.phase === phase ? [] : [{ kind: "setState", state: phase }];
+/**
+ * The state the app sees: the floor's phase, but "reconnecting" while no one
+ * has the floor and the STT is down (the user would not be heard). A user
+ * speaking or a reply going on shows as such: the speech is kept for the new
+ * stream (SpeechReplay), and the reply plays on.
+ */
+export function presentedState(s: Pick<TurnState, "phase" | "sttDown">): SessionState {
+  return s.phase === "listening" && s.sttDown ? "reconnecting" : s.phase;
+}
+
+function changeState(s: TurnState, phase: FloorPhase): TurnEffect[] {
+  const before = presentedState(s);
+  const after = presentedState({ phase, sttDown: s.sttDown });
+  return before === after ? [] : [{ kind: "setState", state: after }];
+}
+
+/** The STT link went down or came back: the presented state may change with it. */
+function linkChanged(before: TurnState, after: TurnState): TurnStep {
+  const was = presentedState(before);
+  const now = presentedState(after);
+  return { state: after, effects: was === now ? [] : [{ kind: "setState", state: now }] };
 }
 
 /** Runs `next` on the state `first` left, keeping both steps' effects in order. */

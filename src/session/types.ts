@@ -11,9 +11,13 @@ import type { DeviceChangeEvent, DeviceMetrics, InputDeviceEvent } from "./devic
 
 /**
  * `connecting`: start() is opening the microphone, loading the VAD and
- * connecting the STT; `listening` once it resolves.
+ * connecting the STT; `listening` once it resolves. `reconnecting`: the STT
+ * stream failed and is being reconnected while the session would otherwise
+ * be `listening` (speech now is kept and sent to the new stream); it goes
+ * back to `listening` on `reconnected`. A user speaking or a reply going on
+ * while the STT is down shows as `user_speaking` or `bot_*`, as usual.
  */
-export type SessionState = "idle" | "connecting" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking";
+export type SessionState = "idle" | "connecting" | "listening" | "reconnecting" | "user_speaking" | "bot_thinking" | "bot_speaking";
 
 export interface BargeInOptions {
   /** Barge-in on at all. Default true. When false, user speech during bot speech is ignored. */

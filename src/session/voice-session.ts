@@ -35,7 +35,7 @@ import { SessionDevices, readLevels } from "./session-devices.js";
 import type { AudioLevels } from "./device-types.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { ToolRunner } from "./tool-runner.js";
-import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
+import { INITIAL_TURN_STATE, presentedState, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import type { SessionMetrics, SessionState, ToolHandler, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
 import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
@@ -112,7 +112,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   }
 
   get state(): SessionState {
-    return this.#turn.phase;
+    return presentedState(this.#turn);
   }
 
   /** The conversation as the user experienced it. */

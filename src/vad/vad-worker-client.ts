@@ -66,6 +66,8 @@ export interface VadLoadProgress {
   url: string;
   loaded: number;
   total: number;
+  /** On the asset's last report only (see VadProgressMessage.cached). */
+  cached?: boolean;
 }
 
 export type VadWorkerEvents = {
@@ -356,7 +358,7 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
         break;
       }
       case "progress":
-        this.emit("progress", { asset: message.asset, url: message.url, loaded: message.loaded, total: message.total });
+        this.emit("progress", { asset: message.asset, url: message.url, loaded: message.loaded, total: message.total, ...(message.cached === undefined ? {} : { cached: message.cached }) });
         break;
       case "speechStart": {
         const { kind: _, ...payload } = message;

@@ -3,7 +3,12 @@
  * Silero VAD worker, and the four real wire protocols against the reference
  * backend (pocketsphinx STT, flite TTS, the scripted LLM).
  */
-import { expect, test } from "@playwright/test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, expect, test, type Page } from "@playwright/test";
+// @ts-ignore: a plain ESM module shared with the benchmarks
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 
 const QUESTION = "what is the weather like today".split(" ");
 
@@ -64,9 +69,47 @@ test.describe("a full turn with known speech injected through `input`", () => {
       }
       expect(result.log.progress.model.loaded).toBe(2327524); // silero_vad_v5.onnx
       expect(result.log.progress.wasm.loaded).toBe(14239897); // ort-wasm-simd-threaded.wasm
+      // A fresh browser context: both came over the network.
+      expect(result.log.progress.model.cached).toBe(false);
+      expect(result.log.progress.wasm.cached).toBe(false);
       expect(result.liveQuests).toEqual(["stt"]);
       expect(result.finalState).toBe("idle");
     });
   }
 });
+
+test("a second start in the same page is warm: the VAD's model and wasm come from the HTTP cache, and progress says so", async ({ baseURL }) => {
+  // A profile on disk, as a user's browser has: an incognito context's HTTP cache lives in memory and
+  // keeps nothing as big as the 14 MB wasm (its model, 2.3 MB, is kept).
+  const profile = mkdtempSync(join(tmpdir(), "bargein-warm-"));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, baseURL });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto("/test/browser/pages/session/session.html");
+    await page.waitForFunction(() => (window as any).sessionPageReady);
+    await checkWarmStart(page);
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});
+
+async function checkWarmStart(page: Page): Promise<void> {
+  const starts = await page.evaluate(async () => {
+    const { makeSession } = (window as any).sessionPage;
+    const out = [];
+    for (let i = 0; i < 2; i++) {
+      const t = await makeSession({});
+      const t0 = performance.now();
+      await t.session.start();
+      out.push({ ms: performance.now() - t0, model: t.log.progress.model, wasm: t.log.progress.wasm });
+      await t.session.stop();
+    }
+    return out;
+  });
+  console.log(`start() cold ${starts[0].ms.toFixed(0)} ms, warm ${starts[1].ms.toFixed(0)} ms`);
+  expect(starts.map((s) => [s.model.cached, s.wasm.cached])).toEqual([[false, false], [true, true]]);
+  // Warm or cold, every byte of both reached the worker.
+  for (const s of starts) expect([s.model.loaded, s.wasm.loaded]).toEqual([2327524, 14239897]);
+}
 

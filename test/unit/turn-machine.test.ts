@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN } from "../../src/session/barge-in.js";
-import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
+import { INITIAL_TURN_STATE, presentedState, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
 
 const CONFIG: TurnConfig = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
 
@@ -191,6 +191,27 @@ describe("turn machine", () => {
     expect(back.state.userWords).toEqual(["help"]);
     expect(back.effects).toEqual([{ kind: "userTranscript", text: "help" }]);
     expect(run([{ kind: "wordRetracted" }], INITIAL_TURN_STATE).effects).toEqual([]);
+  });
+
+  test("the STT down shows as reconnecting only while no one has the floor; listening once it is back", () => {
+    const listening = run([{ kind: "listen" }]).state;
+    const down = run([{ kind: "sttLost" }], listening);
+    expect(kinds(down.effects)).toEqual(["state:reconnecting"]);
+    expect(presentedState(down.state)).toBe("reconnecting");
+    expect(down.state.phase).toBe("listening"); // the floor is still nobody's: a typed turn may start a reply
+    expect(run([{ kind: "sttLost" }], down.state).effects).toEqual([]); // each retry says it again: once is enough
+    // Speech while down is the user's turn (kept for the new stream); it ends back in "reconnecting".
+    const speaking = run([{ kind: "speechStart", pausedByWorker: false, at: 0 }], down.state);
+    expect(kinds(speaking.effects)).toEqual(["state:user_speaking"]);
+    const quiet = run([{ kind: "misfire", resumedByWorker: false }], speaking.state);
+    expect(kinds(quiet.effects)).toEqual(["state:reconnecting"]);
+    expect(kinds(run([{ kind: "sttConnected" }], quiet.state).effects)).toEqual(["state:listening"]);
+    // A reply that plays while the STT is down shows as the bot's, then reconnecting when it is done.
+    const bot = run([{ kind: "sttLost" }], botSpeaking());
+    expect(bot.effects).toEqual([]);
+    expect(presentedState(bot.state)).toBe("bot_speaking");
+    expect(kinds(run([{ kind: "replyDone", generation: 1 }], bot.state).effects)).toEqual(["armAutoPause", "finishReply", "state:reconnecting"]);
+    expect(kinds(run([{ kind: "sttConnected" }], bot.state).effects)).toEqual([]);
   });
 });
 

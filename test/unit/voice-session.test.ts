@@ -268,6 +268,20 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     await t.session.stop();
   });
 
+  test("the state is reconnecting while the STT is down and no one speaks, and listening again once it is back", async () => {
+    const t = setup({ refuseConnections: [2], reconnect: backoffReconnectPolicy({ delaysMs: [0, 30, 60], random: () => 0.5 }) });
+    await t.session.start();
+    const states: string[] = [];
+    t.session.on("state", (e) => states.push(e.state));
+    const reconnected = t.session.once("reconnected");
+    t.stt.drop(new Error("socket dropped"));
+    await until(() => t.session.state === "reconnecting");
+    await reconnected;
+    expect(t.session.state).toBe("listening");
+    expect(states).toEqual(["reconnecting", "listening"]);
+    await t.session.stop();
+  });
+
   test("a dropped STT whose first two reconnects are refused is survived under the default policy: reconnecting is reported, the words kept", async () => {
     const t = setup({ refuseConnections: [2, 3], reconnect: backoffReconnectPolicy({ delaysMs: [0, 20, 40], random: () => 0.5 }) });
     await t.session.start();

@@ -12,7 +12,8 @@ export class AssetFetchFailure extends Error {
   }
 }
 
-export type ProgressFn = (loaded: number, total: number) => void;
+/** `cached`: on the last report only, whether the bytes came from the browser's HTTP cache (see fromHttpCache). */
+export type ProgressFn = (loaded: number, total: number, cached?: boolean) => void;
 
 export async function fetchAsset(url: string, onProgress: ProgressFn, signal?: AbortSignal): Promise<ArrayBuffer> {
   let response: Response;
@@ -32,7 +33,7 @@ export async function fetchAsset(url: string, onProgress: ProgressFn, signal?: A
   const total = Number(response.headers.get("content-length") ?? 0) || 0;
   if (!response.body) {
     const bytes = await response.arrayBuffer();
-    onProgress(bytes.byteLength, total);
+    onProgress(bytes.byteLength, total, await fromHttpCache(response.url || url));
     return bytes;
   }
   const reader = response.body.getReader();
@@ -46,6 +47,7 @@ export async function fetchAsset(url: string, onProgress: ProgressFn, signal?: A
     loaded += value.byteLength;
     onProgress(loaded, total);
   }
+  onProgress(loaded, total, await fromHttpCache(response.url || url));
   const out = new Uint8Array(loaded);
   let offset = 0;
   for (const c of chunks) {
@@ -53,6 +55,28 @@ export async function fetchAsset(url: string, onProgress: ProgressFn, signal?: A
     offset += c.byteLength;
   }
   return out.buffer;
+}
+
+/**
+ * Whether the browser served `url`'s body from its HTTP cache, by its
+ * Resource Timing entry: fewer bytes crossed the network than the body has
+ * (0 for a fresh cache hit, a few hundred header bytes for a 304
+ * revalidation). Undefined when the browser does not say: no entry (no
+ * Resource Timing here, as in Node), or a cross-origin asset served without
+ * Timing-Allow-Origin, whose sizes read 0.
+ */
+async function fromHttpCache(url: string): Promise<boolean | undefined> {
+  const perf = (globalThis as { performance?: Performance }).performance;
+  if (typeof perf?.getEntriesByName !== "function") return undefined;
+  const absolute = new URL(url, (globalThis as { location?: { href: string } }).location?.href).href;
+  let entry = perf.getEntriesByName(absolute, "resource").at(-1) as PerformanceResourceTiming | undefined;
+  // The entry is queued when the body ends, which can be a task after the stream says done.
+  if (!entry) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    entry = perf.getEntriesByName(absolute, "resource").at(-1) as PerformanceResourceTiming | undefined;
+  }
+  if (!entry || !(entry.encodedBodySize > 0)) return undefined;
+  return entry.transferSize < entry.encodedBodySize;
 }
 
 /** True when `bytes` starts with the WebAssembly magic number "\0asm". */

@@ -108,8 +108,8 @@ async function init(s: VadWorkerSettings): Promise<void> {
   settings = s;
   const started = performance.now();
   try {
-    const progress = (asset: "model" | "wasm", url: string) => (loaded: number, total: number) =>
-      post({ kind: "progress", asset, url, loaded, total });
+    const progress = (asset: "model" | "wasm", url: string) => (loaded: number, total: number, cached?: boolean) =>
+      post({ kind: "progress", asset, url, loaded, total, ...(cached === undefined ? {} : { cached }) });
     const [wasm, modelBytes] = await Promise.all([
       fetchAsset(s.wasmUrl, progress("wasm", s.wasmUrl)),
       fetchAsset(s.modelUrl, progress("model", s.modelUrl)),
