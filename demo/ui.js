@@ -1,6 +1,7 @@
 // The demo's UI, shared by the ES-module page and the script-tag page. It uses
 // only the public API: providers with token functions (no secret lives in the
 // page), VoiceSession and its events.
+import { CONTROLS_MARKUP, SAY_MARKUP, controlElements, controlOptions, showError, wireControls } from "./controls.js";
 
 /**
  * Asks the page's own server for a short-lived token; the server holds the secret. `service`: for a
@@ -51,6 +52,7 @@ const MARKUP = `
   </label>
   <span class="state" data-testid="state" id="state">idle</span>
 </section>
+${CONTROLS_MARKUP}
 <section class="meters">
   <div class="meter"><span>mic</span><div class="bar"><div id="mic-level" data-testid="mic-level"></div></div></div>
   <div class="meter"><span>voice</span><div class="bar"><div id="vad-level" data-testid="vad-level"></div></div></div>
@@ -60,6 +62,7 @@ const MARKUP = `
   <h2>Conversation</h2>
   <ol id="transcript" data-testid="transcript"></ol>
   <p class="partial" id="partial" data-testid="partial"></p>
+  ${SAY_MARKUP}
 </section>
 <section class="timeline">
   <h2>Latency per turn <small>(ms from the end of your speech)</small></h2>
@@ -82,6 +85,7 @@ export function runDemo(Bargein, { assetsPath }) {
     state: $("state"), mic: $("mic-level"), vad: $("vad-level"), uplink: $("uplink-level"), uplinkText: $("uplink-text"),
     transcript: $("transcript"), partial: $("partial"), timeline: $("timeline"), events: $("events"),
   };
+  const controls = controlElements($);
   // `?stt=deepgram&tts=cartesia` preselects the services (for links, and for the tests).
   const params = new URLSearchParams(location.search);
   for (const [select, choices, key] of [[ui.sttService, STT_CHOICES, "stt"], [ui.ttsService, TTS_CHOICES, "tts"]]) {
@@ -197,6 +201,7 @@ export function runDemo(Bargein, { assetsPath }) {
         : Bargein.openaiChat({ url: `${location.origin}/v1`, model: "eliza", token: () => fetchToken() });
     const created = new Bargein.VoiceSession({
       stt, llm, tts, assetsPath,
+      ...controlOptions(controls),
       instructions: "You are a friendly, brief voice assistant.",
       meter: true,
       // The reference LLM calls get_time when asked "what time is it" (demo/server/eliza-tools.mjs).
@@ -218,18 +223,12 @@ export function runDemo(Bargein, { assetsPath }) {
     setRunning(true);
     session = makeSession();
     window.demoSession = session; // for people poking at it in the console, and for the tests
+    const wired = wireControls(controls, session, { log });
+    session.on("state", ({ state }) => state === "idle" && wired.stopped());
     session.on("state", ({ state }) => {
       ui.state.textContent = state.replace("_", " ");
       ui.state.className = `state ${state}`;
       ui.interrupt.disabled = !(state === "bot_speaking" || state === "bot_thinking");
-    });
-    // A first start fetches ~16 MB (the Silero model and onnxruntime's wasm): show how far it got.
-    const loading = {};
-    session.on("progress", ({ asset, loaded, total }) => {
-      loading[asset] = { loaded, total };
-      if (session.state !== "connecting") return;
-      const sum = (key) => Object.values(loading).reduce((n, a) => n + a[key], 0);
-      ui.state.textContent = `connecting: loading ${(sum("loaded") / 1e6).toFixed(1)} of ${(sum("total") / 1e6).toFixed(1)} MB`;
     });
     session.on("transcript", ({ role, text, final }) => {
       if (role === "user") {
@@ -284,9 +283,12 @@ export function runDemo(Bargein, { assetsPath }) {
     session.on("error", (e) => log("error", `${e.error.name}: ${e.error.message}${e.fatal ? " (session stopped)" : ""}`));
     try {
       await session.start();
+      wired.listening();
       log("info", "listening — say something");
     } catch (err) {
       log("error", `${err.name}: ${err.message}`);
+      showError(controls, `${err.name}: ${err.message}`);
+      wired.stopped();
       setRunning(false);
     }
   });
@@ -294,6 +296,7 @@ export function runDemo(Bargein, { assetsPath }) {
   ui.stop.addEventListener("click", async () => {
     await session?.stop();
     setRunning(false);
+    // (the controls went off with the state's "idle")
     ui.interrupt.disabled = true;
   });
 
