@@ -23,6 +23,9 @@ export interface UseVoiceSessionResult extends VoiceSessionSnapshot {
   stop(): Promise<void>;
   mute(): void;
   unmute(): void;
+  /** Push-to-talk (`turn: { mode: "push-to-talk" }`): the button went down, or up. */
+  startTurn(): void;
+  endTurn(): void;
   interrupt(): Promise<void>;
   sendText(text: string): void;
   setInputDevice(deviceId: string | undefined): Promise<void>;
@@ -53,6 +56,8 @@ function controlsOf(store: VoiceSessionStore) {
       stop: store.stop,
       mute: () => store.session.mute(),
       unmute: () => store.session.unmute(),
+      startTurn: () => store.session.startTurn(),
+      endTurn: () => store.session.endTurn(),
       interrupt: () => store.session.interrupt(),
       sendText: (text) => store.session.sendText(text),
       setInputDevice: (deviceId) => store.session.setInputDevice(deviceId),

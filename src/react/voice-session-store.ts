@@ -15,7 +15,7 @@
  * Thread: main.
  */
 import { VoiceSession } from "../index.js";
-import type { AudioLevels, DeviceList, HistoryMessage, SessionState, TranscriptEvent, VoiceSessionOptions } from "../index.js";
+import type { AudioLevels, DeviceList, HistoryMessage, LoadProgressEvent, SessionState, TranscriptEvent, VoiceSessionOptions } from "../index.js";
 
 export interface UseVoiceSessionOptions extends VoiceSessionOptions {
   /** Start when the component mounts (the browser may want a user gesture first for audio). Default false. */
@@ -42,6 +42,19 @@ export interface VoiceSessionSnapshot {
   error: Error | undefined;
   /** The audio devices at the last `devicechange`, or undefined before one. */
   devices: DeviceList | undefined;
+  /**
+   * The VAD's load during the last start(), summed over its model and wasm
+   * (`progress` events), for a loading bar while `state` is "connecting";
+   * `cached` once both are in: true when both came from the HTTP cache.
+   * Undefined before the first report of a start.
+   */
+  loading: LoadingSnapshot | undefined;
+}
+
+export interface LoadingSnapshot {
+  loaded: number;
+  total: number;
+  cached: boolean | undefined;
 }
 
 export class VoiceSessionStore {
@@ -50,7 +63,9 @@ export class VoiceSessionStore {
   #session: VoiceSession | undefined;
   #offs: Array<() => void> = [];
   readonly #listeners = new Set<() => void>();
-  #snapshot: VoiceSessionSnapshot = { state: "idle", transcript: [], history: [], muted: false, error: undefined, devices: undefined };
+  #snapshot: VoiceSessionSnapshot = { state: "idle", transcript: [], history: [], muted: false, error: undefined, devices: undefined, loading: undefined };
+  /** This start's last progress report per asset. */
+  #assets = new Map<string, LoadProgressEvent>();
   #mounts = 0;
   #release: ReturnType<typeof setTimeout> | undefined;
   #stopping: Promise<void> | undefined;
@@ -73,6 +88,7 @@ export class VoiceSessionStore {
         session.on("mute", (e) => this.#set({ muted: e.muted })),
         session.on("error", (e) => this.#set({ error: e.error })),
         session.on("devicechange", (e) => this.#set({ devices: { inputs: e.inputs, outputs: e.outputs } })),
+        session.on("progress", (e) => this.#onProgress(e)),
       ];
       this.#set({ history: [...session.history], muted: session.muted });
     }
@@ -108,7 +124,8 @@ export class VoiceSessionStore {
     if (this.#released) return;
     const session = this.session;
     if (session.state !== "idle") return;
-    this.#set({ error: undefined });
+    this.#assets.clear();
+    this.#set({ error: undefined, loading: undefined });
     try {
       await session.start();
     } catch (err) {
@@ -126,6 +143,14 @@ export class VoiceSessionStore {
   };
 
   readonly levels = (options?: { bins?: boolean }): AudioLevels => this.session.getLevels(options);
+
+  #onProgress(e: LoadProgressEvent): void {
+    this.#assets.set(e.asset, e);
+    const all = [...this.#assets.values()];
+    const sum = (key: "loaded" | "total") => all.reduce((n, a) => n + a[key], 0);
+    const settled = all.length === 2 && all.every((a) => a.cached !== undefined);
+    this.#set({ loading: { loaded: sum("loaded"), total: sum("total"), cached: settled ? all.every((a) => a.cached) : undefined } });
+  }
 
   /** The last unmount stuck: stop, unsubscribe, forget the session (a later mount makes a new one). */
   async #dispose(): Promise<void> {

@@ -107,4 +107,48 @@ describe("useVoiceSession", () => {
     expect(root.result.state).toBe("idle");
     root.unmount();
   });
+
+  test("`loading` sums the VAD's two assets while connecting, and says cached once both are in; a new start() begins again", async () => {
+    const stt = fakeStt();
+    const audio = fakeAudio({ stt });
+    const seen: Array<[string, unknown]> = [];
+    let cached = false;
+    const root = new FakeRoot<UseVoiceSessionResult>((hooks) =>
+      createUseVoiceSession(hooks)({
+        stt: stt.provider,
+        llm: fakeLlm({ reply: () => "x" }).provider,
+        tts: fakeTts().provider,
+        components: async (context) => {
+          const report = (asset: "model" | "wasm", loaded: number, total: number, last = false) => {
+            context.onProgress?.({ asset, url: `/${asset}`, loaded, total, ...(last ? { cached } : {}) });
+            seen.push([root.result.state, root.result.loading]);
+          };
+          report("model", 0, 100);
+          report("wasm", 500, 1000);
+          report("model", 100, 100, true);
+          report("wasm", 1000, 1000, true);
+          return audio.components(context);
+        },
+      }),
+    );
+    root.mount();
+    await root.result.start();
+    expect(seen).toEqual([
+      ["connecting", { loaded: 0, total: 100, cached: undefined }],
+      ["connecting", { loaded: 500, total: 1100, cached: undefined }],
+      ["connecting", { loaded: 600, total: 1100, cached: undefined }],
+      ["connecting", { loaded: 1100, total: 1100, cached: false }],
+    ]);
+    await root.result.stop();
+    cached = true;
+    seen.length = 0;
+    await root.result.start();
+    expect(seen.map(([, l]) => l)).toEqual([
+      { loaded: 0, total: 100, cached: undefined },
+      { loaded: 500, total: 1100, cached: undefined },
+      { loaded: 600, total: 1100, cached: undefined },
+      { loaded: 1100, total: 1100, cached: true },
+    ]);
+    root.unmount();
+  });
 });
