@@ -37,6 +37,7 @@ export function controlElements($) {
   $("error-dismiss").addEventListener("click", () => ($("error-banner").hidden = true));
   return {
     pttMode: $("ptt-mode"), talk: $("talk"), mute: $("mute"), inputDevice: $("input-device"), outputDevice: $("output-device"),
+    outputLevel: $("output-level"),
     loading: $("loading"), loadingBar: $("loading-bar"), loadingText: $("loading-text"),
     errorBanner: $("error-banner"), errorText: $("error-text"), errorDismiss: $("error-dismiss"),
     say: $("say"), sayText: $("say-text"), saySend: $("say-send"),
@@ -175,9 +176,22 @@ export function wireControls(c, session, { log }) {
   c.say.addEventListener("submit", onSay);
   offs.push(() => c.say.removeEventListener("submit", onSay));
 
+  // The bot's level, read once a frame with getLevels() (an AnalyserNode read: nothing runs when not read).
+  let frame = 0;
+  const drawLevel = () => {
+    const db = session.getLevels().output.rmsDb;
+    c.outputLevel.style.width = `${Math.max(0, Math.min(100, ((db + 60) / 60) * 100)).toFixed(0)}%`;
+    frame = requestAnimationFrame(drawLevel);
+  };
+  offs.push(() => {
+    cancelAnimationFrame(frame);
+    c.outputLevel.style.width = "0%";
+  });
+
   return {
     /** start() resolved: the controls that need a running session come on. */
     listening() {
+      frame = requestAnimationFrame(drawLevel);
       c.mute.disabled = false;
       c.talk.disabled = !pushToTalk;
       c.sayText.disabled = false;

@@ -56,6 +56,7 @@ ${CONTROLS_MARKUP}
 <section class="meters">
   <div class="meter"><span>mic</span><div class="bar"><div id="mic-level" data-testid="mic-level"></div></div></div>
   <div class="meter"><span>voice</span><div class="bar"><div id="vad-level" data-testid="vad-level"></div></div></div>
+  <div class="meter"><span>bot</span><div class="bar"><div id="output-level" data-testid="output-level"></div></div></div>
   <div class="meter"><span>uplink</span><div class="bar"><div id="uplink-level" data-testid="uplink-level"></div></div><span id="uplink-text" data-testid="uplink-text"></span></div>
 </section>
 <section class="conversation">

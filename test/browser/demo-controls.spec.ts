@@ -48,7 +48,9 @@ test("loading bar, typed turns (also over the bot), mute and the device pickers"
   await page.getByTestId("say-text").fill("tell me about my mother and my father");
   await page.getByTestId("say-send").click();
   await expect(page.getByTestId("state")).toHaveText("bot speaking", { timeout: 20_000 });
-  await page.waitForTimeout(300);
+  // The bot meter (getLevels() once a frame) moves with the reply's audio.
+  const outputWidth = () => page.getByTestId("output-level").evaluate((el: HTMLElement) => Number.parseFloat(el.style.width || "0"));
+  await expect.poll(outputWidth, { timeout: 3000, intervals: [50] }).toBeGreaterThan(20);
   await page.getByTestId("say-text").fill("stop please");
   await page.getByTestId("say-text").press("Enter");
   const cut = transcript(page, "assistant").and(page.locator('[data-interrupted="true"]'));
