@@ -39,8 +39,10 @@
  * onset, and a cut is still the exact truncate above.
  *
  * A dead socket fails the STT stream; the session's STT link reconnects
- * under its ReconnectPolicy with a fresh token (the service starts a new,
- * empty conversation: the local history is not replayed to it). A server
+ * under its ReconnectPolicy with a fresh token. The service starts a new,
+ * empty conversation: the first response on it puts the earlier turns back
+ * first (`conversation.item.create` at the root, heard text only), as for a
+ * session seeded with `history`. A server
  * `error` event becomes a ProtocolError (invalid_request_error) or a
  * BargeinError quoting the service: it fails the call it answers (a commit,
  * a response) or else is the provider's `error` event, which the session
@@ -93,6 +95,8 @@ class OpenaiRealtime implements SpeechToSpeechProvider {
   #connection: RealtimeConnection | undefined;
   /** The audio stream of the reply being built: the next response's audio goes there. */
   #reply: ReplyAudio | undefined;
+  /** The socket that has the conversation so far (see seedHistory). */
+  #seeded: RealtimeConnection | undefined;
 
   constructor(options: OpenaiRealtimeOptions) {
     if (!options?.url || !options.model || typeof options.token !== "function") {
@@ -153,10 +157,26 @@ class OpenaiRealtime implements SpeechToSpeechProvider {
 
   async *#respond(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncGenerator<LlmOutput, void, undefined> {
     const connection = this.#live("a response");
+    // A socket's first response: the service has none of the earlier turns (a reconnect's new conversation, or the session's seeded history).
+    if (this.#seeded !== connection) {
+      this.#seeded = connection;
+      connection.seedHistory(earlierTurns(messages));
+    }
     const reply = this.#reply?.closed ? undefined : this.#reply;
     reply?.bind(connection);
     yield* connection.respond({ ...pendingTurn(messages), tools: request?.tools ?? [] }, reply, signal);
   }
+}
+
+/**
+ * The turns before the pending one, as a new conversation needs them: the
+ * user's and the assistant's words (the heard part of a cut reply), without
+ * the instructions (they are the session's) or tool rounds (their calls were
+ * the old conversation's items).
+ */
+export function earlierTurns(messages: readonly ChatMessage[]): Array<{ role: "user" | "assistant"; text: string }> {
+  const before = messages.at(-1)?.role === "user" ? messages.slice(0, -1) : messages;
+  return before.flatMap((m) => ((m.role === "user" || m.role === "assistant") && m.content.trim() ? [{ role: m.role, text: m.content }] : []));
 }
 
 /**

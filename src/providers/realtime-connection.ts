@@ -210,6 +210,21 @@ export class RealtimeConnection {
     }
   }
 
+  /**
+   * Puts the conversation so far at the start of this socket's conversation,
+   * in order: a new socket (after a drop, or for a session seeded with
+   * history) starts empty, and the model would answer with no memory of it.
+   * Inserted at the root, so it stays before a user turn already committed.
+   */
+  seedHistory(messages: ReadonlyArray<{ role: "user" | "assistant"; text: string }>): void {
+    let previous = "root";
+    for (const m of messages) {
+      const id = eventId("item");
+      this.#send(wire.historyItem(id, m.role, m.text, previous));
+      previous = id;
+    }
+  }
+
   /** Cancels the response in progress if its audio goes to `sink` (a cut reply). */
   cancelFor(sink: AudioSink): void {
     if (this.#run?.sink === sink) this.cancel(this.#run);

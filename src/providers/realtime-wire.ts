@@ -198,4 +198,14 @@ export const createResponse = (eventId: string): Obj => ({ type: "response.creat
 export const cancelResponse = (responseId: string): Obj => ({ type: "response.cancel", response_id: responseId });
 export const truncateItem = (itemId: string, audioEndMs: number): Obj => ({ type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: audioEndMs });
 export const userText = (text: string): Obj => ({ type: "conversation.item.create", item: { type: "message", role: "user", content: [{ type: "input_text", text }] } });
+/**
+ * An earlier message put back into a new conversation (a reconnect, or the session's seeded
+ * history), after `previousItemId` ("root": first). The GA content types: input_text for the
+ * user, output_text for the assistant (https://platform.openai.com/docs/api-reference/realtime-client-events/conversation/item/create).
+ */
+export const historyItem = (id: string, role: "user" | "assistant", text: string, previousItemId: string): Obj => ({
+  type: "conversation.item.create",
+  previous_item_id: previousItemId,
+  item: { id, type: "message", role, content: [{ type: role === "user" ? "input_text" : "output_text", text }] },
+});
 export const functionCallOutput = (callId: string, output: string): Obj => ({ type: "conversation.item.create", item: { type: "function_call_output", call_id: callId, output } });

@@ -109,13 +109,20 @@ async function realtimeLog(): Promise<any> {
   return sessions.at(-1);
 }
 
-test("a full turn: the history holds the question as the service heard it, and the reply the model spoke", { timeout: 40_000 }, async () => {
-  const r = rig();
+test("a full turn on a session seeded with history: the model reads that history first; the history holds the question as the service heard it, and the reply the model spoke", { timeout: 40_000 }, async () => {
+  const seed = [
+    { role: "user" as const, text: "my name is Ann" },
+    { role: "assistant" as const, text: "Hello Ann." },
+  ];
+  const r = rig({ history: seed });
   try {
     await r.session.start();
     await r.say(STORY);
-    await r.until("the reply to play out", () => r.session.history.length === 2 && r.session.state === "listening");
-    const [user, bot] = r.session.history;
+    await r.until("the reply to play out", () => r.session.history.length === 4 && r.session.state === "listening");
+    const [, , user, bot] = r.session.history;
+    // The service's conversation starts empty: the seeded turns went in first, before the spoken question.
+    const read = (await realtimeLog()).responses[0].input.map((i: any) => [i.role, i.text]);
+    expect(read).toEqual([["user", "my name is Ann"], ["assistant", "Hello Ann."], ["user", user!.text]]);
     expect(user).toMatchObject({ role: "user" });
     expect(user!.text.toLowerCase()).toContain("story");
     expect(bot).toMatchObject({ role: "assistant", text: elizaReply(user!.text) });
@@ -239,7 +246,7 @@ test("server turn detection: the service commits the turn on its own VAD, and th
   }
 });
 
-test("the socket drops mid-reply: the reply ends with a ConnectionClosedError, the session reconnects with a fresh key and answers the next turn", { timeout: 60_000 }, async () => {
+test("the socket drops mid-reply: the reply ends with a ConnectionClosedError, the session reconnects with a fresh key, puts the conversation back and answers the next turn", { timeout: 60_000 }, async () => {
   let tokens = 0;
   // Every connection drops after 60 server events: mid-way through the story's audio, after a short reply's.
   const r = rig({}, async () => (tokens++, KEY), { query: "?drop_after=60" });
@@ -256,6 +263,13 @@ test("the socket drops mid-reply: the reply ends with a ConnectionClosedError, t
     await r.say("please stop");
     await r.until("the next reply", () => r.session.history.length === 4 && r.session.state === "listening", 30_000);
     expect(r.session.history[3]).toMatchObject({ role: "assistant", text: elizaReply(r.session.history[2]!.text) });
+    // The new socket's conversation began empty: its first response read the earlier turn (the question,
+    // and the heard part of the cut story when some of it was heard), then the new question.
+    const [question, story, next] = r.session.history;
+    const earlier = [question!, story!].filter((m) => m.text.trim()).map((m) => [m.role, m.text]);
+    expect(earlier[0]).toEqual(["user", question!.text]);
+    const read = (await realtimeLog()).responses[0].input.map((i: any) => [i.role, i.text]);
+    expect(read).toEqual([...earlier, ["user", next!.text]]);
   } finally {
     await r.close();
   }

@@ -323,13 +323,15 @@ class RealtimeSocket {
     const given = event.item ?? {};
     /** @type {import("../core/realtime-conversation.mjs").Item} */
     let item;
-    if (given.type === "message" && (given.role === "user" || given.role === "system") && Array.isArray(given.content)) {
-      const content = given.content.filter((/** @type {any} */ p) => p?.type === "input_text").map((/** @type {any} */ p) => ({ type: "input_text", text: String(p.text ?? "") }));
+    // A message's text parts, by role as the GA reference gives them: input_text for user and system, output_text for assistant.
+    const textType = given.role === "assistant" ? "output_text" : "input_text";
+    if (given.type === "message" && ["user", "system", "assistant"].includes(given.role) && Array.isArray(given.content)) {
+      const content = given.content.filter((/** @type {any} */ p) => p?.type === textType).map((/** @type {any} */ p) => ({ type: textType, text: String(p.text ?? "") }));
       item = { id: given.id ?? newId("item"), type: "message", role: given.role, status: "completed", content };
     } else if (given.type === "function_call_output" && typeof given.call_id === "string") {
       item = { id: given.id ?? newId("item"), type: "function_call_output", status: "completed", call_id: given.call_id, output: String(given.output ?? "") };
     } else {
-      return this.error({ type: "invalid_request_error", code: "invalid_value", message: "Invalid 'item': this emulator creates user or system messages with input_text content, and function_call_output items with a call_id.", param: "item" }, event.event_id);
+      return this.error({ type: "invalid_request_error", code: "invalid_value", message: "Invalid 'item': this emulator creates user or system messages with input_text content, assistant messages with output_text content, and function_call_output items with a call_id.", param: "item" }, event.event_id);
     }
     const added = addItem(this.items, item, event.previous_item_id);
     if ("error" in added) return this.error(added.error, event.event_id);
