@@ -57,6 +57,7 @@ export type {
   GeminiLiveOptions,
   SpeechToSpeechProvider,
   SttProvider,
+  SttConnectContext,
   SttStream,
   SttEvent,
   SttAudioFormat,

@@ -268,6 +268,11 @@ export class GeminiConnection {
     this.#send(wire.userTurn(wire.heardNote(heard), false));
   }
 
+  /** Puts the conversation so far into this new socket's empty context (no reply asked for). */
+  restoreContext(turns: ReadonlyArray<{ role: "user" | "model"; text: string }>): void {
+    if (turns.length > 0) this.#send(wire.contextTurns(turns));
+  }
+
   close(): Promise<void> {
     this.#closing = true;
     clearTimeout(this.#transcriptWait);

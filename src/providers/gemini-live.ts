@@ -70,7 +70,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from "./hosted-socket.js";
 import { PcmAssembler } from "./pcm-base64.js";
 import { ReplyTimeline, type TimedText } from "./realtime-timeline.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
-import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ProviderEvents, SpeechToSpeechProvider, SttProvider, SttStream, ToolDefinition, TtsEvent, TtsProvider, TtsStream } from "./types.js";
+import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ProviderEvents, SpeechToSpeechProvider, SttConnectContext, SttProvider, SttStream, ToolDefinition, TtsEvent, TtsProvider, TtsStream } from "./types.js";
 
 export interface GeminiLiveOptions {
   /** The Live API endpoint, e.g. "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained" (or the app's relay). */
@@ -120,7 +120,7 @@ class GeminiLive implements SpeechToSpeechProvider {
     }
     this.#o = { ...options, turnDetection: detection };
     const name = SERVICE;
-    this.stt = { name, audioFormat: { sampleRate: GEMINI_INPUT_RATE, encoding: "s16" }, supportsGap: false, connect: (signal) => this.#connect(signal) };
+    this.stt = { name, audioFormat: { sampleRate: GEMINI_INPUT_RATE, encoding: "s16" }, supportsGap: false, connect: (signal, context) => this.#connect(signal, context) };
     this.llm = { name, stream: (messages, signal, request) => this.#respond(messages, signal, request) };
     this.tts = { name, connect: async () => (this.#reply = new ReplyAudio(this.#live("the reply's audio"))) };
   }
@@ -134,7 +134,7 @@ class GeminiLive implements SpeechToSpeechProvider {
     this.#tools = tools;
   }
 
-  async #connect(signal?: AbortSignal): Promise<SttStream> {
+  async #connect(signal?: AbortSignal, context?: SttConnectContext): Promise<SttStream> {
     const token = await fetchToken(this.#o.token, signal);
     if (!token) throw new ConfigError("geminiLive(): the token function returned no token");
     const param = token.startsWith("auth_tokens/") ? { access_token: token } : { key: token };
@@ -151,6 +151,8 @@ class GeminiLive implements SpeechToSpeechProvider {
       signal,
     );
     this.#connection = connection;
+    // A new socket's context is empty: a reconnect (or a session seeded with history) puts the conversation back first.
+    connection.restoreContext(contextOf(context?.conversation ?? []));
     return {
       bytesPerSample: BYTES_PER_SAMPLE,
       get bufferedAmount() {
@@ -179,6 +181,15 @@ class GeminiLive implements SpeechToSpeechProvider {
     reply?.bind(connection);
     yield* connection.respond({ ...pendingTurn(messages), tools: request?.tools ?? [] }, reply, signal);
   }
+}
+
+/**
+ * The conversation as the Live API's context takes it: the user's and the
+ * model's words (the heard part of a cut answer), without the instructions
+ * (the setup has them) or tool rounds (their calls were the old socket's).
+ */
+export function contextOf(messages: readonly ChatMessage[]): Array<{ role: "user" | "model"; text: string }> {
+  return messages.flatMap((m) => ((m.role === "user" || m.role === "assistant") && m.content.trim() ? [{ role: m.role === "user" ? "user" : "model", text: m.content }] : []));
 }
 
 /**

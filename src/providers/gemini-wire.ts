@@ -201,6 +201,15 @@ export const activityStart = (): Obj => ({ realtimeInput: { activityStart: {} } 
 export const activityEnd = (): Obj => ({ realtimeInput: { activityEnd: {} } });
 export const userTurn = (text: string, turnComplete: boolean): Obj => ({ clientContent: { turns: [{ role: "user", parts: [{ text }] }], turnComplete } });
 
+/**
+ * The conversation so far, for a new socket's empty context: one clientContent with the turns in
+ * order and no reply asked for, as the Live API guide restores a session's context
+ * (https://ai.google.dev/gemini-api/docs/live-session, "incremental content updates").
+ */
+export const contextTurns = (turns: ReadonlyArray<{ role: "user" | "model"; text: string }>): Obj => ({
+  clientContent: { turns: turns.map((t) => ({ role: t.role, parts: [{ text: t.text }] })), turnComplete: false },
+});
+
 /** The app's tool results; a result that is not a JSON object is wrapped as { output } (FunctionResponse.response is an object). */
 export function toolResponse(results: ReadonlyArray<{ id: string; name: string; output: string }>): Obj {
   return {

@@ -22,6 +22,7 @@ export { findInstance, retryWithBackoff, backoffDelays, shuffled, isRetryableSta
 export type { DiscoveryOptions, BackoffOptions, RetryInfo } from "./discovery.js";
 export type {
   SttProvider,
+  SttConnectContext,
   SttStream,
   SttEvent,
   SttAudioFormat,

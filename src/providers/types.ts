@@ -151,7 +151,18 @@ export interface SttProvider extends ProviderEventSource {
    * it is ready. Rejects with AtCapacityError or ServiceTimeoutError naming the
    * URLs tried; aborting closes any socket it opened.
    */
-  connect(signal?: AbortSignal): Promise<SttStream>;
+  connect(signal?: AbortSignal, context?: SttConnectContext): Promise<SttStream>;
+}
+
+/** What the session tells a new STT stream. */
+export interface SttConnectContext {
+  /**
+   * The conversation so far, as the LLM gets it (heard text only). A
+   * speech-to-speech provider whose service keeps the context puts it back
+   * into a new socket's empty conversation (a reconnect, or a session
+   * seeded with `history`); a plain STT ignores it.
+   */
+  conversation: readonly ChatMessage[];
 }
 
 // ─── Language model ─────────────────────────────────────────────────────────

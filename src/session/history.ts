@@ -116,11 +116,13 @@ export class ConversationHistory {
    * keeps each call right before its answer (the order chat completions and
    * the Responses API require). A call with no answer (cancelled with its
    * reply) is left out: nothing was sent for it, and a call without a result
-   * is an error for those APIs.
+   * is an error for those APIs. `omit`: a message left out (a reply still
+   * playing, whose heard part is not known yet).
    */
-  toChat(instructions: string | undefined): ChatMessage[] {
+  toChat(instructions: string | undefined, omit?: HistoryMessage): ChatMessage[] {
     const chat: ChatMessage[] = instructions ? [{ role: "system", content: instructions }] : [];
     for (const m of this.#messages) {
+      if (m === omit) continue;
       if (m.role === "assistant") chat.push(...toolRound(m.toolCalls));
       if (m.text) chat.push({ role: m.role, content: m.text });
     }

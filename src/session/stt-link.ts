@@ -11,7 +11,7 @@
  * start and end.
  */
 import { OverloadError } from "../errors.js";
-import type { SttProvider, SttStream } from "../providers/types.js";
+import type { ChatMessage, SttProvider, SttStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
 import type { QuestManager } from "../quest/quest-manager.js";
 import { Uplink, type UplinkMetrics, type UplinkOverload } from "../uplink/uplink.js";
@@ -43,6 +43,8 @@ export interface SttLinkOptions {
   uplink: NonNullable<VoiceSessionOptions["uplink"]>;
   policy: ReconnectPolicy;
   emit(event: SttLinkEvent): void;
+  /** The conversation so far, for a new stream (SttConnectContext). Default: none. */
+  conversation?: () => readonly ChatMessage[];
   /** The clock, in ms. Default performance.now. */
   now?: () => number;
 }
@@ -203,7 +205,7 @@ export class SttLink {
     const quest = new Quest<OpenStream>(
       "stt",
       async (signal) => {
-        const stream = await provider.connect(signal);
+        const stream = await provider.connect(signal, { conversation: this.#o.conversation?.() ?? [] });
         this.#connectedAt = this.#now();
         this.#o.emit({ kind: "connected", attempts });
         // Synchronous up to the uplink being in place: every frame is either replayed or pushed.

@@ -224,6 +224,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         uplink: this.#options.uplink ?? {},
         policy: this.#options.reconnect ?? backoffReconnectPolicy(),
         emit: (e) => onSttEvent(e, this.#inputs, (err) => this.#emitError(err, false)),
+        // Heard text only: a reply still playing is left out (its text so far is what was generated, not heard).
+        conversation: () => this.#history.toChat(this.#options.instructions, this.#replies.current?.message),
       });
       this.#unsubscribe.push(...wireComponents(components, this.#inputs), ...(await this.#devices.attach(components)));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
