@@ -54,14 +54,14 @@ function controlsOf(store: VoiceSessionStore) {
     c = {
       start: store.start,
       stop: store.stop,
-      mute: () => store.session.mute(),
-      unmute: () => store.session.unmute(),
-      startTurn: () => store.session.startTurn(),
-      endTurn: () => store.session.endTurn(),
-      interrupt: () => store.session.interrupt(),
-      sendText: (text) => store.session.sendText(text),
-      setInputDevice: (deviceId) => store.session.setInputDevice(deviceId),
-      setOutputDevice: (deviceId) => store.session.setOutputDevice(deviceId),
+      mute: () => store.live()?.mute(),
+      unmute: () => store.live()?.unmute(),
+      startTurn: () => store.live()?.startTurn(),
+      endTurn: () => store.live()?.endTurn(),
+      interrupt: () => store.live()?.interrupt() ?? Promise.resolve(),
+      sendText: (text) => store.live()?.sendText(text),
+      setInputDevice: (deviceId) => store.live()?.setInputDevice(deviceId) ?? Promise.resolve(),
+      setOutputDevice: (deviceId) => store.live()?.setOutputDevice(deviceId) ?? Promise.resolve(),
       levels: store.levels,
     };
     controls.set(store, c);

@@ -83,14 +83,14 @@ export class VoiceSessionStore {
       const { autoStart: _, ...options } = this.#options;
       const session = (this.#session = this.#make(options));
       this.#offs = [
-        session.on("state", (e) => this.#set({ state: e.state, ...(e.state === "idle" ? { history: [...session.history] } : {}) })),
+        session.on("state", (e) => this.#set({ state: e.state, ...(e.state === "idle" ? { history: heardHistory(session) } : {}) })),
         session.on("transcript", (e) => this.#onTranscript(e, session)),
         session.on("mute", (e) => this.#set({ muted: e.muted })),
         session.on("error", (e) => this.#set({ error: e.error })),
         session.on("devicechange", (e) => this.#set({ devices: { inputs: e.inputs, outputs: e.outputs } })),
         session.on("progress", (e) => this.#onProgress(e)),
       ];
-      this.#set({ history: [...session.history], muted: session.muted });
+      this.#set({ history: heardHistory(session), muted: session.muted });
     }
     return this.#session;
   }
@@ -142,7 +142,11 @@ export class VoiceSessionStore {
     return stopping;
   };
 
-  readonly levels = (options?: { bins?: boolean }): AudioLevels => this.session.getLevels(options);
+  /** Levels now; silence once the component is gone (a late animation frame must not make a new session). */
+  readonly levels = (options?: { bins?: boolean }): AudioLevels => this.live()?.getLevels(options) ?? { input: { rmsDb: -100 }, output: { rmsDb: -100 } };
+
+  /** The session while the component is mounted; undefined once its last unmount released it. */
+  readonly live = (): VoiceSession | undefined => (this.#released ? undefined : this.session);
 
   #onProgress(e: LoadProgressEvent): void {
     this.#assets.set(e.asset, e);
@@ -170,11 +174,16 @@ export class VoiceSessionStore {
     const rows = this.#snapshot.transcript;
     const at = rows.findIndex((r) => r.id === e.id);
     const transcript = at < 0 ? [...rows, row] : rows.map((r, i) => (i === at ? row : r));
-    this.#set({ transcript, ...(e.final || e.revised ? { history: [...session.history] } : {}) });
+    this.#set({ transcript, ...(e.final || e.revised ? { history: heardHistory(session) } : {}) });
   }
 
   #set(change: Partial<VoiceSessionSnapshot>): void {
     this.#snapshot = { ...this.#snapshot, ...change };
     for (const fn of [...this.#listeners]) fn();
   }
+}
+
+/** The history as a snapshot: copies of the messages (the session's own change in place, behind a render's back). */
+function heardHistory(session: VoiceSession): HistoryMessage[] {
+  return session.history.map((m) => ({ ...m }));
 }

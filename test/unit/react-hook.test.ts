@@ -1,6 +1,7 @@
 /**
  * bargein/react's useVoiceSession on a scripted hooks runtime
- * (react-hooks-runtime.ts; react is not installed here) and the public fakes:
+ * (react-hooks-runtime.ts; test/browser/react-hook.spec.ts runs it on React 19
+ * itself, in Chromium) and the public fakes:
  * StrictMode's double mount opens one microphone and one session, an unmount
  * releases it, and the snapshot follows the session's events.
  */
@@ -86,6 +87,36 @@ describe("useVoiceSession", () => {
     expect(t.root.result.mute).toBe(mute);
     await t.root.result.stop();
     expect(t.root.result.state).toBe("idle");
+    t.root.unmount();
+  });
+
+  test("after the last unmount, a late control call (an animation frame's levels(), mute()) makes no new session", async () => {
+    const t = setup({ autoStart: true });
+    t.root.mount();
+    await until(() => t.root.result.state === "listening");
+    const { levels, mute, sendText } = t.root.result;
+    t.root.unmount();
+    await until(() => t.audio.disposals === 1);
+    expect(levels()).toEqual({ input: { rmsDb: -100 }, output: { rmsDb: -100 } });
+    mute();
+    sendText("hello");
+    await macrotask();
+    expect(t.audio.starts).toBe(1);
+    expect(t.stt.openStreams).toBe(0);
+  });
+
+  test("the history in a snapshot is a copy: the session's messages changing in place do not change a rendered one", async () => {
+    const t = setup({ autoStart: true, replies: ["One two three four five."] });
+    t.root.mount();
+    await until(() => t.root.result.state === "listening");
+    t.root.result.sendText("hi");
+    await until(() => t.root.result.state === "bot_speaking");
+    await t.audio.player.play();
+    await until(() => t.root.result.history.length === 2 && t.root.result.state === "listening");
+    const shown = t.root.result.history;
+    const live = t.root.result.session.history;
+    expect(shown[1]).toEqual(live[1]);
+    expect(shown[1]).not.toBe(live[1]);
     t.root.unmount();
   });
 

@@ -205,7 +205,7 @@ export async function app(log: (line: string) => void): Promise<void> {
   }
   // Payloads are inferred from the event's name, too.
   session.on("state", (e) => {
-    const s: "idle" | "connecting" | "listening" | "user_speaking" | "bot_thinking" | "bot_speaking" = e.state;
+    const s: "idle" | "connecting" | "listening" | "reconnecting" | "user_speaking" | "bot_thinking" | "bot_speaking" = e.state;
     void s;
   });
 
