@@ -23,6 +23,7 @@
  * once per 32 ms (VAD) or per uplink frame, not per quantum; nothing else in
  * `process()` allocates except the rare level and start messages.
  */
+import { LevelWriter } from "../src/audio/level-cell.js";
 import { Resampler } from "../src/audio/resampler.js";
 import type {
   CaptureProcessorOptions,
@@ -126,6 +127,8 @@ class CaptureProcessor extends AudioWorkletProcessor {
   /** Set by "close": process() returns false and the processor can be collected. */
   #closed = false;
   #meterOn = false;
+  /** The raw input's level for the main thread's getLevels() (processorOptions.levelCell). */
+  readonly #level: LevelWriter | undefined;
   /** Muted (see MainToCaptureMessage "mute"): the input counts as silence from the next quantum on. */
   #muted = false;
   #meterSum = 0;
@@ -168,6 +171,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
     }
     this.#meterWindow = Math.max(QUANTUM, Math.round((opts.meterIntervalMs / 1000) * sampleRate));
     this.#clock = opts.profile ? new ProcessClock(opts.profileClock) : undefined;
+    this.#level = opts.levelCell ? new LevelWriter(opts.levelCell, sampleRate) : undefined;
     this.port.onmessage = (event: MessageEvent<MainToCaptureMessage>) => this.#onMessage(event.data);
   }
 
@@ -214,6 +218,8 @@ class CaptureProcessor extends AudioWorkletProcessor {
     const channels = inputs[0];
     mono.fill(0);
     if (this.#swapSilentFrames >= 0) this.#timeSwap(channels);
+    // The microphone before the mute, as its analyser shows it (a muted user still sees their voice).
+    this.#level?.write(channels?.[0]);
     if (channels && channels.length > 0 && !this.#muted) {
       const scale = 1 / channels.length;
       for (let c = 0; c < channels.length; c++) {

@@ -51,6 +51,7 @@ import type { PlaybackFeed } from "./playback-feed.js";
 import { PortPlaybackFeed } from "./port-playback-feed.js";
 import { echoTap, releaseEchoTap, writeTap, type EchoTap } from "./echo-tap.js";
 import { ProcessClock, profileReport } from "./process-clock.js";
+import { LevelWriter } from "../src/audio/level-cell.js";
 import { SharedPlaybackFeed } from "./shared-playback-feed.js";
 
 const STATUS_EVERY_QUANTA = 8;
@@ -83,6 +84,8 @@ class PlaybackProcessor extends AudioWorkletProcessor {
   readonly #tapName: string | undefined;
   /** Set by "close": process() returns false and the processor can be collected. */
   #closed = false;
+  /** What is heard, for the main thread's getLevels() (processorOptions.levelCell). */
+  readonly #level: LevelWriter | undefined;
 
   constructor(options: { processorOptions?: unknown }) {
     super();
@@ -97,6 +100,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     this.#lastCutSeq = Atomics.load(this.#control, S.CUT_SEQ);
     this.#clock = opts.profile ? new ProcessClock(opts.profileClock) : undefined;
     this.#tapName = opts.echoTap;
+    this.#level = opts.levelCell ? new LevelWriter(opts.levelCell, sampleRate) : undefined;
     this.#tap = opts.echoTap ? echoTap(opts.echoTap) : undefined;
     this.port.onmessage = (event: MessageEvent<MainToPlaybackMessage>) => this.#onMessage(event.data);
   }
@@ -187,6 +191,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     if (written === 0 && !this.#paused) this.#render(out, quantum);
     // What is heard, after pause, fade and flush: the capture's echo guard cancels exactly this.
     if (this.#tap) writeTap(this.#tap, currentFrame, out);
+    this.#level?.write(out);
     this.#publish();
     if (Atomics.load(this.#control, S.WANT_SPACE) === 1 && this.#ring.availableWrite() >= this.#ring.capacity / 2) {
       Atomics.store(this.#control, S.WANT_SPACE, 0);

@@ -38,9 +38,10 @@ export class LevelMeter {
     this.#bins = new Uint8Array(this.node.frequencyBinCount);
   }
 
-  read(bins: boolean): ChannelLevel {
-    this.node.getFloatTimeDomainData(this.#time);
-    const level: ChannelLevel = { rmsDb: rmsDb(this.#time) };
+  /** `sharedDb`: the level from a worklet's cell, when there is one: then only the bins are read here. */
+  read(bins: boolean, sharedDb?: number): ChannelLevel {
+    if (sharedDb === undefined) this.node.getFloatTimeDomainData(this.#time);
+    const level: ChannelLevel = { rmsDb: sharedDb ?? rmsDb(this.#time) };
     if (bins) {
       this.node.getByteFrequencyData(this.#bins);
       level.bins = this.#bins;
@@ -59,4 +60,24 @@ export function rmsDb(samples: ArrayLike<number>): number {
   for (let i = 0; i < samples.length; i++) sum += samples[i] * samples[i];
   const rms = Math.sqrt(sum / Math.max(1, samples.length));
   return rms > 0 ? Math.max(SILENT_DB, 20 * Math.log10(rms)) : SILENT_DB;
+}
+
+/** A cell for a worklet's LevelWriter (level-cell.ts), or undefined where SharedArrayBuffer is not available. */
+export function makeLevelCell(): SharedArrayBuffer | undefined {
+  return globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new SharedArrayBuffer(Float32Array.BYTES_PER_ELEMENT) : undefined;
+}
+
+/** The main thread's side of a level cell: one float read, no message, no analyser. */
+export class LevelReader {
+  readonly #cell: Float32Array;
+
+  constructor(cell: SharedArrayBuffer) {
+    this.#cell = new Float32Array(cell);
+  }
+
+  /** The level now, in dBFS, floored at SILENT_DB. */
+  get db(): number {
+    const meanSquare = this.#cell[0]!;
+    return meanSquare > 0 ? Math.max(SILENT_DB, 10 * Math.log10(meanSquare)) : SILENT_DB;
+  }
 }

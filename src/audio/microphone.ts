@@ -16,7 +16,7 @@ import { EventSource } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
 import { openInput } from "./input-device.js";
-import { LevelMeter, SILENT_DB, type ChannelLevel } from "./level-meter.js";
+import { LevelMeter, LevelReader, SILENT_DB, makeLevelCell, type ChannelLevel } from "./level-meter.js";
 import { ensureRunning, loadWorklet } from "./worklet-loader.js";
 import { checkAssetUrls, resolveAssetUrl, type AssetUrls } from "../assets/asset-urls.js";
 
@@ -151,6 +151,9 @@ export class Microphone extends EventSource<MicrophoneEvents> {
   #deviceId: string | undefined;
   #swaps = 0;
   #levels: LevelMeter | undefined;
+  /** The capture worklet's level of the raw input, on a crossOriginIsolated page (level-cell.ts). */
+  readonly #levelCell = makeLevelCell();
+  readonly #levelReader = this.#levelCell && new LevelReader(this.#levelCell);
 
   /** The stream being captured (after start). */
   get stream(): MediaStream | undefined {
@@ -205,6 +208,7 @@ export class Microphone extends EventSource<MicrophoneEvents> {
         echoGuard: options.echoGuard,
         profile: options.profile,
         profileClock: options.profileClock,
+        levelCell: this.#levelCell,
       };
       const node = new AudioWorkletNode(this.context, "bargein-capture", {
         numberOfInputs: 1,
@@ -290,17 +294,21 @@ export class Microphone extends EventSource<MicrophoneEvents> {
   }
 
   /**
-   * The input's level now (RMS dBFS over the last 256 samples, before the
-   * mute), and its frequency bins when `bins`. The analyser is made on the
-   * first call; before start(), silence.
+   * The input's level now (RMS dBFS, before the mute), and its frequency
+   * bins when `bins`. On a crossOriginIsolated page the level is the capture
+   * worklet's (smoothed over ~30 ms, one shared float: no analyser); else
+   * the analyser's last 256 samples. The analyser is made on the first call
+   * that needs it; before start(), silence.
    */
   level(bins = false): ChannelLevel {
     if (!this.#source) return { rmsDb: SILENT_DB };
+    const sharedDb = this.#levelReader?.db;
+    if (sharedDb !== undefined && !bins) return { rmsDb: sharedDb };
     if (!this.#levels) {
       this.#levels = new LevelMeter(this.context);
       this.#source.connect(this.#levels.node);
     }
-    return this.#levels.read(bins);
+    return this.#levels.read(bins, sharedDb);
   }
 
   /** @internal The worklet's process() durations (µs); needs `profile: true`. */

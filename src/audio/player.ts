@@ -29,6 +29,7 @@ import type {
   PlaybackToMainMessage,
 } from "../protocol/audio-messages.js";
 import { EventSource } from "../util/emitter.js";
+import { makeLevelCell } from "./level-meter.js";
 import { isPauseToken } from "./pause-token.js";
 import { PortPlayerTransport } from "./player-port-transport.js";
 import { SharedPlayerTransport } from "./player-shared-transport.js";
@@ -156,7 +157,13 @@ export class Player extends EventSource<PlayerEvents> {
       profile: options.profile,
       profileClock: options.profileClock,
       echoTap: options.echoTap,
+      levelCell: makeLevelCell(),
     };
+  }
+
+  /** The playback worklet's level of what is heard, on a crossOriginIsolated page (level-cell.ts); else undefined. */
+  get levelCell(): SharedArrayBuffer | undefined {
+    return this.#options.levelCell;
   }
 
   /** "shared" (SharedArrayBuffer ring) or "port" (MessagePort), fixed at construction. */

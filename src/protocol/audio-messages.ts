@@ -86,6 +86,8 @@ export interface PlaybackProcessorOptions {
   profile?: boolean;
   /** A Float64 a worker keeps at its performance.now(), for worklets without `performance`. */
   profileClock?: SharedArrayBuffer;
+  /** Where to keep the output's level for the main thread (src/audio/level-cell.ts); crossOriginIsolated only. */
+  levelCell?: SharedArrayBuffer;
 }
 
 /**
@@ -164,6 +166,8 @@ export interface CaptureProcessorOptions {
   echoGuard?: { tap: string; tailMs?: number; cleanUplink?: boolean };
   profile?: boolean;
   profileClock?: SharedArrayBuffer;
+  /** Where to keep the raw input's level for the main thread (src/audio/level-cell.ts); crossOriginIsolated only. */
+  levelCell?: SharedArrayBuffer;
 }
 
 /** Main → capture worklet. */

@@ -182,6 +182,8 @@ export interface VadProbabilityMessage extends VadEventTiming {
   probability: number;
   /** Time this frame spent in the model (ms), for diagnostics and benchmarks. */
   inferenceMs: number;
+  /** RMS of the frame the probability is for (linear, 0..1): the level the VAD heard. */
+  rms: number;
 }
 export interface VadRuntimeErrorMessage {
   kind: "runtime-error";

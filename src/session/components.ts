@@ -7,7 +7,7 @@
 import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
 import { AudioContextError, ConfigError } from "../errors.js";
-import { LevelMeter, SILENT_DB } from "../audio/level-meter.js";
+import { LevelMeter, LevelReader, SILENT_DB } from "../audio/level-meter.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
 import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
 import { echoGuardEnabled } from "./session-options.js";
@@ -125,13 +125,16 @@ async function setSinkId(context: AudioContext, deviceId: string): Promise<void>
 
 function playerPort(player: Player, context: AudioContext, ownsContext: boolean): PlayerPort {
   let meter: LevelMeter | undefined;
+  // On a crossOriginIsolated page the playback worklet keeps the level in shared memory: no analyser for it.
+  const shared = player.levelCell && new LevelReader(player.levelCell);
   return {
     setSinkId: (deviceId) => setSinkId(context, deviceId),
     level: (bins) => {
       const node = player.node;
       if (!node) return { rmsDb: SILENT_DB };
+      if (shared && !bins) return { rmsDb: shared.db };
       if (!meter) node.connect((meter = new LevelMeter(context)).node);
-      return meter.read(bins);
+      return meter.read(bins, shared?.db);
     },
     write: (pcm, o) => void player.write(pcm, o),
     setGeneration: (g) => player.fence(g),

@@ -72,8 +72,8 @@ export interface VadPort {
    */
   on(name: "speechEnd", fn: (e: { contextTime: number; lastSpeechContextTime?: number }) => void): () => void;
   on(name: "misfire", fn: (e: { resumedPlayback: boolean; contextTime: number }) => void): () => void;
-  /** Only once the meter is on: the latest speech probability. */
-  on(name: "probability", fn: (e: { probability: number }) => void): () => void;
+  /** Only once the meter is on: the latest speech probability, and the RMS (linear) of its frame when the VAD gives it. */
+  on(name: "probability", fn: (e: { probability: number; rms?: number }) => void): () => void;
   /** The worker failed after it had loaded (inference threw, or the worker died): no more voice activity comes. */
   on(name: "error", fn: (e: { error: Error }) => void): () => void;
   /** Turns the probability stream on or off (off by default). */

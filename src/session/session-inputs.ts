@@ -101,7 +101,8 @@ export function wireMeter({ vad, capture }: SessionComponents, sink: InputSink, 
   const timer = setInterval(() => sink.events.emit("metrics", metrics()), 250);
   return [
     capture.on("level", (e) => (level = e.rms)),
-    vad.on("probability", (e) => sink.events.emit("vad", { kind: "meter", probability: e.probability, level })),
+    // The level of the frame the probability is for, where the VAD gives it (a muted or swapped mic shows at once).
+    vad.on("probability", (e) => sink.events.emit("vad", { kind: "meter", probability: e.probability, level: e.rms ?? level })),
     () => clearInterval(timer),
   ];
 }

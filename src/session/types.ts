@@ -133,6 +133,8 @@ export interface VoiceSessionOptions {
     redemptionMs?: number;
     minSpeechMs?: number;
     preSpeechPadMs?: number;
+    /** With `meter`: the audio (ms) between two `vad` meter events. Default 100; 32 is every frame. */
+    meterIntervalMs?: number;
   };
   bargeIn?: BargeInOptions;
   /**

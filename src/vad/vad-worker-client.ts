@@ -60,6 +60,8 @@ export interface VadProbability extends VadEventTiming {
   probability: number;
   /** Time the frame spent in the model (ms). */
   inferenceMs: number;
+  /** RMS of that frame (linear, 0..1). */
+  rms: number;
 }
 export interface VadLoadProgress {
   asset: AssetKind;

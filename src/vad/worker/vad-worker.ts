@@ -180,7 +180,7 @@ async function drain(): Promise<void> {
       const decidedAt = now();
       if (meterOn && message.sampleIndex - lastMeterSample >= (settings!.meterIntervalMs * 16000) / 1000) {
         lastMeterSample = message.sampleIndex;
-        post({ kind: "probability", probability, inferenceMs, ...at, workerTime: decidedAt });
+        post({ kind: "probability", probability, inferenceMs, rms: frameRms(message.frame), ...at, workerTime: decidedAt });
       }
       emit(detector.push(message.frame, probability, at, message.echo ?? "clear"), decidedAt);
     }
@@ -278,4 +278,11 @@ function describe(value: unknown): string {
   const name = (value as object).constructor?.name ?? typeof value;
   const length = (value as { length?: number }).length;
   return length === undefined ? name : `${name}(${length})`;
+}
+
+/** RMS of one frame (linear), for the meter: the level of the very audio the probability is for. */
+function frameRms(frame: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < frame.length; i++) sum += frame[i]! * frame[i]!;
+  return frame.length ? Math.sqrt(sum / frame.length) : 0;
 }
