@@ -72,7 +72,7 @@ export interface OpenaiRealtimeOptions {
   turnDetection?: TurnDetection;
   /** The input transcription model; default "gpt-4o-transcribe". */
   transcriptionModel?: string;
-  /** Largest inbound frame, in bytes; default about 1.4 MB (a 10 s audio delta). */
+  /** Largest inbound frame, in bytes; default 705,536 (about 0.7 MB: a 10 s audio delta as base64, and its envelope). */
   maxMessageBytes?: number;
   /** Bound on the open and the session start, ms; default 5000. */
   connectTimeoutMs?: number;

@@ -113,7 +113,8 @@ export class RealtimeConnection {
     const limit = timeout(options.connectTimeoutMs, signal);
     try {
       await expect(socket, "session.created", limit.signal);
-      socket.send(JSON.stringify(wire.sessionUpdate(options.config)));
+      // A frame that broke the protocol may have closed the socket already: the next read throws its ProtocolError.
+      if (socket.isOpen) socket.send(JSON.stringify(wire.sessionUpdate(options.config)));
       await expect(socket, "session.updated", limit.signal);
     } catch (err) {
       await socket.close();

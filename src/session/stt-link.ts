@@ -47,6 +47,8 @@ export interface SttLinkOptions {
   conversation?: () => readonly ChatMessage[];
   /** The clock, in ms. Default performance.now. */
   now?: () => number;
+  /** While the user has the floor, seconds since their turn's onset (else undefined): a new stream opens that turn (SttStream.turnStarted). */
+  openTurn?: () => number | undefined;
 }
 
 /** The "stt" quest's resource: the stream and its one sender. */
@@ -210,6 +212,9 @@ export class SttLink {
         this.#o.emit({ kind: "connected", attempts });
         // Synchronous up to the uplink being in place: every frame is either replayed or pushed.
         const uplink = this.#makeUplink(stream);
+        // A stream that replaces one mid-turn opens the turn first, so that the replayed speech is in it.
+        const since = attempts > 0 ? this.#o.openTurn?.() : undefined;
+        if (since !== undefined) stream.turnStarted?.(since);
         this.#replayInto(uplink);
         return { stream, uplink };
       },

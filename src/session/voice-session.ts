@@ -226,6 +226,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         emit: (e) => onSttEvent(e, this.#inputs, (err) => this.#emitError(err, false)),
         // Heard text only: a reply still playing is left out (its text so far is what was generated, not heard).
         conversation: () => this.#history.toChat(this.#options.instructions, this.#replies.current?.message),
+        openTurn: () => (this.#announced === "user_speaking" ? this.#turnOnsetS() : undefined),
       });
       this.#unsubscribe.push(...wireComponents(components, this.#inputs), ...(await this.#devices.attach(components)));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
@@ -398,8 +399,13 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     const previous = this.#announced;
     this.#announced = state;
     // The user has the floor: at a speech start while listening, or at a confirmed barge-in, after the cut.
-    if (state === "user_speaking") this.#stt?.turnStarted(this.#turn.vadSpeaking ? Math.max(0, performance.now() - this.#turn.speechStartAt) / 1000 : 0);
+    if (state === "user_speaking") this.#stt?.turnStarted(this.#turnOnsetS());
     this.emit("state", { state, previous });
+  }
+
+  /** How long ago (s) the user's turn began: at the VAD's speech start, or now (push-to-talk, a typed start). */
+  #turnOnsetS(): number {
+    return this.#turn.vadSpeaking ? Math.max(0, performance.now() - this.#turn.speechStartAt) / 1000 : 0;
   }
 
   #emitError(err: unknown, fatal: boolean): void {

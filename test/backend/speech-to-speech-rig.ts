@@ -1,0 +1,244 @@
+/**
+ * One VoiceSession on a speech-to-speech provider (`openaiRealtime` or
+ * `geminiLive`) against the reference backend's emulator in this process,
+ * with bargein/testing's public fakes, as the rigs of realtime-session.test.ts
+ * and gemini-session.test.ts: a FakePlayer on a FakeClock that runs with real
+ * time, a FakeVad whose speech events the rig emits where its speech is, and a
+ * FakeMicrophone fed with flite's speech (24 kHz for OpenAI, 16 kHz for
+ * Gemini) and silence in 20 ms frames at real-time pace.
+ *
+ * Fault knobs per connection: `knobs` is the query (demo/server/knobs.mjs)
+ * of every connection, or a function of the connection's index (0: the one
+ * start() opens), so a fault can hit the first connection only and the
+ * session's reconnect can prove the next turn works (as the cascaded fault
+ * matrix's switchable URL, test/browser/pages/faults/faults.js). The
+ * providers open their sockets with the global WebSocket, as in a page; the
+ * rig installs a subclass of it that puts the knobs of the connection on the
+ * URL (the provider's URL carries a `s2s_rig` id instead, removed there).
+ *
+ * Used by speech-to-speech-faults.test.ts.
+ */
+import type { ReferenceBackend } from "../../demo/server/backend.mjs";
+import { synthesize } from "../../demo/server/flite.mjs";
+import { floatToInt16, int16ToFloat, upsampler16to24 } from "../../demo/server/resample.mjs";
+import { geminiLive } from "../../src/providers/gemini-live.js";
+import { openaiRealtime } from "../../src/providers/openai-realtime.js";
+import type { SpeechToSpeechProvider } from "../../src/providers/types.js";
+import type { SessionComponents } from "../../src/session/ports.js";
+import { VoiceSession } from "../../src/session/voice-session.js";
+import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testing/index.js";
+
+export type SpeechToSpeech = "openai" | "gemini";
+
+/** Each emulator's counter group in GET /__stats. */
+export const STATS_GROUP: Record<SpeechToSpeech, string> = { openai: "openai-realtime", gemini: "gemini-live" };
+
+const PATH: Record<SpeechToSpeech, string> = {
+  openai: "/v1/realtime",
+  gemini: "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained",
+};
+const MODEL: Record<SpeechToSpeech, string> = { openai: "gpt-realtime", gemini: "gemini-live-2.5-flash-preview" };
+const RATE: Record<SpeechToSpeech, number> = { openai: 24000, gemini: 16000 };
+
+/** The query of each connection: the same on every one, or by the connection's index (0: start()'s). */
+export type Knobs = string | ((connection: number) => string);
+
+// ─── the knobs, per connection, on the socket's URL ─────────────────────────
+
+const RIG_PARAM = "s2s_rig";
+const routes = new Map<string, { knobs: (connection: number) => string; sockets: number }>();
+let rigs = 0;
+let routing = false;
+
+function installKnobRouting(): void {
+  if (routing) return;
+  const Native = globalThis.WebSocket;
+  if (!Native) throw new Error("speech-to-speech-rig: no global WebSocket (vitest.config.ts runs the workers with --experimental-websocket)");
+  routing = true;
+  class KnobbedWebSocket extends Native {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(withKnobs(url), protocols);
+    }
+  }
+  globalThis.WebSocket = KnobbedWebSocket;
+}
+
+function withKnobs(url: string | URL): string {
+  const u = new URL(String(url));
+  const route = routes.get(u.searchParams.get(RIG_PARAM) ?? "");
+  if (!route) return String(url);
+  u.searchParams.delete(RIG_PARAM);
+  for (const [name, value] of new URLSearchParams(route.knobs(route.sockets++))) u.searchParams.set(name, value);
+  return u.toString();
+}
+
+// ─── the backend's side ─────────────────────────────────────────────────────
+
+/** The emulator's stream counters (GET /__stats): `open` now, `opened` in all, `rejected` (HTTP 429), `dropped` (drop knobs). */
+export async function emulatorStreams(backend: ReferenceBackend, kind: SpeechToSpeech): Promise<{ open: number; opened: number; rejected: number; dropped: number }> {
+  const stats = (await (await fetch(`${backend.url}/__stats`)).json()) as Record<string, Record<string, number> | undefined>;
+  const group = stats[STATS_GROUP[kind]] ?? {};
+  return { open: group.open ?? 0, opened: group.opened ?? 0, rejected: group.rejected ?? 0, dropped: group.dropped ?? 0 };
+}
+
+/** Waits (up to `ms`) for the emulator's open streams to be back to 0; returns how many are open then. */
+export async function emulatorOpenAfter(backend: ReferenceBackend, kind: SpeechToSpeech, ms = 3000): Promise<number> {
+  const end = performance.now() + ms;
+  for (;;) {
+    const { open } = await emulatorStreams(backend, kind);
+    if (open === 0 || performance.now() > end) return open;
+    await sleep(50);
+  }
+}
+
+/** A Gemini ephemeral token, minted as an app's server would (POST /v1alpha/auth_tokens with the API key). */
+export async function mintGeminiToken(backend: ReferenceBackend, key: string): Promise<string> {
+  const res = await fetch(`${backend.url}/v1alpha/auth_tokens`, { method: "POST", headers: { "x-goog-api-key": key }, body: JSON.stringify({ uses: 1 }) });
+  return ((await res.json()) as { name: string }).name;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+// ─── the rig ────────────────────────────────────────────────────────────────
+
+export interface RigOptions {
+  /** Fault knobs: the query of every connection, or of each by its index. */
+  knobs?: Knobs;
+  /** The provider's other options (`maxMessageBytes`, `connectTimeoutMs`, …). */
+  provider?: { maxMessageBytes?: number; connectTimeoutMs?: number; turnDetection?: never };
+  /** The session's other options. */
+  session?: Partial<ConstructorParameters<typeof VoiceSession>[0]>;
+}
+
+/** What the session reported, in order. */
+export interface Seen {
+  errors: Array<{ name: string; message: string; fatal: boolean; service: string | undefined }>;
+  warnings: Array<{ service: string; message: string }>;
+  /** "reconnecting <reason>", "reconnected <attempts>", "interruption <reason>", "error <name> fatal|non-fatal". */
+  events: string[];
+  states: string[];
+  /** The user's words of the turn still open (its last partial transcript), "" once it is final. */
+  partial: string;
+}
+
+const speechCache = new Map<string, Int16Array>();
+
+/** flite's voice of `text` at the provider's input rate, s16. */
+function speech(kind: SpeechToSpeech, text: string): Int16Array {
+  const key = `${kind}:${text}`;
+  let pcm = speechCache.get(key);
+  if (!pcm) {
+    const s = synthesize(text, "slt");
+    pcm = kind === "openai" ? floatToInt16(upsampler16to24().process(int16ToFloat(s.samples))) : s.samples;
+    speechCache.set(key, pcm);
+  }
+  return pcm;
+}
+
+export type Rig = ReturnType<typeof speechToSpeechRig>;
+
+/**
+ * One session on `kind`'s emulator at `backend` (started with `key`), with
+ * the fakes; the mic streams silence until `say`. `tokens()`: how many
+ * connections were attempted (the token function runs once per attempt).
+ */
+export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeech, key: string, options: RigOptions = {}) {
+  installKnobRouting();
+  const id = `${++rigs}`;
+  const knobs = options.knobs ?? "";
+  const route = { knobs: typeof knobs === "function" ? knobs : () => knobs, sockets: 0 };
+  routes.set(id, route);
+  let tokens = 0;
+  const token = async () => {
+    tokens++;
+    return kind === "openai" ? key : mintGeminiToken(backend, key);
+  };
+  const common = { url: `${backend.wsUrl}${PATH[kind]}?${RIG_PARAM}=${id}`, model: MODEL[kind], token, ...options.provider };
+  const realtime: SpeechToSpeechProvider = kind === "openai" ? openaiRealtime(common) : geminiLive(common);
+
+  const clock = new FakeClock();
+  const player = new FakePlayer({ clock });
+  const vad = new FakeVad();
+  const mic = new FakeMicrophone();
+  const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
+  // The emulator runs in this process, and flite synthesises a whole reply at once (a blocked event
+  // loop): the frames due meanwhile then go out in one burst, which the default 0.5 s uplink budget
+  // would end the stream for. A page's mic never bursts like that (realtime-session.test.ts).
+  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...options.session });
+
+  const seen: Seen = { errors: [], warnings: [], events: [], states: [], partial: "" };
+  session.on("transcript", (e) => {
+    if (e.role === "user") seen.partial = e.final ? "" : e.text;
+  });
+  session.on("error", ({ error, fatal }) => {
+    seen.errors.push({ name: error.name, message: error.message, fatal, service: (error as { service?: string }).service });
+    seen.events.push(`error ${error.name} ${fatal ? "fatal" : "non-fatal"}`);
+  });
+  session.on("warning", (w) => seen.warnings.push({ service: w.service, message: w.message }));
+  session.on("reconnecting", (e) => seen.events.push(`reconnecting ${e.reason}`));
+  session.on("reconnected", (e) => seen.events.push(`reconnected ${e.attempts}`));
+  session.on("interruption", (e) => seen.events.push(`interruption ${e.reason}`));
+  session.on("state", (e) => seen.states.push(e.state));
+
+  const FRAME = RATE[kind] / 50;
+  let queue: Int16Array[] = [];
+  let sent = 0;
+  const started = performance.now();
+  // Frames at real-time pace, by the wall clock (setInterval drifts).
+  const pump = setInterval(() => {
+    const due = Math.floor((performance.now() - started) / 20);
+    for (; sent < due; sent++) mic.emit("frame", { pcm: queue.shift() ?? new Int16Array(FRAME), capturedAt: sent * 0.02 });
+  }, 10);
+  clock.run();
+
+  /** The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it. */
+  async function say(text: string): Promise<void> {
+    const pcm = speech(kind, text);
+    const frames: Int16Array[] = [];
+    for (let i = 0; i < pcm.length; i += FRAME) {
+      const f = new Int16Array(FRAME);
+      f.set(pcm.subarray(i, i + FRAME));
+      frames.push(f);
+    }
+    queue = frames;
+    await sleep(60);
+    vad.emit("speechStart", { pausedPlayback: false, contextTime: clock.now / 1000 });
+    await sleep(200);
+    vad.emit("speechRealStart", { contextTime: clock.now / 1000 });
+    await sleep(frames.length * 20 - 260 + 400);
+    vad.emit("speechEnd", { contextTime: clock.now / 1000 });
+  }
+
+  /** Waits for `ok`, or fails naming `what` and where the session stood. */
+  async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+    const end = performance.now() + ms;
+    while (!ok()) {
+      if (performance.now() > end) {
+        const where = { state: session.state, history: session.history.map((m) => `${m.role}: ${m.text}`), events: seen.events, warnings: seen.warnings.map((w) => w.message), errors: seen.errors.map((e) => e.message) };
+        throw new Error(`timed out waiting for ${what}: ${JSON.stringify(where)}`);
+      }
+      await sleep(20);
+    }
+  }
+
+  async function close(): Promise<void> {
+    clearInterval(pump);
+    clock.pause();
+    await session.stop();
+    routes.delete(id);
+  }
+
+  return {
+    session,
+    player,
+    vad,
+    seen,
+    say,
+    until,
+    close,
+    /** Connection attempts so far (token function calls). */
+    tokens: () => tokens,
+    /** Sockets opened so far (the rig's WebSocket saw them). */
+    sockets: () => route.sockets,
+  };
+}
