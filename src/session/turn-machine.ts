@@ -12,6 +12,7 @@
  * fence → cancel the streams), with the events the app sees in between.
  */
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BargeIn, type BargeInReason, type PlaybackEffect } from "./barge-in.js";
+import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
 import type { InterruptionEvent, SessionState } from "./types.js";
 
 export interface TurnConfig {
@@ -32,9 +33,6 @@ export interface TurnConfig {
    */
   vouchWordsMs?: number;
 }
-
-/** Who holds the floor. The session shows it as its state, except "reconnecting" (see `presentedState`). */
-export type FloorPhase = Exclude<SessionState, "reconnecting">;
 
 export interface TurnState {
   readonly phase: FloorPhase;
@@ -412,30 +410,12 @@ function endUserTurn(s: TurnState): TurnStep {
   return { state: { ...s, endingTurn: true }, effects: [{ kind: "endUserTurn", voiceEnd }] };
 }
 
-function botHasFloor(s: TurnState): boolean {
-  return s.phase === "bot_speaking" || s.phase === "bot_thinking";
-}
-
-function userHasFloor(s: TurnState): boolean {
-  return s.phase === "listening" || s.phase === "user_speaking";
-}
-
 function same(state: TurnState): TurnStep {
   return { state, effects: [] };
 }
 
 function to(s: TurnState, phase: FloorPhase): TurnStep {
   return { state: { ...s, phase }, effects: changeState(s, phase) };
-}
-
-/**
- * The state the app sees: the floor's phase, but "reconnecting" while no one
- * has the floor and the STT is down (the user would not be heard). A user
- * speaking or a reply going on shows as such: the speech is kept for the new
- * stream (SpeechReplay), and the reply plays on.
- */
-export function presentedState(s: Pick<TurnState, "phase" | "sttDown">): SessionState {
-  return s.phase === "listening" && s.sttDown ? "reconnecting" : s.phase;
 }
 
 function changeState(s: TurnState, phase: FloorPhase): TurnEffect[] {

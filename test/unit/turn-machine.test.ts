@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from "vitest";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN } from "../../src/session/barge-in.js";
-import { INITIAL_TURN_STATE, presentedState, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
+import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
+import { presentedState } from "../../src/session/floor.js";
 
 const CONFIG: TurnConfig = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
 

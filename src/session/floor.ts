@@ -1,0 +1,26 @@
+/**
+ * Who holds the floor, and the state the app sees of it. Pure; shared by the
+ * turn machine (which decides the floor) and VoiceSession (which reports it).
+ */
+import type { SessionState } from "./types.js";
+
+/** Who holds the floor. The session shows it as its state, except "reconnecting" (see `presentedState`). */
+export type FloorPhase = Exclude<SessionState, "reconnecting">;
+
+/**
+ * The state the app sees: the floor's phase, but "reconnecting" while no one
+ * has the floor and the STT is down (the user would not be heard). A user
+ * speaking or a reply going on shows as such: the speech is kept for the new
+ * stream (SpeechReplay), and the reply plays on.
+ */
+export function presentedState(s: { readonly phase: FloorPhase; readonly sttDown: boolean }): SessionState {
+  return s.phase === "listening" && s.sttDown ? "reconnecting" : s.phase;
+}
+
+export function botHasFloor(s: { readonly phase: FloorPhase }): boolean {
+  return s.phase === "bot_speaking" || s.phase === "bot_thinking";
+}
+
+export function userHasFloor(s: { readonly phase: FloorPhase }): boolean {
+  return s.phase === "listening" || s.phase === "user_speaking";
+}
