@@ -237,9 +237,9 @@ function processesWithMarker(marker: string): number[] {
 }
 
 describe("the benches' own start-up paths, with Chromium missing", () => {
-  // The benches whose start-up is withBench alone (echo, bargein and vad bundle or prepare
+  // The benches whose start-up is withBench alone (controls only writes its mic file first; echo, bargein and vad bundle or prepare
   // audio first, which costs CPU and proves nothing more about cleanup).
-  const BENCHES = ["audio", "providers", "reliability", "turn", "uplink", "vad-models"];
+  const BENCHES = ["audio", "controls", "providers", "reliability", "turn", "uplink", "vad-models"];
 
   test(`${BENCHES.join(", ")}: each fails naming the missing Chromium, and neither a backend nor any other child of the runner is left`, async () => {
     const marker = `BARGEIN_HYGIENE_RUN=${process.pid}-${Date.now()}`;

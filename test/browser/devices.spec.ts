@@ -103,3 +103,32 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
   expect(r.outputError).toBeNull();
   expect(r.binMax).toBeGreaterThan(0);
 });
+
+test("a swap in the middle of the user's turn keeps the words said before it, in that turn", async ({ page }) => {
+  test.setTimeout(45_000);
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const r = await page.evaluate(async () => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const t = await makeSession({ input: "microphone" });
+    let partial = "";
+    t.session.on("transcript", (e: any) => e.role === "user" && !e.final && (partial = e.text));
+    await t.session.start();
+    const inputs = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === "audioinput" && d.deviceId !== "default");
+    // The fake device plays the question from getUserMedia on: two of its words, then the swap.
+    await until(() => partial.split(/\s+/).filter(Boolean).length >= 2, 20000, "two words of the question");
+    const before = partial;
+    const stateAtSwap = t.session.state;
+    await t.session.setInputDevice(inputs.at(-1)!.deviceId);
+    await until(() => t.session.history.some((m: any) => m.role === "user"), 25000, "the user's turn");
+    const out = { before, stateAtSwap, turn: t.session.history.find((m: any) => m.role === "user").text, errors: t.log.errors, swaps: t.session.metrics.devices.inputSwaps };
+    await t.session.stop();
+    return out;
+  });
+  console.log(`before the swap "${r.before}" (${r.stateAtSwap}); the turn "${r.turn}"`);
+  expect(r.errors).toEqual([]);
+  expect(r.swaps).toBe(1);
+  expect(r.stateAtSwap).toBe("user_speaking");
+  // Every word heard before the swap is in the turn, in order, at its start.
+  expect(r.turn.startsWith(r.before)).toBe(true);
+});
