@@ -23,6 +23,8 @@
  * @property {number} [ignoreMarkers]     STT: 1 = never answer a Marker (a stream whose flush never completes)
  * @property {number} [thinkMs]           speech-to-speech: the model's time before its turn's first message (default 0)
  * @property {number} [binaryFrames]      Gemini Live: 1 = send every server message as a binary frame holding its JSON
+ * @property {number} [goAwayAfterMs]     Gemini Live: send goAway this long after setupComplete…
+ * @property {number} [goAwayLeftMs]      …saying this much time is left (default 5000), then close the socket when it has passed
  */
 
 /** @type {Record<string, keyof Knobs>} */
@@ -46,6 +48,8 @@ const QUERY_NAMES = {
   ignore_markers: "ignoreMarkers",
   binary: "binaryFrames",
   think_ms: "thinkMs",
+  go_away_after_ms: "goAwayAfterMs",
+  go_away_left_ms: "goAwayLeftMs",
 };
 
 /**

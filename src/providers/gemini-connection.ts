@@ -22,6 +22,7 @@
  * Thread: main. Owner: the geminiLive provider (one connection at a time).
  */
 import { BargeinError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
+import { GoAwayNotice } from "./go-away.js";
 import { abortable } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { timeout } from "../util/timeout.js";
@@ -72,6 +73,8 @@ export class GeminiConnection {
   #tools: string;
   readonly #answered = new Set<string>();
   #closing = false;
+  /** After a goAway: the move to a new socket, asked for once the wire is quiet (go-away.ts). */
+  #goAway: GoAwayNotice | undefined;
 
   private constructor(socket: MessageSocket<wire.GeminiEvent[]>, options: ConnectionOptions) {
     this.#socket = socket;
@@ -273,9 +276,15 @@ export class GeminiConnection {
     if (turns.length > 0) this.#send(wire.contextTurns(turns));
   }
 
+  /** The wire is quiet: no user turn open, no model turn owed or under way. */
+  #quiet(): boolean {
+    return !this.#activity && this.#owed === 0 && this.#next === undefined && (this.#generation === undefined || this.#generation.ended);
+  }
+
   close(): Promise<void> {
     this.#closing = true;
     clearTimeout(this.#transcriptWait);
+    this.#goAway?.dispose();
     return this.#socket.close();
   }
 
@@ -341,7 +350,10 @@ export class GeminiConnection {
   async #pump(): Promise<void> {
     let failure: unknown;
     try {
-      for await (const events of this.#socket.messages()) for (const e of events) this.#route(e);
+      for await (const events of this.#socket.messages()) {
+        for (const e of events) this.#route(e);
+        if (this.#quiet()) this.#goAway?.quiet();
+      }
       if (!this.#closing) failure = new ConnectionClosedError(`${SERVICE}: the service closed the session at ${this.ctx.url}; reconnecting opens a new one (the service's conversation starts empty)`, { service: SERVICE, url: this.ctx.url, closeCode: 1000 });
     } catch (err) {
       const info = await Promise.race([this.#socket.closed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 0))]);
@@ -412,7 +424,11 @@ export class GeminiConnection {
         for (const id of e.ids) this.#answered.add(id);
         return;
       case "goAway":
-        return this.#o.onError(new BargeinError(`${SERVICE} at ${this.ctx.url}: the service will close the session soon (goAway, time left ${e.timeLeft ?? "unknown"}); the session reconnects when it does`, { service: SERVICE, url: this.ctx.url }));
+        // The session moves to a new socket (the conversation goes with it), at a quiet moment.
+        if (this.#goAway || this.#closing) return;
+        this.#goAway = new GoAwayNotice(e.timeLeft, (move) => !this.#closing && this.#stt.push(move));
+        if (this.#quiet()) this.#goAway.quiet();
+        return;
       default:
         return;
     }

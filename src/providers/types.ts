@@ -87,7 +87,16 @@ export type SttEvent =
    */
   | { kind: "end-of-turn"; eager: boolean; confidence?: number }
   /** The user went on after an eager end of turn (Flux `TurnResumed`). */
-  | { kind: "turn-resumed" };
+  | { kind: "turn-resumed" }
+  /**
+   * The service will close this stream soon and the provider asks for a new
+   * one (Gemini's `goAway`), once the wire is quiet: the session moves to a
+   * new stream at its own next quiet moment (no user turn, no reply playing),
+   * at the latest within `withinMs`, as after a drop (the speech not yet
+   * turned into words is replayed) but with no error and outside the
+   * reconnect policy. `message` says why, for the session's warning.
+   */
+  | { kind: "move"; message: string; withinMs: number };
 
 /** An open speech-to-text stream. One producer sends; one consumer reads `events`. */
 export interface SttStream {

@@ -30,7 +30,7 @@ export type SttLinkEvent =
   | { kind: "wordRetracted" }
   /** A stream is up; `attempts`: the reconnect attempts it took (0 for the first connection). */
   | { kind: "connected"; attempts: number }
-  | { kind: "reconnecting"; attempt: number; delayMs: number; reason: ReconnectContext["reason"]; message: string; cause: unknown }
+  | { kind: "reconnecting"; attempt: number; delayMs: number; reason: ReconnectContext["reason"] | "moved"; message: string; cause: unknown }
   | ({ kind: "overload" } & UplinkOverload)
   /** `fatal`: the policy gave up; the session must stop. */
   | { kind: "error"; error: unknown; fatal: boolean };
@@ -49,6 +49,8 @@ export interface SttLinkOptions {
   now?: () => number;
   /** While the user has the floor, seconds since their turn's onset (else undefined): a new stream opens that turn (SttStream.turnStarted). */
   openTurn?: () => number | undefined;
+  /** Someone has the floor (a user turn, a reply playing): a move to a new stream (SttEvent "move") waits. Default: never. */
+  busy?: () => boolean;
 }
 
 /** The "stt" quest's resource: the stream and its one sender. */
@@ -62,6 +64,8 @@ const UPLINK_COUNTS = ["admissionRejects", "lateArrivals", "wouldReject", "gapSa
 type UplinkCounts = Record<(typeof UPLINK_COUNTS)[number], number>;
 
 const DEFAULT_REPLAY_MS = 3000;
+/** How often a move to a new stream looks for a quiet moment, ms. */
+const MOVE_POLL_MS = 100;
 
 export class SttLink {
   readonly #o: SttLinkOptions;
@@ -241,6 +245,9 @@ export class SttLink {
           for (const seen of this.#markerSeen) seen();
         } else if (event.kind === "pause") {
           this.#o.emit({ kind: "pause", probability: event.probability });
+        } else if (event.kind === "move") {
+          // This stream goes on until the new one replaces it (its quest's removal ends this loop).
+          void this.#move(event.message, event.withinMs, signal);
         }
       }
     } catch (err) {
@@ -249,6 +256,30 @@ export class SttLink {
       // A fresh stream gets the speech not yet turned into words; the words so far are kept.
       this.#replayOnConnect = true;
       void this.#reconnect("dropped", "speech-to-text stream ended; reconnecting", err);
+    }
+  }
+
+  /**
+   * The service asked for a new stream (SttEvent "move"): open it now, with
+   * the replay as after a drop. Not a failure, so not the reconnect policy's
+   * to count; a new stream that fails to open is one, and goes to it.
+   */
+  async #move(message: string, withinMs: number, streamSignal: AbortSignal): Promise<void> {
+    const latest = this.#now() + withinMs;
+    try {
+      while (this.#o.busy?.() && this.#now() < latest) await delay(MOVE_POLL_MS, streamSignal);
+    } catch {
+      return; // the stream went first (stop(), or a failure the reconnect handles)
+    }
+    if (this.#o.signal.aborted || streamSignal.aborted) return;
+    this.#replayOnConnect = true;
+    this.#o.emit({ kind: "reconnecting", attempt: 1, delayMs: 0, reason: "moved", message, cause: undefined });
+    try {
+      await this.#open(1);
+    } catch (err) {
+      if (isAbort(err) || this.#o.signal.aborted) return;
+      this.#o.emit({ kind: "error", error: err, fatal: false });
+      void this.#reconnect("connect-failed", "speech-to-text reconnect failed; trying again", err);
     }
   }
 

@@ -372,7 +372,8 @@ export interface ReconnectingEvent {
   service: string;
   attempt: number;
   delayMs: number;
-  reason: ReconnectContext["reason"];
+  /** What failed (ReconnectContext), or "moved": the service asked for a new stream before closing this one (Gemini's goAway). */
+  reason: ReconnectContext["reason"] | "moved";
   cause: unknown;
 }
 

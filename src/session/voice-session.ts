@@ -228,6 +228,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         // Heard text only: a reply still playing is left out (its text so far is what was generated, not heard).
         conversation: () => this.#history.toChat(this.#options.instructions, this.#replies.current?.message),
         openTurn: () => (this.#announced === "user_speaking" ? this.#turnOnsetS() : undefined),
+        busy: () => this.#turn.reply !== undefined || this.#turn.vadSpeaking || this.#turn.endingTurn || this.#turn.phase === "user_speaking",
       });
       this.#unsubscribe.push(...wireComponents(components, this.#inputs), ...(await this.#devices.attach(components)));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));

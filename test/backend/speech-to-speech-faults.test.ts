@@ -249,3 +249,36 @@ for (const kind of ["openai", "gemini"] as const) {
     });
   }
 }
+
+// Not a fault: the Live API's notice that it will end the socket (goAway). The session moves to a new
+// one at the next quiet moment, before the deadline, with no error; the conversation goes with it.
+test("gemini goAway: the session moves to a new socket once the reply is done, with no error; the conversation goes with it and the next turn is answered", { timeout: 45_000 }, async ({ expect }) => {
+  const backend = backends[0]!;
+  // goAway 1 s after the first setup (while the first turn is under way), 12 s before the service would close.
+  const r = speechToSpeechRig(backend, "gemini", KEY, { knobs: first("go_away_after_ms=1000&go_away_left_ms=12000") });
+  try {
+    await r.session.start();
+    await r.say(HELP);
+    await r.until("the move", () => r.seen.events.includes("reconnected 1") && r.session.state === "listening", 20_000);
+    // It waited for the answer to play out: the first turn was answered on the old socket, then the session moved.
+    expect(r.session.history.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(r.seen.events.filter((e) => e.startsWith("reconnecting"))).toEqual(["reconnecting moved"]);
+    expect(r.seen.states).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening", "reconnecting", "listening"]);
+    expect(r.seen.errors).toEqual([]);
+    expect(r.seen.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/ends this session's socket in 12s \(goAway\); moving to a new one/)]);
+    expect(r.tokens()).toBe(2);
+    const { sessions } = (await (await fetch(`${backend.url}/__gemini/log`)).json()) as { sessions: Array<{ goAwaySent?: boolean; clientContents: Array<{ turns: Array<{ role: string; text: string }> }> }> };
+    const [old, moved] = sessions.slice(-2);
+    expect(old!.goAwaySent).toBe(true);
+    expect(moved!.clientContents[0]!.turns).toEqual([
+      { role: "user", text: r.session.history[0]!.text },
+      { role: "model", text: r.session.history[1]!.text },
+    ]);
+    await r.say(NEXT);
+    await r.until("the next turn's answer", () => r.session.history.length === 4 && r.session.state === "listening", 20_000);
+    expect(r.session.history[3]!.text).toBe(elizaReply(r.session.history[2]!.text));
+    expect(r.seen.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});

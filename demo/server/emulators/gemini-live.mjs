@@ -28,7 +28,7 @@
 // emulator's own, in that style, elsewhere. A frame over MAX_MESSAGE_BYTES closes with 1009
 // (the WebSocket code for "message too big"; the service's own limit is not documented).
 // Knobs (../knobs.mjs): capacity (HTTP 429 at the handshake), delay_ms (a slow handshake),
-// drop_after(_ms), stall_ms, malformed, oversize, pace, burst_s, binary, think_ms (the model's time
+// drop_after(_ms), stall_ms, malformed, oversize, pace, burst_s, binary, go_away_after_ms and go_away_left_ms, think_ms (the model's time
 // before its turn's first message).
 // Built from Google's public docs (stored copies):
 //   https://ai.google.dev/api/live                              (the WebSockets API reference)
@@ -162,6 +162,25 @@ class GeminiSocket {
   }
 
   /** Closes with a reason, as the service answers a message it refuses. @param {number} code @param {string} reason */
+  /**
+   * The service's notice that it will end this connection: goAway { timeLeft } (a Duration, "5s"),
+   * then the close once the time is up. How the service closes is not documented (its SDKs say the
+   * connection is "terminated as ABORTED"): here a 1011 close with a reason saying so.
+   * https://ai.google.dev/gemini-api/docs/live-session ("GoAway message")
+   * @param {number} afterMs @param {number} leftMs
+   */
+  goAwayLater(afterMs, leftMs) {
+    const timers = [
+      setTimeout(() => {
+        if (this.closed) return;
+        this.record.goAwaySent = true;
+        this.send({ goAway: { timeLeft: `${leftMs / 1000}s` } });
+      }, afterMs),
+      setTimeout(() => this.refuse(1011, "The session ended (goAway: its time is up)."), afterMs + leftMs),
+    ];
+    this.abort.signal.addEventListener("abort", () => timers.forEach(clearTimeout), { once: true });
+  }
+
   refuse(code, reason) {
     if (this.closed) return;
     this.closed = true;
@@ -225,6 +244,7 @@ class GeminiSocket {
     if (this.closed) return;
     if (decoder) this.recogniser = new StreamingRecogniser(decoder, { ...this.knobs, endpointMs: read.setup.silenceDurationMs ?? this.knobs.endpointMs ?? 480 });
     this.send({ setupComplete: {} });
+    if (this.knobs.goAwayAfterMs !== undefined) this.goAwayLater(this.knobs.goAwayAfterMs, this.knobs.goAwayLeftMs ?? 5000);
     const { malformed, oversize } = this.knobs;
     if (malformed) this.faults.send(malformed === "notype" ? JSON.stringify({ somethingElse: {} }) : "{not json");
     if (oversize) this.send({ serverContent: { outputTranscription: { text: "x".repeat(oversize) } } });
