@@ -45,10 +45,18 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     throw new AudioContextError("could not create an AudioContext; this browser may not support Web Audio", { service: "audio", cause: err });
   }
   const releases: Array<() => unknown> = [];
+  let released = false;
   const release = async () => {
+    released = true;
     for (const fn of releases.splice(0).reverse()) await Promise.resolve(fn()).catch(() => {});
     if (ownsContext) await context.close().catch(() => {});
   };
+  /** `stop` is owed once `started` resolves: at release, or at once if the release came first (another part failed). */
+  const owned = (started: Promise<unknown>, stop: () => unknown) =>
+    started.then(() => {
+      if (released) void Promise.resolve(stop()).catch(() => {});
+      else releases.push(stop);
+    });
   try {
     // The echo guard's tap joins this session's player and capture, by a name of their own.
     const echoTap = echoGuardEnabled(options) === false ? undefined : `bargein-echo-${++tapCount}-${Math.random().toString(36).slice(2)}`;
@@ -63,11 +71,6 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     });
     releases.push(() => vad.stop());
     if (onProgress) releases.push(vad.on("progress", (e) => onProgress({ asset: e.asset, url: e.url, loaded: e.loaded, total: e.total, ...(e.cached === undefined ? {} : { cached: e.cached }) })));
-    // The model takes seconds to load: load it while the worklets load.
-    await Promise.all([player.start().then(() => releases.push(() => player.close())), vad.start({ signal })]);
-    // The worker pauses playback itself on speech start: through the shared
-    // control block where the page is cross-origin isolated, else a port.
-    vad.connectPlaybackControl(player.createControlPort(), player.controlBuffer);
     const mic = new Microphone({
       context,
       assetsPath,
@@ -77,8 +80,13 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       uplink: { sampleRate: sttFormat.sampleRate, format: sttFormat.encoding, frameMs: UPLINK_FRAME_MS(sttFormat.sampleRate) },
       echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs, cleanUplink: options.echoGuard?.cleanUplink } : undefined,
     });
-    await mic.start();
-    releases.push(() => mic.stop());
+    // The model takes seconds to load: the worklets load and the microphone opens meanwhile (the
+    // permission prompt comes at once, not after the download). The first failure is thrown at once
+    // (a refused microphone does not wait for the model); a part that starts after it is stopped.
+    await Promise.all([owned(player.start(), () => player.close()), vad.start({ signal }), owned(mic.start(), () => mic.stop())]);
+    // The worker pauses playback itself on speech start: through the shared
+    // control block where the page is cross-origin isolated, else a port.
+    vad.connectPlaybackControl(player.createControlPort(), player.controlBuffer);
     mic.connectVad(vad.framePort());
     const components: SessionComponents = {
       player: playerPort(player, context, ownsContext),
