@@ -81,3 +81,14 @@ export class LevelReader {
     return meanSquare > 0 ? Math.max(SILENT_DB, 10 * Math.log10(meanSquare)) : SILENT_DB;
   }
 }
+
+/**
+ * One side's level for getLevels(): the worklet's shared float when there is
+ * one and no bins are asked for, else the analyser (`meter()` makes it on
+ * first need), which then reads only the bins when the float gives the level.
+ */
+export function readChannel(shared: LevelReader | undefined, bins: boolean, meter: () => LevelMeter): ChannelLevel {
+  const sharedDb = shared?.db;
+  if (sharedDb !== undefined && !bins) return { rmsDb: sharedDb };
+  return meter().read(bins, sharedDb);
+}

@@ -16,7 +16,7 @@ import { EventSource } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
 import { openInput } from "./input-device.js";
-import { LevelMeter, LevelReader, SILENT_DB, makeLevelCell, type ChannelLevel } from "./level-meter.js";
+import { LevelMeter, LevelReader, SILENT_DB, makeLevelCell, readChannel, type ChannelLevel } from "./level-meter.js";
 import { ensureRunning, loadWorklet } from "./worklet-loader.js";
 import { checkAssetUrls, resolveAssetUrl, type AssetUrls } from "../assets/asset-urls.js";
 
@@ -301,14 +301,12 @@ export class Microphone extends EventSource<MicrophoneEvents> {
    * that needs it; before start(), silence.
    */
   level(bins = false): ChannelLevel {
-    if (!this.#source) return { rmsDb: SILENT_DB };
-    const sharedDb = this.#levelReader?.db;
-    if (sharedDb !== undefined && !bins) return { rmsDb: sharedDb };
-    if (!this.#levels) {
-      this.#levels = new LevelMeter(this.context);
-      this.#source.connect(this.#levels.node);
-    }
-    return this.#levels.read(bins, sharedDb);
+    const source = this.#source;
+    if (!source) return { rmsDb: SILENT_DB };
+    return readChannel(this.#levelReader, bins, () => {
+      if (!this.#levels) source.connect((this.#levels = new LevelMeter(this.context)).node);
+      return this.#levels;
+    });
   }
 
   /** @internal The worklet's process() durations (µs); needs `profile: true`. */

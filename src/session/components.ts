@@ -7,7 +7,7 @@
 import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
 import { AudioContextError, ConfigError } from "../errors.js";
-import { LevelMeter, LevelReader, SILENT_DB } from "../audio/level-meter.js";
+import { LevelMeter, LevelReader, SILENT_DB, readChannel } from "../audio/level-meter.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
 import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
 import { echoGuardEnabled } from "./session-options.js";
@@ -140,9 +140,10 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean)
     level: (bins) => {
       const node = player.node;
       if (!node) return { rmsDb: SILENT_DB };
-      if (shared && !bins) return { rmsDb: shared.db };
-      if (!meter) node.connect((meter = new LevelMeter(context)).node);
-      return meter.read(bins, shared?.db);
+      return readChannel(shared, bins, () => {
+        if (!meter) node.connect((meter = new LevelMeter(context)).node);
+        return meter;
+      });
     },
     write: (pcm, o) => void player.write(pcm, o),
     setGeneration: (g) => player.fence(g),

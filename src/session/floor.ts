@@ -24,3 +24,8 @@ export function botHasFloor(s: { readonly phase: FloorPhase }): boolean {
 export function userHasFloor(s: { readonly phase: FloorPhase }): boolean {
   return s.phase === "listening" || s.phase === "user_speaking";
 }
+
+/** No one holds the floor, and no turn is under way (a quiet moment: SttLink moves to a new stream then). */
+export function floorFree(s: { readonly phase: FloorPhase; readonly vadSpeaking: boolean; readonly endingTurn: boolean }): boolean {
+  return s.phase === "listening" && !s.vadSpeaking && !s.endingTurn;
+}

@@ -274,13 +274,7 @@ export class SttLink {
     if (this.#o.signal.aborted || streamSignal.aborted) return;
     this.#replayOnConnect = true;
     this.#o.emit({ kind: "reconnecting", attempt: 1, delayMs: 0, reason: "moved", message, cause: undefined });
-    try {
-      await this.#open(1);
-    } catch (err) {
-      if (isAbort(err) || this.#o.signal.aborted) return;
-      this.#o.emit({ kind: "error", error: err, fatal: false });
-      void this.#reconnect("connect-failed", "speech-to-text reconnect failed; trying again", err);
-    }
+    await this.#attempt(1);
   }
 
   /**
@@ -300,9 +294,14 @@ export class SttLink {
     }
     episode.retries++;
     this.#o.emit({ kind: "reconnecting", attempt: episode.retries, delayMs, reason, message, cause: fatal });
+    if (delayMs > 0 && !(await delay(delayMs, this.#o.signal).then(() => true, () => false))) return;
+    await this.#attempt(episode.retries);
+  }
+
+  /** Opens a new stream; one that fails to open is a failure of the episode, retried under the policy. */
+  async #attempt(attempts: number): Promise<void> {
     try {
-      if (delayMs > 0) await delay(delayMs, this.#o.signal);
-      await this.#open(episode.retries);
+      await this.#open(attempts);
     } catch (err) {
       if (isAbort(err) || this.#o.signal.aborted) return;
       this.#o.emit({ kind: "error", error: err, fatal: false });

@@ -418,17 +418,19 @@ function to(s: TurnState, phase: FloorPhase): TurnStep {
   return { state: { ...s, phase }, effects: changeState(s, phase) };
 }
 
+/** The `setState` effect for the floor going to `phase`, if the state the app sees changes. */
 function changeState(s: TurnState, phase: FloorPhase): TurnEffect[] {
-  const before = presentedState(s);
-  const after = presentedState({ phase, sttDown: s.sttDown });
-  return before === after ? [] : [{ kind: "setState", state: after }];
+  return presentedChange(s, { phase, sttDown: s.sttDown });
 }
 
 /** The STT link went down or came back: the presented state may change with it. */
 function linkChanged(before: TurnState, after: TurnState): TurnStep {
-  const was = presentedState(before);
-  const now = presentedState(after);
-  return { state: after, effects: was === now ? [] : [{ kind: "setState", state: now }] };
+  return { state: after, effects: presentedChange(before, after) };
+}
+
+function presentedChange(before: Parameters<typeof presentedState>[0], after: Parameters<typeof presentedState>[0]): TurnEffect[] {
+  const state = presentedState(after);
+  return presentedState(before) === state ? [] : [{ kind: "setState", state }];
 }
 
 /** Runs `next` on the state `first` left, keeping both steps' effects in order. */

@@ -36,7 +36,7 @@ import type { AudioLevels } from "./device-types.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { ToolRunner } from "./tool-runner.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
-import { presentedState } from "./floor.js";
+import { floorFree, presentedState } from "./floor.js";
 import type { SessionMetrics, SessionState, ToolHandler, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
 import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
@@ -228,7 +228,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         // Heard text only: a reply still playing is left out (its text so far is what was generated, not heard).
         conversation: () => this.#history.toChat(this.#options.instructions, this.#replies.current?.message),
         openTurn: () => (this.#announced === "user_speaking" ? this.#turnOnsetS() : undefined),
-        busy: () => this.#turn.reply !== undefined || this.#turn.vadSpeaking || this.#turn.endingTurn || this.#turn.phase === "user_speaking",
+        busy: () => !floorFree(this.#turn),
       });
       this.#unsubscribe.push(...wireComponents(components, this.#inputs), ...(await this.#devices.attach(components)));
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
