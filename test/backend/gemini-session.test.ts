@@ -15,18 +15,12 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { elizaReply } from "../../demo/server/eliza.mjs";
-import { synthesize } from "../../demo/server/flite.mjs";
-import { geminiLive, type GeminiLiveOptions } from "../../src/providers/gemini-live.js";
-import type { SessionComponents } from "../../src/session/ports.js";
-import { VoiceSession } from "../../src/session/voice-session.js";
-import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testing/index.js";
+import { mintGeminiToken, speechToSpeechRig, type RigOptions } from "./speech-to-speech-rig.js";
 
 const KEY = "gemini-session-key";
 const STORY = "tell me a long story";
 /** A question whose reply lasts about 6 s: long enough to speak over, shorter than the story. */
 const WEATHER = "what is the weather like today";
-const FRAME = 320; // 20 ms at 16 kHz
-const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
 let backend: ReferenceBackend;
 
 beforeAll(async () => {
@@ -34,70 +28,17 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => backend?.close());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** An ephemeral token, minted as an app's server would (POST /v1alpha/auth_tokens with the API key). */
-async function mintToken(): Promise<string> {
-  const res = await fetch(`${backend.url}/v1alpha/auth_tokens`, { method: "POST", headers: { "x-goog-api-key": KEY }, body: JSON.stringify({ uses: 1 }) });
-  return ((await res.json()) as { name: string }).name;
-}
+const mintToken = () => mintGeminiToken(backend, KEY);
 
-/** One session on the emulator, with the fakes; the mic streams silence until `say`. */
-function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token: () => Promise<string> = mintToken, { query = "", ...provider }: Partial<GeminiLiveOptions> & { query?: string } = {}) {
-  const clock = new FakeClock();
-  const player = new FakePlayer({ clock });
-  const vad = new FakeVad();
-  const mic = new FakeMicrophone();
-  const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
-  const realtime = geminiLive({ ...provider, url: `${backend.wsUrl}${CONSTRAINED}${query}`, model: "gemini-live-2.5-flash-preview", token });
-  // As realtime-session.test.ts: flite blocks this process's event loop while it synthesises a reply,
-  // and the frames due meanwhile go out in one burst, which a page's mic never does.
-  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...extra });
-  const errors: Error[] = [];
-  session.on("error", (e) => errors.push(e.error));
-  let queue: Int16Array[] = [];
-  let sent = 0;
-  const started = performance.now();
-  const pump = setInterval(() => {
-    const due = Math.floor((performance.now() - started) / 20);
-    for (; sent < due; sent++) mic.emit("frame", { pcm: queue.shift() ?? new Int16Array(FRAME), capturedAt: sent * 0.02 });
-  }, 10);
-  clock.run();
-  /** The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it. */
-  async function say(text: string, { misfire = false } = {}): Promise<void> {
-    const pcm = synthesize(text, "slt").samples;
-    const frames: Int16Array[] = [];
-    for (let i = 0; i < pcm.length; i += FRAME) {
-      const f = new Int16Array(FRAME);
-      f.set(pcm.subarray(i, i + FRAME));
-      frames.push(f);
-    }
-    queue = frames;
-    await sleep(60);
-    vad.emit("speechStart", { pausedPlayback: false, contextTime: clock.now / 1000 });
-    if (misfire) {
-      await sleep(120);
-      vad.emit("misfire", { resumedPlayback: false, contextTime: clock.now / 1000 });
-      return;
-    }
-    await sleep(200);
-    vad.emit("speechRealStart", { contextTime: clock.now / 1000 });
-    await sleep(frames.length * 20 - 260 + 400);
-    vad.emit("speechEnd", { contextTime: clock.now / 1000 });
-  }
-  async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
-    const end = performance.now() + ms;
-    while (!ok()) {
-      if (performance.now() > end) throw new Error(`timed out waiting for ${what} (state ${session.state}, history ${JSON.stringify(session.history)}, errors ${errors.map((e) => e.message).join("; ")})`);
-      await sleep(20);
-    }
-  }
-  async function close(): Promise<void> {
-    clearInterval(pump);
-    clock.pause();
-    await session.stop();
-  }
-  return { session, player, vad, errors, say, until, close };
+/**
+ * One session on the emulator (test/backend/speech-to-speech-rig.ts), with the fakes; the mic streams
+ * silence until `say`. `token`: the session's token function; `query`: fault knobs on the socket's URL;
+ * `provider`: geminiLive's other options.
+ */
+function rig(session: RigOptions["session"] = {}, token: () => Promise<string> = mintToken, { query = "", ...provider }: { query?: string; turnDetection?: string } = {}) {
+  const r = speechToSpeechRig(backend, "gemini", KEY, { session, token, knobs: query.replace(/^\?/, ""), provider });
+  return { ...r, errors: r.seen.errors };
 }
 
 async function geminiLog(): Promise<any> {

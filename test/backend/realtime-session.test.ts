@@ -15,16 +15,10 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { elizaReply } from "../../demo/server/eliza.mjs";
-import { synthesize } from "../../demo/server/flite.mjs";
-import { floatToInt16, int16ToFloat, upsampler16to24 } from "../../demo/server/resample.mjs";
-import { openaiRealtime, type OpenaiRealtimeOptions } from "../../src/providers/openai-realtime.js";
-import type { SessionComponents } from "../../src/session/ports.js";
-import { VoiceSession } from "../../src/session/voice-session.js";
-import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testing/index.js";
+import { speechToSpeechRig, type RigOptions } from "./speech-to-speech-rig.js";
 
 const KEY = "realtime-session-key";
 const STORY = "tell me a long story";
-const FRAME = 480; // 20 ms at 24 kHz
 let backend: ReferenceBackend;
 
 beforeAll(async () => {
@@ -32,75 +26,14 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => backend?.close());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** flite's voice of `text`, at 24 kHz s16. */
-function speech(text: string): Int16Array {
-  const s = synthesize(text, "slt");
-  return floatToInt16(upsampler16to24().process(int16ToFloat(s.samples)));
-}
-
-/** One session on the emulator, with the fakes; the mic streams silence until `say`. */
-/** `query`: fault knobs on the socket's URL; `provider`: openaiRealtime's other options. */
-function rig(extra: Partial<ConstructorParameters<typeof VoiceSession>[0]> = {}, token = async () => KEY, { query = "", ...provider }: Partial<OpenaiRealtimeOptions> & { query?: string } = {}) {
-  const clock = new FakeClock();
-  const player = new FakePlayer({ clock });
-  const vad = new FakeVad();
-  const mic = new FakeMicrophone();
-  const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
-  const realtime = openaiRealtime({ ...provider, url: `${backend.wsUrl}/v1/realtime${query}`, model: "gpt-realtime", token });
-  // The emulator runs in this process, and flite synthesises a whole reply at once (about 1 s of a
-  // blocked event loop for the story): the frames due meanwhile then go out in one burst, which the
-  // default 0.5 s uplink budget would end the stream for. A page's mic never bursts like that.
-  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...extra });
-  const errors: Error[] = [];
-  session.on("error", (e) => errors.push(e.error));
-  const warnings: string[] = [];
-  session.on("warning", (e) => warnings.push(e.message));
-  let queue: Int16Array[] = [];
-  let sent = 0;
-  const started = performance.now();
-  // Frames at real-time pace, by the wall clock (setInterval drifts).
-  const pump = setInterval(() => {
-    const due = Math.floor((performance.now() - started) / 20);
-    for (; sent < due; sent++) mic.emit("frame", { pcm: queue.shift() ?? new Int16Array(FRAME), capturedAt: sent * 0.02 });
-  }, 10);
-  clock.run();
-  /** The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it. */
-  async function say(text: string, { misfire = false } = {}): Promise<void> {
-    const pcm = speech(text);
-    const frames: Int16Array[] = [];
-    for (let i = 0; i < pcm.length; i += FRAME) {
-      const f = new Int16Array(FRAME);
-      f.set(pcm.subarray(i, i + FRAME));
-      frames.push(f);
-    }
-    queue = frames;
-    await sleep(60);
-    vad.emit("speechStart", { pausedPlayback: false, contextTime: clock.now / 1000 });
-    if (misfire) {
-      await sleep(120);
-      vad.emit("misfire", { resumedPlayback: false, contextTime: clock.now / 1000 });
-      return;
-    }
-    await sleep(200);
-    vad.emit("speechRealStart", { contextTime: clock.now / 1000 });
-    await sleep((frames.length * 20) - 260 + 400);
-    vad.emit("speechEnd", { contextTime: clock.now / 1000 });
-  }
-  async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
-    const end = performance.now() + ms;
-    while (!ok()) {
-      if (performance.now() > end) throw new Error(`timed out waiting for ${what} (state ${session.state}, history ${JSON.stringify(session.history)}, errors ${errors.map((e) => e.message).join("; ")}, warnings ${warnings.join("; ")})`);
-      await sleep(20);
-    }
-  }
-  async function close(): Promise<void> {
-    clearInterval(pump);
-    clock.pause();
-    await session.stop();
-  }
-  return { session, player, vad, errors, say, until, close };
+/**
+ * One session on the emulator (test/backend/speech-to-speech-rig.ts), with the fakes; the mic streams
+ * silence until `say`. `token`: the key the session is given; `query`: fault knobs on the socket's URL;
+ * `provider`: openaiRealtime's other options.
+ */
+function rig(session: RigOptions["session"] = {}, token: () => Promise<string> = async () => KEY, { query = "", ...provider }: { query?: string; turnDetection?: string } = {}) {
+  const r = speechToSpeechRig(backend, "openai", KEY, { session, token, knobs: query.replace(/^\?/, ""), provider });
+  return { ...r, errors: r.seen.errors };
 }
 
 async function realtimeLog(): Promise<any> {

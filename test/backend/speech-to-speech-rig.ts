@@ -16,13 +16,13 @@
  * rig installs a subclass of it that puts the knobs of the connection on the
  * URL (the provider's URL carries a `s2s_rig` id instead, removed there).
  *
- * Used by speech-to-speech-faults.test.ts.
+ * Used by speech-to-speech-faults.test.ts, realtime-session.test.ts and gemini-session.test.ts.
  */
 import type { ReferenceBackend } from "../../demo/server/backend.mjs";
 import { synthesize } from "../../demo/server/flite.mjs";
 import { floatToInt16, int16ToFloat, upsampler16to24 } from "../../demo/server/resample.mjs";
-import { geminiLive } from "../../src/providers/gemini-live.js";
-import { openaiRealtime } from "../../src/providers/openai-realtime.js";
+import { geminiLive, type GeminiLiveOptions } from "../../src/providers/gemini-live.js";
+import { openaiRealtime, type OpenaiRealtimeOptions } from "../../src/providers/openai-realtime.js";
 import type { SpeechToSpeechProvider } from "../../src/providers/types.js";
 import type { SessionComponents } from "../../src/session/ports.js";
 import { VoiceSession } from "../../src/session/voice-session.js";
@@ -104,8 +104,10 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 export interface RigOptions {
   /** Fault knobs: the query of every connection, or of each by its index. */
   knobs?: Knobs;
-  /** The provider's other options (`maxMessageBytes`, `connectTimeoutMs`, …). */
-  provider?: { maxMessageBytes?: number; connectTimeoutMs?: number; turnDetection?: never };
+  /** The provider's other options (`maxMessageBytes`, `connectTimeoutMs`, `turnDetection`: each provider's own values). */
+  provider?: { maxMessageBytes?: number; connectTimeoutMs?: number; turnDetection?: string };
+  /** The token function; default: the backend's key (OpenAI) or a freshly minted ephemeral token (Gemini). */
+  token?: () => Promise<string>;
   /** The session's other options. */
   session?: Partial<ConstructorParameters<typeof VoiceSession>[0]>;
 }
@@ -151,10 +153,12 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
   let tokens = 0;
   const token = async () => {
     tokens++;
+    if (options.token) return options.token();
     return kind === "openai" ? key : mintGeminiToken(backend, key);
   };
   const common = { url: `${backend.wsUrl}${PATH[kind]}?${RIG_PARAM}=${id}`, model: MODEL[kind], token, ...options.provider };
-  const realtime: SpeechToSpeechProvider = kind === "openai" ? openaiRealtime(common) : geminiLive(common);
+  // `turnDetection` is each provider's own ("client" | "server_vad" | "semantic_vad", or "client" | "server").
+  const realtime: SpeechToSpeechProvider = kind === "openai" ? openaiRealtime(common as OpenaiRealtimeOptions) : geminiLive(common as GeminiLiveOptions);
 
   const clock = new FakeClock();
   const player = new FakePlayer({ clock });
@@ -191,8 +195,11 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
   }, 10);
   clock.run();
 
-  /** The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it. */
-  async function say(text: string): Promise<void> {
+  /**
+   * The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it.
+   * `misfire`: the VAD calls it a misfire 120 ms after its start instead.
+   */
+  async function say(text: string, { misfire = false } = {}): Promise<void> {
     const pcm = speech(kind, text);
     const frames: Int16Array[] = [];
     for (let i = 0; i < pcm.length; i += FRAME) {
@@ -203,6 +210,11 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
     queue = frames;
     await sleep(60);
     vad.emit("speechStart", { pausedPlayback: false, contextTime: clock.now / 1000 });
+    if (misfire) {
+      await sleep(120);
+      vad.emit("misfire", { resumedPlayback: false, contextTime: clock.now / 1000 });
+      return;
+    }
     await sleep(200);
     vad.emit("speechRealStart", { contextTime: clock.now / 1000 });
     await sleep(frames.length * 20 - 260 + 400);
