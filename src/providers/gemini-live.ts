@@ -70,6 +70,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from "./hosted-socket.js";
 import { PcmAssembler } from "./pcm-base64.js";
 import { ReplyTimeline, type TimedText } from "./realtime-timeline.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
+import { spokenTurns } from "./spoken-turns.js";
 import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ProviderEvents, SpeechToSpeechProvider, SttConnectContext, SttProvider, SttStream, ToolDefinition, TtsEvent, TtsProvider, TtsStream } from "./types.js";
 
 export interface GeminiLiveOptions {
@@ -183,13 +184,9 @@ class GeminiLive implements SpeechToSpeechProvider {
   }
 }
 
-/**
- * The conversation as the Live API's context takes it: the user's and the
- * model's words (the heard part of a cut answer), without the instructions
- * (the setup has them) or tool rounds (their calls were the old socket's).
- */
+/** The conversation as the Live API's context takes it (spoken-turns.ts): the assistant is the "model". */
 export function contextOf(messages: readonly ChatMessage[]): Array<{ role: "user" | "model"; text: string }> {
-  return messages.flatMap((m) => ((m.role === "user" || m.role === "assistant") && m.content.trim() ? [{ role: m.role === "user" ? "user" : "model", text: m.content }] : []));
+  return spokenTurns(messages).map((t) => ({ role: t.role === "user" ? "user" : "model", text: t.text }));
 }
 
 /**

@@ -56,6 +56,7 @@ import { RealtimeConnection, SERVICE, type AudioSink } from "./realtime-connecti
 import { ReplyTimeline, type TimedText } from "./realtime-timeline.js";
 import { DEFAULT_REALTIME_MAX_BYTES, REALTIME_RATE, type TurnDetection } from "./realtime-wire.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
+import { spokenTurns } from "./spoken-turns.js";
 import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ProviderEvents, SpeechToSpeechProvider, SttProvider, SttStream, TtsEvent, TtsProvider, TtsStream } from "./types.js";
 import { DEFAULT_CONNECT_TIMEOUT_MS } from "./hosted-socket.js";
 
@@ -168,15 +169,9 @@ class OpenaiRealtime implements SpeechToSpeechProvider {
   }
 }
 
-/**
- * The turns before the pending one, as a new conversation needs them: the
- * user's and the assistant's words (the heard part of a cut reply), without
- * the instructions (they are the session's) or tool rounds (their calls were
- * the old conversation's items).
- */
+/** The turns before the pending one, as a new conversation needs them (spoken-turns.ts): the pending user turn is sent by respond(). */
 export function earlierTurns(messages: readonly ChatMessage[]): Array<{ role: "user" | "assistant"; text: string }> {
-  const before = messages.at(-1)?.role === "user" ? messages.slice(0, -1) : messages;
-  return before.flatMap((m) => ((m.role === "user" || m.role === "assistant") && m.content.trim() ? [{ role: m.role, text: m.content }] : []));
+  return spokenTurns(messages.at(-1)?.role === "user" ? messages.slice(0, -1) : messages);
 }
 
 /**
