@@ -70,7 +70,8 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       minSpeechMs,
     });
     releases.push(() => vad.stop());
-    if (onProgress) releases.push(vad.on("progress", (e) => onProgress({ asset: e.asset, url: e.url, loaded: e.loaded, total: e.total, ...(e.cached === undefined ? {} : { cached: e.cached }) })));
+    // The worker client's report is the session's event as it is (VadLoadProgress is a LoadProgressEvent).
+    if (onProgress) releases.push(vad.on("progress", onProgress));
     const mic = new Microphone({
       context,
       assetsPath,
