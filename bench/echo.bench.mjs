@@ -19,6 +19,9 @@
 //   sample after its last sample ≥ 1e-4 before the utterance ends + 0.4 s),
 //   sample-exact in context time; output already silent at the onset counts
 //   as 0 and is counted apart (`silentBeforeOnset`).
+// - echoPausesPerReply, echoPauseMs: the stutter. Pauses the VAD worker made
+//   on its own during the replies (speechStart) that resumed as a misfire:
+//   the bot's echo, not the user; and how long each held the bot silent.
 // - erleDb: the guard's echo return loss enhancement at the end of each reply
 //   (metrics.echo), once converged.
 // guardCostUsPerQuantum: the capture side of the guard (both 16 kHz
@@ -103,6 +106,10 @@ function summarise(replies, bargeIns) {
     repliesCut: replies.cutReplies,
     runawayExchanges: replies.perReply.filter((r) => !r.settled).length,
     extraUserTurns: replies.userTurns.length - asked,
+    // The stutter: pauses the bot's own echo caused (they resumed), per reply, and how long each held the bot silent.
+    echoPausesPerReply: asked ? round(replies.echoPauses.length / asked) : null,
+    echoPauseMs: { ...p(replies.echoPauses), max: replies.echoPauses.length ? Math.max(...replies.echoPauses) : null },
+    echoPausedMsPerReply: asked ? round(replies.echoPauses.reduce((a, b) => a + b, 0) / asked) : null,
     bargeIns: bargeIns.trials.length,
     botSpeakingAtOnset: valid.length,
     bargeInConfirmRate: valid.length ? Math.round((confirmed.length / valid.length) * 1000) / 1000 : null,
@@ -153,7 +160,7 @@ export default async function echoBench() {
         const s = out[mode][key];
         console.log(
           `  ${mode} ${key}: ${s.selfInterruptions} self-interruptions over ${s.replies} replies; confirm rate ${s.bargeInConfirmRate} over ${s.botSpeakingAtOnset} barge-ins on a speaking bot; ` +
-            `silent p95 ${s.onsetToSilentMs.p95} ms; ERLE p50 ${s.erleDb.p50} dB; user turns exact ${s.userTurnsExact}, echo words ${s.echoWords}, ` +
+            `silent p95 ${s.onsetToSilentMs.p95} ms; echo pauses ${s.echoPausesPerReply}/reply (p50 ${s.echoPauseMs.p50} ms, ${s.echoPausedMsPerReply} ms silent/reply); ERLE p50 ${s.erleDb.p50} dB; user turns exact ${s.userTurnsExact}, echo words ${s.echoWords}, ` +
             `barge-in words right ${s.bargeInWordsRight} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
         );
       }

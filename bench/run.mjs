@@ -6,7 +6,8 @@
 // `{ provider }` and its result goes to bench/results/NAME.PROVIDER.json.
 //
 // First, as `npm test` does, scripts/ensure-system.mjs checks (and as root
-// installs) the Debian packages the benches need: Chromium, pocketsphinx.
+// installs) the Debian packages the benches need: Chromium, pocketsphinx,
+// and pocketsphinx-testdata's recordings of real people.
 // After each bench, anything it left running (a backend, a browser, a child)
 // is named and stopped; that bench then counts as failed. SIGINT/SIGTERM stop
 // what is running (bench/lib/cleanup.mjs).
@@ -48,9 +49,9 @@ if (provider !== undefined) {
   }
 }
 const ensureSystem = fileURLToPath(new URL("../scripts/ensure-system.mjs", import.meta.url));
-const system = spawnSync(process.execPath, [ensureSystem], { stdio: "inherit" });
+const system = spawnSync(process.execPath, [ensureSystem, "--bench"], { stdio: "inherit" });
 if (system.status !== 0) {
-  console.error(`bench: the system check (node scripts/ensure-system.mjs) failed${system.error ? `: ${system.error.message}` : ""}; nothing was run`);
+  console.error(`bench: the system check (node scripts/ensure-system.mjs --bench) failed${system.error ? `: ${system.error.message}` : ""}; nothing was run`);
   process.exit(1);
 }
 

@@ -6,6 +6,7 @@
 //
 //   node scripts/ensure-system.mjs            everything the tests need
 //   node scripts/ensure-system.mjs --demo     only what the demo needs (no browser)
+//   node scripts/ensure-system.mjs --bench    everything, and the benches' recordings of real people
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { CHROMIUM_PATH } from "./chromium.mjs";
@@ -14,10 +15,13 @@ const PACKAGES = [
   { pkg: "chromium", file: CHROMIUM_PATH, forDemo: false, custom: !!process.env.CHROMIUM_PATH },
   { pkg: "libpocketsphinx3", file: "/usr/lib/x86_64-linux-gnu/libpocketsphinx.so.3", alt: "libpocketsphinx.so.3", forDemo: true },
   { pkg: "pocketsphinx-en-us", file: "/usr/share/pocketsphinx/model/en-us", forDemo: true },
+  // LibriVox and CMU recordings: the barge-in bench's real voices (bench/lib/human-speech.mjs).
+  { pkg: "pocketsphinx-testdata", file: "/usr/share/pocketsphinx/test/data/librivox", forBench: true },
 ];
 
 const demoOnly = process.argv.includes("--demo");
-const wanted = PACKAGES.filter((p) => !demoOnly || p.forDemo);
+const forBench = process.argv.includes("--bench");
+const wanted = PACKAGES.filter((p) => (demoOnly ? p.forDemo : !p.forBench || forBench));
 const missing = () => wanted.filter((p) => !present(p));
 
 function present(p) {

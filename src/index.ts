@@ -32,11 +32,14 @@ export type {
   VadSpeechRealStart,
   VadSpeechEnd,
   VadMisfire,
+  VadPauseLapse,
+  VadOnsetPause,
   VadProbability,
   VadLoadProgress,
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
 export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
+export type { FrameEcho } from "./protocol/frames.js";
 export { kyutaiStt, kyutaiTts, deepgramStt, assemblyaiStt, elevenlabsTts, cartesiaTts, openaiChat, websocketLlm, openaiRealtime, geminiLive } from "./providers/index.js";
 export type { AssemblyaiSttOptions, AssemblyaiSttConfiguration, AssemblyaiSttStream, AssemblyaiSttProvider } from "./providers/index.js";
 export type {

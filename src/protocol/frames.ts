@@ -54,6 +54,18 @@ export type FrameEcho = "clear" | "echo" | "unconfirmed" | "doubleTalk";
 export const DOUBLE_TALK_THRESHOLD = 0.6;
 
 /**
+ * How long an utterance that nothing has vouched for (every voiced frame of it
+ * over the bot's audio, none counted toward `minSpeechMs`) may go quiet before
+ * the worker lets the bot play again: a pause lapse. The utterance itself goes
+ * on (its end still waits `redemptionMs`, so the session's view of it, its
+ * held words included, is unchanged); its next voiced frame pauses again.
+ * Without it every pause the bot's own echo caused held the bot silent for
+ * the whole redemption (600 ms in a session): a stutter of its own voice.
+ * Four 32 ms frames: a word gap in a person's speech is usually shorter.
+ */
+export const PAUSE_LAPSE_MS = 128;
+
+/**
  * Main → capture worklet (over the node's port), once: from now on, post every
  * completed VAD frame to `port` (whose other end belongs to the VAD worker).
  */

@@ -34,6 +34,8 @@ export interface VadWorkerSettings extends SpeechOptions {
   wasmUrl: string;
   /** Attach the utterance's 16 kHz audio to `speechEnd` (transferred). */
   speechEndAudio: boolean;
+  /** Pause on a sudden rise of the level before Silero calls speech (src/vad/onset-cue.ts). */
+  onsetPause: boolean;
   /** Shortest audio interval (ms) between two `probability` messages while the meter is on. */
   meterIntervalMs: number;
 }
@@ -177,6 +179,28 @@ export interface VadMisfireMessage extends VadEventTiming {
   /** The token resumed: that of the pause made at speech start, or null. */
   pauseToken: number | null;
 }
+/**
+ * The worker let its own pause lapse (`lapsed: true`: the utterance it paused
+ * for has nothing that counts toward a barge-in and has gone quiet, so the
+ * bot plays again) or renewed it (`lapsed: false`: voiced again). Sent only
+ * when the worker did it. The utterance goes on either way.
+ */
+export interface VadPauseLapseMessage extends VadEventTiming {
+  kind: "pauseLapse";
+  lapsed: boolean;
+  pauseToken: number;
+}
+/**
+ * The onset cue paused playback (`paused: true`) on a sudden rise of the
+ * level, before any speech start; or released that pause (`paused: false`)
+ * when no speech started. A speech start while it stands takes it over (its
+ * `pausedPlayback` is true, with this token), and no release follows.
+ */
+export interface VadOnsetPauseMessage extends VadEventTiming {
+  kind: "onsetPause";
+  paused: boolean;
+  pauseToken: number;
+}
 export interface VadProbabilityMessage extends VadEventTiming {
   kind: "probability";
   probability: number;
@@ -208,6 +232,8 @@ export type VadToMainMessage =
   | VadSpeechRealStartMessage
   | VadSpeechEndMessage
   | VadMisfireMessage
+  | VadPauseLapseMessage
+  | VadOnsetPauseMessage
   | VadProbabilityMessage
   | VadRuntimeErrorMessage
   | VadFlushedMessage

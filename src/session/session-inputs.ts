@@ -53,6 +53,8 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
       events.emit("vad", { kind: "misfire", direct: e.resumedPlayback, contextTime: e.contextTime });
       dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback });
     }),
+    vad.on("onsetPause", (e) => events.emit("vad", { kind: e.paused ? "onsetPause" : "onsetRelease", direct: true, contextTime: e.contextTime })),
+    vad.on("pauseLapse", (e) => events.emit("vad", { kind: e.lapsed ? "pauseLapse" : "pauseRenew", direct: true, contextTime: e.contextTime })),
     vad.on("speechEnd", (e) => {
       sink.noteSpeech(false);
       events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });

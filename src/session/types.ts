@@ -251,7 +251,17 @@ export interface TranscriptEvent {
 
 export type VadEvent =
   | {
-      kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire";
+      /**
+       * `pauseLapse`: speech over the bot that nothing vouches for yet went
+       * quiet for 128 ms, so the worker let the bot play again (the utterance
+       * goes on); `pauseRenew`: it was voiced again, and the worker paused
+       * the bot again. Both only while the worker's own pause stands.
+       * `onsetPause`: the mic's level rose sharply over the bot before any
+       * speech start, and the worker paused the bot (`vad.onsetPause`);
+       * `onsetRelease`: no speech started within 320 ms of it, and the bot
+       * plays on. A speech start while it stands keeps the pause.
+       */
+      kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "pauseRenew" | "onsetPause" | "onsetRelease";
       /** True when the VAD worker paused or resumed playback itself, with no main-thread hop. */
       direct: boolean;
       /** AudioContext time (s) at the end of the audio frame that decided it. */

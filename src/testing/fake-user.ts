@@ -24,6 +24,8 @@ type VadEvents = {
   speechRealStart: { contextTime: number };
   speechEnd: { contextTime: number; lastSpeechContextTime?: number };
   misfire: { resumedPlayback: boolean; contextTime: number };
+  pauseLapse: { lapsed: boolean; contextTime: number };
+  onsetPause: { paused: boolean; contextTime: number };
   probability: { probability: number };
   error: { error: Error };
 };

@@ -16,7 +16,7 @@
  * belong to an utterance, so the caller must not reuse the buffer.
  */
 import type { SpeechOptions } from "../protocol/vad-messages.js";
-import { DOUBLE_TALK_THRESHOLD, type FrameEcho } from "../protocol/frames.js";
+import { DOUBLE_TALK_THRESHOLD, PAUSE_LAPSE_MS, type FrameEcho } from "../protocol/frames.js";
 
 export interface FrameTiming {
   sampleIndex: number;
@@ -28,7 +28,14 @@ export type SpeechEvent =
   | { kind: "speechRealStart"; at: FrameTiming }
   /** `lastSpeech`: the utterance's last speech frame, where the user really stopped (`at` is redemptionMs later). */
   | { kind: "speechEnd"; at: FrameTiming; lastSpeech: FrameTiming; audioStartIndex: number; audio: Float32Array | undefined }
-  | { kind: "misfire"; at: FrameTiming };
+  | { kind: "misfire"; at: FrameTiming }
+  /**
+   * The utterance has no frame that counts toward `minSpeechMs` (all of it
+   * over the bot, unvouched) and has been quiet for PAUSE_LAPSE_MS: playback
+   * may resume while it stays quiet (`lapsed: true`); its next voiced frame
+   * renews the pause (`lapsed: false`). The utterance itself goes on.
+   */
+  | { kind: "pauseLapse"; at: FrameTiming; lapsed: boolean };
 
 interface HeldFrame {
   frame: Float32Array;
@@ -50,11 +57,14 @@ export class SpeechDetector {
   readonly #redemptionFrames: number;
   readonly #preSpeechPadFrames: number;
   readonly #minSpeechFrames: number;
+  readonly #lapseFrames: number;
   #held: HeldFrame[] = [];
   #speaking = false;
   #realStartFired = false;
   #speechFrames = 0;
   #redemption = 0;
+  /** The utterance's pause has lapsed (see `pauseLapse`). */
+  #lapsed = false;
   #last: FrameTiming = { sampleIndex: 0, contextTime: 0 };
   /** The current utterance's latest frame at or over the speech threshold. */
   #lastVoiced: FrameTiming = { sampleIndex: 0, contextTime: 0 };
@@ -65,6 +75,7 @@ export class SpeechDetector {
     this.#redemptionFrames = Math.floor(options.redemptionMs / options.msPerFrame);
     this.#preSpeechPadFrames = Math.floor(options.preSpeechPadMs / options.msPerFrame);
     this.#minSpeechFrames = Math.floor(options.minSpeechMs / options.msPerFrame);
+    this.#lapseFrames = Math.max(1, Math.round(PAUSE_LAPSE_MS / options.msPerFrame));
   }
 
   get speaking(): boolean {
@@ -92,6 +103,9 @@ export class SpeechDetector {
     if (voiced && !this.#speaking) {
       this.#speaking = true;
       events.push({ kind: "speechStart", at, probability });
+    } else if (voiced && this.#lapsed) {
+      this.#lapsed = false;
+      events.push({ kind: "pauseLapse", at, lapsed: false });
     }
     if (voiced) this.#lastVoiced = at;
     if (this.#speaking && !this.#realStartFired && this.#speechFrames === this.#minSpeechFrames) {
@@ -104,6 +118,9 @@ export class SpeechDetector {
       ++this.#redemption >= this.#redemptionFrames
     ) {
       events.push(this.#endSegment(at));
+    } else if (this.#speaking && !this.#lapsed && this.#speechFrames === 0 && this.#redemption >= this.#lapseFrames) {
+      this.#lapsed = true;
+      events.push({ kind: "pauseLapse", at, lapsed: true });
     }
     if (!this.#speaking) {
       const excess = this.#held.length - this.#preSpeechPadFrames;
@@ -130,6 +147,7 @@ export class SpeechDetector {
     this.#realStartFired = false;
     this.#speechFrames = 0;
     this.#redemption = 0;
+    this.#lapsed = false;
   }
 
   #endSegment(at: FrameTiming): SpeechEvent {

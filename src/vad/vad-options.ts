@@ -27,6 +27,14 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
   wasmUrl?: string;
   /** Attach the utterance's 16 kHz audio to `speechEnd`. Default false. */
   speechEndAudio?: boolean;
+  /**
+   * Pause playback (while auto-pause is armed) on a sudden rise of the mic's
+   * level, before Silero calls it speech; the pause stands only if speech
+   * starts within 320 ms, else the bot plays on (src/vad/onset-cue.ts).
+   * Default true: real voices that begin with a fricative or a breath reach
+   * Silero's threshold 150–320 ms after they begin.
+   */
+  onsetPause?: boolean;
   /** While the meter is on, at most one `probability` event per this much audio (ms). Default 100. */
   meterIntervalMs?: number;
   /** How long `start()` may take to load before it fails (ms). Default 30000. */
@@ -50,6 +58,7 @@ export type ResolvedVadOptions = SpeechOptions & {
   wasmUrl?: string;
   model: VadModel;
   speechEndAudio: boolean;
+  onsetPause: boolean;
   meterIntervalMs: number;
   loadTimeoutMs: number;
 };
@@ -72,6 +81,7 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
   const merged: ResolvedVadOptions = {
     ...DEFAULT_SPEECH_OPTIONS,
     speechEndAudio: false,
+    onsetPause: true,
     meterIntervalMs: 100,
     loadTimeoutMs: 30_000,
     ...definedOnly(options),

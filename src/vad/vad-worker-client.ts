@@ -12,7 +12,7 @@
  * cannot be restarted; make a new one.
  */
 import { AssetLoadError, BargeinError, ConfigError, ServiceTimeoutError } from "../errors.js";
-import type { ConnectFramesMessage, VadFrameMessage } from "../protocol/frames.js";
+import type { ConnectFramesMessage, FrameEcho, VadFrameMessage } from "../protocol/frames.js";
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE } from "../protocol/frames.js";
 import type {
   AssetKind,
@@ -56,6 +56,27 @@ export interface VadMisfire extends VadEventTiming {
   /** The token it resumed, or null. */
   pauseToken: number | null;
 }
+/**
+ * The worker let its own pause lapse while the utterance it paused for stays
+ * quiet and unvouched (`lapsed: true`: the bot plays again), or renewed it on
+ * that utterance's next voiced frame (`lapsed: false`). See PAUSE_LAPSE_MS.
+ */
+export interface VadPauseLapse extends VadEventTiming {
+  lapsed: boolean;
+  /** The token (playback generation) resumed or paused again. */
+  pauseToken: number;
+}
+/**
+ * The onset cue (`onsetPause` option) paused playback on a sudden rise of the
+ * mic's level before any speech start (`paused: true`), or let the bot play
+ * on when no speech followed (`paused: false`). A speech start while it
+ * stands keeps the pause (that speechStart has `pausedPlayback: true`).
+ */
+export interface VadOnsetPause extends VadEventTiming {
+  paused: boolean;
+  /** The token (playback generation) paused or resumed. */
+  pauseToken: number;
+}
 export interface VadProbability extends VadEventTiming {
   probability: number;
   /** Time the frame spent in the model (ms). */
@@ -77,6 +98,8 @@ export type VadWorkerEvents = {
   speechRealStart: VadSpeechRealStart;
   speechEnd: VadSpeechEnd;
   misfire: VadMisfire;
+  pauseLapse: VadPauseLapse;
+  onsetPause: VadOnsetPause;
   probability: VadProbability;
   progress: VadLoadProgress;
   error: BargeinError;
@@ -273,14 +296,16 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
    * For apps that run the VAD on their own audio: feeds one 512-sample 16 kHz
    * frame from the main thread. The frame's buffer is transferred (do not reuse
    * it). `sampleIndex` defaults to continuing from the previous fed frame.
+   * `echo`: an echo canceller's verdict on the frame, when the app runs one
+   * (FrameEcho; without it the frame is `"clear"`, no bot audio).
    */
-  feed(frame: Float32Array, sampleIndex = this.#feedSampleIndex, contextTime = sampleIndex / VAD_SAMPLE_RATE): void {
+  feed(frame: Float32Array, sampleIndex = this.#feedSampleIndex, contextTime = sampleIndex / VAD_SAMPLE_RATE, echo?: FrameEcho): void {
     if (!(frame instanceof Float32Array) || frame.length !== VAD_FRAME_SAMPLES) {
       throw new ConfigError(`VadWorker.feed(): frames must be Float32Array(${VAD_FRAME_SAMPLES}) at 16 kHz`, { service: "vad" });
     }
     this.#feedPort ??= this.framePort();
     this.#feedSampleIndex = sampleIndex + VAD_FRAME_SAMPLES;
-    const message: VadFrameMessage = { kind: "vad-frame", frame, sampleIndex, contextTime };
+    const message: VadFrameMessage = { kind: "vad-frame", frame, sampleIndex, contextTime, ...(echo ? { echo } : {}) };
     this.#feedPort.postMessage(message, [frame.buffer]);
   }
 
@@ -380,6 +405,16 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
       case "misfire": {
         const { kind: _, ...payload } = message;
         this.emit("misfire", payload);
+        break;
+      }
+      case "pauseLapse": {
+        const { kind: _, ...payload } = message;
+        this.emit("pauseLapse", payload);
+        break;
+      }
+      case "onsetPause": {
+        const { kind: _, ...payload } = message;
+        this.emit("onsetPause", payload);
         break;
       }
       case "probability": {

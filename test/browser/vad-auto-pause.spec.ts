@@ -41,6 +41,52 @@ for (const { name, query } of TRANSPORTS) {
       expect(r.portMessages).toBe(0);
     });
 
+    test("speech over the bot that nothing vouches for: the pause lapses in its quiet and renews on its next word, losing no sample", async ({ page }) => {
+      await open(page, query);
+      const r = await page.evaluate(() => (window as any).autoPause.lapse({ g: 3 }));
+      const kinds = r.events.map((e: any) => (e.kind === "pauseLapse" ? (e.lapsed ? "lapse" : "renew") : e.kind));
+      expect(kinds).toEqual(["speechStart", "lapse", "renew", "lapse", "misfire"]);
+      expect(r.events.filter((e: any) => e.kind === "pauseLapse").map((e: any) => e.pauseToken)).toEqual([3, 3, 3]);
+      // Paused during each word, playing in each quiet: the bot is silent only while there is sound to doubt.
+      expect(r.states).toEqual([
+        { state: "paused", moving: false },
+        { state: "playing", moving: true },
+        { state: "paused", moving: false },
+        { state: "playing", moving: true },
+      ]);
+      expect(r.fadeOuts).toBe(2);
+      expect(r.fadeIns).toBe(2);
+      expect(r.mismatches).toBe(0);
+      expect(r.lost).toBe(0);
+      expect(r.ended).toBe(true);
+      expect(r.endedSamples).toBe(r.written);
+    });
+
+    test("the onset cue: a bump pauses the bot and lets it play on; a bump before speech pauses it for that speech; nothing lost", async ({ page }) => {
+      await open(page, query);
+      const r = await page.evaluate(() => (window as any).autoPause.onset({ g: 3 }));
+      expect(r.events).toEqual([
+        { kind: "onsetPause", paused: true, pauseToken: 3 },
+        { kind: "onsetPause", paused: false, pauseToken: 3 },
+        { kind: "onsetPause", paused: true, pauseToken: 3 },
+        // Silero's speech start keeps the cue's pause: no release, and the misfire resumes it.
+        { kind: "speechStart", pausedPlayback: true, pauseToken: 3 },
+        { kind: "misfire", resumedPlayback: true, pauseToken: 3 },
+      ]);
+      expect(r.states.map((s: any) => `${s.what}: ${s.state}${s.moving ? ", moving" : ""}`)).toEqual([
+        "bump: paused",
+        "after the bump: playing, moving",
+        "speech: paused",
+        "after the speech: playing, moving",
+      ]);
+      expect(r.fadeOuts).toBe(2);
+      expect(r.fadeIns).toBe(2);
+      expect(r.mismatches).toBe(0);
+      expect(r.lost).toBe(0);
+      expect(r.ended).toBe(true);
+      expect(r.endedSamples).toBe(r.written);
+    });
+
     test("a worker armed with an older generation's token pauses nothing of the one playing", async ({ page }) => {
       await open(page, query);
       const r = await run(page, { g: 3, token: 2 });

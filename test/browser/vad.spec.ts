@@ -200,7 +200,8 @@ test("the real capture worklet feeds the worker directly: onset within 2 frames,
 
 test("armed auto-pause posts pause on speech start and resume on the misfire that follows", async ({ page }) => {
   await openPage(page);
-  const run = (options: object) => page.evaluate((o) => (window as any).vadTest.autoPause("speech-slt", o), options);
+  // The level cue off: this is the speech start's own pause (the cue is the next test's).
+  const run = (options: object) => page.evaluate((o) => (window as any).vadTest.autoPause("speech-slt", { onsetPause: false, ...o }), options);
   // minSpeechMs longer than the utterance: it ends as a misfire, so playback resumes.
   const misfire = await run({ minSpeechMs: 5000 });
   expect(misfire.events.map((e: any) => e.kind)).toEqual(["speechStart", "misfire"]);
@@ -218,6 +219,21 @@ test("armed auto-pause posts pause on speech start and resume on the misfire tha
   const disarmed = await run({ armed: false, minSpeechMs: 5000 });
   expect(disarmed.events[0].pausedPlayback).toBe(false);
   expect(disarmed.commands).toEqual([]);
+});
+
+test("the onset cue pauses on the utterance's rise, at or before Silero's speech start, and that speech keeps the pause", async ({ page }) => {
+  await openPage(page);
+  const run = (options: object) => page.evaluate((o) => (window as any).vadTest.autoPause("speech-slt", o), options);
+  const cued = await run({ minSpeechMs: 5000 });
+  expect(cued.events.map((e: any) => e.kind)).toEqual(["speechStart", "misfire"]);
+  expect(cued.events[0].pausedPlayback).toBe(true);
+  // One pause, on a frame no later than the speech start's, and one resume, at the misfire.
+  expect(cued.commands.map((c: any) => c.kind)).toEqual(["pause", "resume"]);
+  expect(cued.commands[0].sampleIndex).toBeLessThanOrEqual(cued.events[0].sampleIndex);
+  expect(cued.commands[1].sampleIndex).toBe(cued.events[1].sampleIndex);
+  const speechStartOnly = await run({ minSpeechMs: 5000, onsetPause: false });
+  console.log(`onset cue: paused at sample ${cued.commands[0].sampleIndex}, speech start at ${speechStartOnly.events[0].sampleIndex}`);
+  expect(speechStartOnly.commands[0].sampleIndex).toBe(speechStartOnly.events[0].sampleIndex);
 });
 
 // 15 cycles: a leak of one model (2 MB) per cycle shows in 10; the memory

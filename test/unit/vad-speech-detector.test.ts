@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SpeechDetector, type SpeechEvent } from "../../src/vad/speech-detector.js";
 import { DEFAULT_SPEECH_OPTIONS, resolveVadOptions } from "../../src/vad/vad-options.js";
 import { ConfigError } from "../../src/errors.js";
-import { DOUBLE_TALK_THRESHOLD, type FrameEcho } from "../../src/protocol/frames.js";
+import { DOUBLE_TALK_THRESHOLD, PAUSE_LAPSE_MS, type FrameEcho } from "../../src/protocol/frames.js";
 
 const FRAME = 512;
 
@@ -34,7 +34,7 @@ describe("SpeechDetector", () => {
     expect(events).toEqual([]);
     for (let k = 0; k < 30; k++) feed(0.9, "unconfirmed");
     for (let k = 0; k < 50; k++) feed(0.05, "clear");
-    expect(events.map((e) => e.kind)).toEqual(["speechStart", "misfire"]);
+    expect(events.map((e) => e.kind)).toEqual(["speechStart", "pauseLapse", "misfire"]);
     // Trusted near-end speech over the echo still confirms.
     events.length = 0;
     for (let k = 0; k < 5; k++) feed(0.9, "unconfirmed");
@@ -59,11 +59,49 @@ describe("SpeechDetector", () => {
     // The echo's residual holding the gate open: Silero gave it 0.25–0.46 in Chromium (frames.ts).
     for (let k = 0; k < 30; k++) feed(DOUBLE_TALK_THRESHOLD - 0.15, "doubleTalk");
     for (let k = 0; k < 50; k++) feed(0.05, "echo");
-    expect(events.map((e) => e.kind)).toEqual(["speechStart", "misfire"]);
+    expect(events.map((e) => e.kind)).toEqual(["speechStart", "pauseLapse", "misfire"]);
     // A person talking over the bot.
     events.length = 0;
     for (let k = 0; k < 13; k++) feed(0.95, "doubleTalk");
     expect(events.map((e) => e.kind)).toEqual(["speechStart", "speechRealStart"]);
+  });
+
+  it("a pause for speech nothing vouches for lapses after PAUSE_LAPSE_MS of quiet and renews on its next voiced frame; the utterance goes on", () => {
+    const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, redemptionMs: 600, minSpeechMs: 224, msPerFrame: 32, keepAudio: false });
+    const events: SpeechEvent[] = [];
+    let i = 0;
+    const feed = (n: number, p: number, echo: FrameEcho) => {
+      for (let k = 0; k < n; k++) events.push(...detector.push(new Float32Array(FRAME), p, { sampleIndex: i++ * FRAME, contextTime: 0 }, echo));
+    };
+    const lapseFrames = PAUSE_LAPSE_MS / 32;
+    // The bot's residual echo: a burst the guard cannot vouch for, then its quiet.
+    feed(3, 0.5, "unconfirmed");
+    feed(lapseFrames - 1, 0.05, "echo");
+    expect(summary(events)).toEqual(["speechStart@0"]);
+    feed(1, 0.05, "echo");
+    expect(summary(events)).toEqual(["speechStart@0", `pauseLapse@${3 + lapseFrames - 1}`]);
+    expect(events[1]).toMatchObject({ lapsed: true });
+    // Another burst in the same utterance renews the pause at its first frame, and lapses again.
+    feed(2, 0.4, "doubleTalk");
+    feed(lapseFrames, 0.05, "echo");
+    expect(events.slice(2).map((e) => e.kind === "pauseLapse" && e.lapsed)).toEqual([false, true]);
+    expect(events[2].at.sampleIndex / FRAME).toBe(3 + lapseFrames);
+    // Nothing counted, so the utterance still ends as a misfire after the whole redemption.
+    feed(20, 0.05, "echo");
+    expect(events.at(-1)!.kind).toBe("misfire");
+    // The user: once a frame has counted, quiet does not lapse the pause (a word gap), and the barge-in confirms.
+    events.length = 0;
+    feed(2, 0.5, "unconfirmed");
+    feed(1, 0.9, "doubleTalk");
+    feed(lapseFrames + 2, 0.05, "clear");
+    feed(7, 0.9, "clear");
+    expect(events.map((e) => e.kind)).toEqual(["speechStart", "speechRealStart"]);
+    // Without the bot (clear frames count from the first), no pause ever lapses.
+    events.length = 0;
+    feed(30, 0.05, "clear");
+    feed(3, 0.9, "clear");
+    feed(10, 0.05, "clear");
+    expect(events.map((e) => e.kind)).toEqual(["speechEnd", "speechStart"]);
   });
 
   it("starts speech on the first frame at or above positiveSpeechThreshold", () => {

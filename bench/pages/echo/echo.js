@@ -76,6 +76,50 @@ async function open({ echo, guard, cleanUplink = false, tailMs, recordSeconds, s
   return t;
 }
 
+/**
+ * The stutter: the pauses the VAD worker made itself over the bot that no
+ * confirmed utterance kept: an onset cue it released, and the pauses (at
+ * speech start, or renewed after a lapse) of utterances that ended as a
+ * misfire. The bot's echo, not the user. Each pause's length is context time
+ * from the pause to its release, lapse or misfire.
+ */
+function echoPauses(events) {
+  const pauses = [];
+  let utterance = null;
+  let pausedAt = null;
+  const close = (e) => {
+    if (pausedAt !== null) utterance.push(Math.round((e.contextTime - pausedAt) * 1000));
+    pausedAt = null;
+  };
+  for (const e of events) {
+    if (e.kind === "onsetPause") {
+      utterance = [];
+      pausedAt = e.contextTime;
+    } else if (e.kind === "onsetRelease" && utterance) {
+      close(e);
+      pauses.push(...utterance);
+      utterance = null;
+    } else if (e.kind === "speechStart") {
+      // A speech start keeps the onset cue's pause, if one stood.
+      if (pausedAt === null) {
+        utterance = e.direct ? [] : null;
+        pausedAt = e.direct ? e.contextTime : null;
+      }
+    } else if (!utterance) continue;
+    else if (e.kind === "pauseRenew") pausedAt = e.contextTime;
+    else if (e.kind === "pauseLapse") close(e);
+    else if (e.kind === "misfire") {
+      close(e);
+      pauses.push(...utterance);
+      utterance = null;
+    } else if (e.kind === "speechEnd") {
+      utterance = null;
+      pausedAt = null;
+    }
+  }
+  return pauses;
+}
+
 function echoFigures(t) {
   const e = t.session.metrics.echo;
   return e ? { erleDb: e.erleDb, delayMs: e.delayMs, converged: e.converged, echoWords: e.echoWords } : null;
@@ -116,6 +160,7 @@ export async function replies({ echo, guard, cleanUplink, tailMs, count }) {
       cutReplies: history.filter((m) => m.role === "assistant" && (m.interrupted || m.unheardText)).length,
       userTurns: history.filter((m) => m.role === "user").map((m) => m.text),
       misfires: t.log.vad.filter((k) => k === "misfire").length,
+      echoPauses: echoPauses(t.log.vadEvents),
       echo: echoFigures(t),
       errors: t.log.errors,
       warnings: t.log.warnings,

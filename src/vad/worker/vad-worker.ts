@@ -31,6 +31,7 @@ import type {
   VadWorkerSettings,
 } from "../../protocol/vad-messages.js";
 import { SpeechDetector, type FrameTiming, type SpeechEvent } from "../speech-detector.js";
+import { OnsetCue, type OnsetAction } from "../onset-cue.js";
 import { AssetFetchFailure, fetchAsset, looksLikeWasm } from "./fetch-asset.js";
 import { configureOrt, createSilero, type SileroModel } from "./silero.js";
 
@@ -40,6 +41,8 @@ const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16000) * 1000;
 let settings: VadWorkerSettings | undefined;
 let model: SileroModel | undefined;
 let detector: SpeechDetector | undefined;
+/** The level cue that may pause before Silero calls speech (vad.onsetPause); undefined when off. */
+let onset: OnsetCue | undefined;
 const framePorts: MessagePort[] = [];
 let playbackPort: MessagePort | undefined;
 /** The Player's shared control block, when the page is crossOriginIsolated: written directly, no message. */
@@ -93,6 +96,7 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
       // Drop queued frames but keep flush markers, so a flush() still resolves.
       for (let i = pending.length - 1; i >= 0; i--) if (pending[i].kind === "vad-frame") pending.splice(i, 1);
       if (detector) emit(detector.pause(), now());
+      if (onset?.holding) applyOnset("release", now());
       resetModel = true;
       break;
     case "resume":
@@ -128,6 +132,7 @@ async function init(s: VadWorkerSettings): Promise<void> {
       return;
     }
     detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio });
+    onset = s.onsetPause ? new OnsetCue() : undefined;
     post({ kind: "ready", loadMs: performance.now() - started });
     startDrain();
   } catch (err) {
@@ -182,7 +187,10 @@ async function drain(): Promise<void> {
         lastMeterSample = message.sampleIndex;
         post({ kind: "probability", probability, inferenceMs, rms: frameRms(message.frame), ...at, workerTime: decidedAt });
       }
-      emit(detector.push(message.frame, probability, at, message.echo ?? "clear"), decidedAt);
+      const echo = message.echo ?? "clear";
+      emit(detector.push(message.frame, probability, at, echo), decidedAt);
+      // After the speech events: a speech start on this very frame has taken any cue's pause over.
+      if (onset) applyOnset(onset.push(message.frame, echo, autoPauseToken !== null && pausedToken === null, detector.speaking), decidedAt, at);
     }
   } catch (err) {
     post({ kind: "runtime-error", message: `Silero inference failed: ${(err as Error)?.message ?? err}` });
@@ -196,9 +204,11 @@ function emit(events: SpeechEvent[], workerTime: number): void {
     const timing = { sampleIndex: e.at.sampleIndex, contextTime: e.at.contextTime, workerTime };
     switch (e.kind) {
       case "speechStart": {
-        // Pause first: this is the latency-critical step.
-        const token = autoPauseToken;
-        const pause = token !== null && pausedToken === null && sendPlayback("pause", token, e.at.sampleIndex);
+        // Pause first: this is the latency-critical step. A pause the onset cue made is this speech's now.
+        const cued = onset?.holding === true && pausedToken !== null;
+        if (cued) onset!.handOver();
+        const token = cued ? pausedToken : autoPauseToken;
+        const pause = cued || (token !== null && pausedToken === null && sendPlayback("pause", token, e.at.sampleIndex));
         if (pause) pausedToken = token;
         post({ kind: "speechStart", probability: e.probability, pausedPlayback: pause, pauseToken: pause ? token : null, ...timing });
         break;
@@ -206,6 +216,14 @@ function emit(events: SpeechEvent[], workerTime: number): void {
       case "speechRealStart":
         post({ kind: "speechRealStart", ...timing });
         break;
+      case "pauseLapse": {
+        // Only our own pause lapses, by its token; a renewal takes the token armed now (a newer reply's, if one began).
+        const token = e.lapsed ? pausedToken : autoPauseToken;
+        const done = token !== null && (e.lapsed || pausedToken !== null) && sendPlayback(e.lapsed ? "resume" : "pause", token, e.at.sampleIndex);
+        if (done && !e.lapsed) pausedToken = token;
+        if (done) post({ kind: "pauseLapse", lapsed: e.lapsed, pauseToken: token, ...timing });
+        break;
+      }
       case "misfire": {
         // Resume our own pause, by its token: if the session has moved on, this is a no-op.
         const token = pausedToken;
@@ -231,6 +249,19 @@ function emit(events: SpeechEvent[], workerTime: number): void {
         break;
     }
   }
+}
+
+/** The onset cue's pause (with the armed token) or its release (of the pause it made); told to the main thread. */
+function applyOnset(action: OnsetAction, workerTime: number, at: FrameTiming = { sampleIndex: 0, contextTime: 0 }): void {
+  if (action === null) return;
+  const token = action === "pause" ? autoPauseToken : pausedToken;
+  if (token === null || !sendPlayback(action === "pause" ? "pause" : "resume", token, at.sampleIndex)) {
+    onset?.handOver();
+    if (action === "release") pausedToken = null;
+    return;
+  }
+  pausedToken = action === "pause" ? token : null;
+  post({ kind: "onsetPause", paused: action === "pause", pauseToken: token, sampleIndex: at.sampleIndex, contextTime: at.contextTime, workerTime });
 }
 
 /**

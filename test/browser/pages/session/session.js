@@ -14,7 +14,7 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   const mic = context.createMediaStreamDestination();
   // Open speakers: the bot's output comes back into the mic through a room.
   const echoPath = echo ? connectEchoPath(context, output, mic, echo) : undefined;
-  const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [], echoPath };
+  const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [], vadEvents: [], echoPath };
   const session = new VoiceSession({
     stt: referenceProvider("stt", "", {}, { token }),
     tts: referenceProvider("tts", "", {}, { token }),
@@ -30,7 +30,10 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   session.on("warning", (e) => log.warnings.push(`${e.service}: ${e.message}`));
   session.on("turn", (e) => log.turns.push(e));
   session.on("interruption", (e) => log.interruptions.push(e));
-  session.on("vad", (e) => log.vad.push(e.kind));
+  session.on("vad", (e) => {
+    log.vad.push(e.kind);
+    if (e.kind !== "meter") log.vadEvents.push({ kind: e.kind, direct: e.direct, contextTime: e.contextTime });
+  });
   // The last load-progress report per asset, and the state it came in.
   log.progress = {};
   session.on("progress", (e) => (log.progress[e.asset] = { ...e, state: session.state }));

@@ -14,7 +14,8 @@ const G_LABEL = 3;
 const NEXT_LABEL = 6;
 const FRAME = 512;
 
-async function rig({ minSpeechMs } = {}) {
+/** `onsetPause`: the level cue (off unless asked, so the speech-start pause is what the other tests see). */
+async function rig({ minSpeechMs, onsetPause = false } = {}) {
   const context = new AudioContext();
   await context.audioWorklet.addModule("/test/browser/pages/audio/recorder-worklet.js");
   const recorder = new AudioWorkletNode(context, "test-recorder", {
@@ -28,7 +29,7 @@ async function rig({ minSpeechMs } = {}) {
   recorder.connect(context.destination);
   const player = new Player({ context, assetsPath: "/dist/", destination: recorder });
   await player.start();
-  const vad = new VadWorker({ assetsPath: "/dist/", ...(minSpeechMs ? { minSpeechMs } : {}) });
+  const vad = new VadWorker({ assetsPath: "/dist/", onsetPause, ...(minSpeechMs ? { minSpeechMs } : {}) });
   await vad.start();
   let portMessages = 0;
   if (player.controlBuffer) {
@@ -39,7 +40,7 @@ async function rig({ minSpeechMs } = {}) {
     vad.connectPlaybackControl(player.createControlPort());
   }
   const events = [];
-  for (const kind of ["speechStart", "misfire", "speechEnd"]) vad.on(kind, (e) => events.push({ kind, ...e, audio: undefined }));
+  for (const kind of ["speechStart", "misfire", "speechEnd", "pauseLapse", "onsetPause"]) vad.on(kind, (e) => events.push({ kind, ...e, audio: undefined }));
   return {
     context,
     player,
@@ -53,8 +54,8 @@ async function rig({ minSpeechMs } = {}) {
         recorder.port.onmessage = (e) => resolve(e.data);
         recorder.port.postMessage({ kind: "snapshot" });
       }),
-    feed: (samples, from, to) => {
-      for (let i = from; i + FRAME <= to; i += FRAME) vad.feed(samples.slice(i, i + FRAME), i);
+    feed: (samples, from, to, echo) => {
+      for (let i = from; i + FRAME <= to; i += FRAME) vad.feed(samples.slice(i, i + FRAME), i, i / 16000, echo);
       return vad.flush();
     },
     async close() {
@@ -123,5 +124,126 @@ async function run({ g = 3, token = g, minSpeechMs, next = false } = {}) {
   return out;
 }
 
-window.autoPause = { run };
+/**
+ * The pause lapse: generation g plays, auto-pause armed for it. A word of real
+ * speech comes in frames the echo guard could not vouch for ("unconfirmed",
+ * as the bot's residual echo would), then silence ("echo" frames), then the
+ * next word the same way, then silence until the utterance ends. The player's
+ * state is read after each part.
+ */
+async function lapse({ g = 3 } = {}) {
+  const r = await rig({ minSpeechMs: 224, onsetPause: true });
+  const { samples, label } = await loadFixture("speech-slt");
+  r.vad.setAutoPause(g);
+  const written = generationSignal(G_LABEL, Math.round(r.rate * 6));
+  const started = r.player.once("started");
+  r.player.write(written, { sampleRate: r.rate, generation: g });
+  await started;
+  await sleep(100);
+  const onset = label.utterances[0].onsetSample;
+  const states = [];
+  const read = async () => {
+    await sleep(60);
+    const position = r.player.position().samples;
+    await sleep(60);
+    states.push({ state: r.player.state, moving: r.player.position().samples > position });
+  };
+  const silence = (ms) => new Float32Array(Math.round((ms / 1000) * 16000));
+  const word = (from) => samples.slice(onset + from, onset + from + 4800); // 300 ms of the utterance
+  const feedAll = async (audio, echo) => {
+    for (let i = 0; i + FRAME <= audio.length; i += FRAME) r.vad.feed(audio.slice(i, i + FRAME), undefined, undefined, echo);
+    await r.vad.flush();
+  };
+  await feedAll(word(0), "unconfirmed");
+  await read();
+  await feedAll(silence(200), "echo");
+  await read();
+  await feedAll(word(4800), "unconfirmed");
+  await read();
+  await feedAll(silence(1600), "echo"); // past the VadWorker's default redemptionMs (1400): a misfire
+  await read();
+  const ended = r.player.once("ended");
+  r.player.end(g);
+  const end = await within(ended, 8000);
+  const rec = await r.snapshot();
+  const out = {
+    events: r.events.map(({ kind, pausedPlayback, resumedPlayback, pauseToken, lapsed }) => ({ kind, pausedPlayback, resumedPlayback, pauseToken, lapsed })),
+    states,
+    ended: Boolean(end),
+    endedSamples: end?.samples,
+    written: written.length,
+    ...account(rec, written, G_LABEL, r.fade),
+  };
+  out.lost = out.written - out.consumed;
+  await r.close();
+  return out;
+}
+
+/**
+ * The onset cue: generation g plays, auto-pause armed. First a bump (100 ms
+ * of noise at −30 dBFS, not speech) after a quiet room; then the same bump
+ * right before real speech (the fixture's utterance). The player's state is
+ * read during and after each.
+ */
+async function onset({ g = 3 } = {}) {
+  const r = await rig({ minSpeechMs: 5000, onsetPause: true });
+  const { samples, label } = await loadFixture("speech-slt");
+  r.vad.setAutoPause(g);
+  const written = generationSignal(G_LABEL, Math.round(r.rate * 8));
+  const started = r.player.once("started");
+  r.player.write(written, { sampleRate: r.rate, generation: g });
+  await started;
+  await sleep(100);
+  const states = [];
+  const read = async (what) => {
+    await sleep(60);
+    const position = r.player.position().samples;
+    await sleep(60);
+    states.push({ what, state: r.player.state, moving: r.player.position().samples > position });
+  };
+  let seed = 7;
+  const noise = (ms, db) => {
+    const amp = Math.pow(10, db / 20) * Math.sqrt(3);
+    return Float32Array.from({ length: Math.round((ms / 1000) * 16000) }, () => {
+      seed = (seed * 16807) % 2147483647;
+      return amp * ((seed / 2147483647) * 2 - 1);
+    });
+  };
+  const feedAll = async (audio) => {
+    for (let i = 0; i + FRAME <= audio.length; i += FRAME) r.vad.feed(audio.slice(i, i + FRAME));
+    await r.vad.flush();
+  };
+  // A quiet room (−65 dBFS) long enough for the cue's floor to settle there.
+  await feedAll(noise(2000, -65));
+  await feedAll(noise(96, -30));
+  await read("bump");
+  await feedAll(noise(300, -65));
+  await read("after the bump");
+  const onsetSample = label.utterances[0].onsetSample;
+  const speech = samples.slice(onsetSample, onsetSample + 8000);
+  const bumpThenSpeech = new Float32Array(1536 + speech.length);
+  bumpThenSpeech.set(noise(96, -30));
+  bumpThenSpeech.set(speech, 1536);
+  await feedAll(bumpThenSpeech);
+  await read("speech");
+  await feedAll(noise(2000, -65)); // a misfire (minSpeechMs 5000) resumes it
+  await read("after the speech");
+  const ended = r.player.once("ended");
+  r.player.end(g);
+  const end = await within(ended, 10000);
+  const rec = await r.snapshot();
+  const out = {
+    events: r.events.map(({ kind, pausedPlayback, resumedPlayback, pauseToken, paused }) => ({ kind, pausedPlayback, resumedPlayback, pauseToken, paused })),
+    states,
+    ended: Boolean(end),
+    endedSamples: end?.samples,
+    written: written.length,
+    ...account(rec, written, G_LABEL, r.fade),
+  };
+  out.lost = out.written - out.consumed;
+  await r.close();
+  return out;
+}
+
+window.autoPause = { run, lapse, onset };
 window.autoPauseReady = true;

@@ -1,0 +1,71 @@
+// The onset cue on synthetic frames: a sudden rise of the level over the
+// room's floor pauses; quiet (or the hold's end) with no speech start
+// releases; the bot's own echo and a speech already under way never cue.
+import { describe, expect, it } from "vitest";
+import { OnsetCue, ONSET_MIN_DBFS, ONSET_RISE_DB, loudestWindowDb } from "../../src/vad/onset-cue.js";
+import type { FrameEcho } from "../../src/protocol/frames.js";
+
+const FRAME = 512;
+/** A frame of noise at `db` dBFS RMS (seeded), optionally only in its last 8 ms window. */
+function frame(db: number, { lastWindowOnly = false, seed = 1 } = {}): Float32Array {
+  const out = new Float32Array(FRAME);
+  const amp = Math.pow(10, db / 20) * Math.sqrt(3);
+  let x = seed * 9301 + 49297;
+  for (let i = lastWindowOnly ? FRAME - 128 : 0; i < FRAME; i++) {
+    x = (x * 9301 + 49297) % 233280;
+    out[i] = amp * ((x / 233280) * 2 - 1);
+  }
+  return out;
+}
+
+function feed(cue: OnsetCue, frames: Float32Array[], { echo = "clear" as FrameEcho, armed = true, speaking = false } = {}) {
+  return frames.map((f) => cue.push(f, echo, armed, speaking));
+}
+const times = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
+
+describe("OnsetCue", () => {
+  it("measures a frame by its loudest 8 ms window", () => {
+    expect(loudestWindowDb(frame(-30))).toBeCloseTo(-30, 0);
+    expect(loudestWindowDb(frame(-30, { lastWindowOnly: true }))).toBeCloseTo(-30, 0);
+    expect(loudestWindowDb(new Float32Array(FRAME))).toBe(-Infinity);
+  });
+
+  it("pauses on a rise of ONSET_RISE_DB over a room's floor, and releases after two quiet frames with no speech start", () => {
+    const cue = new OnsetCue();
+    // The floor comes down at once and rises 0.2 dB a frame: 60 frames of a −60 dBFS room set it.
+    expect(feed(cue, times(60, () => frame(-60)))).toEqual(times(60, () => null));
+    // 12 dB over the floor is not enough; a rise past it, late in the frame, is.
+    expect(feed(cue, [frame(-60 + ONSET_RISE_DB - 3)])).toEqual([null]);
+    expect(feed(cue, [frame(-60 + ONSET_RISE_DB + 10, { lastWindowOnly: true })])).toEqual(["pause"]);
+    expect(cue.holding).toBe(true);
+    // A click: the level falls back at once; two quiet frames later the bot plays on.
+    expect(feed(cue, [frame(-60), frame(-60)])).toEqual([null, "release"]);
+    expect(cue.holding).toBe(false);
+  });
+
+  it("holds while the level stays up, at most 320 ms, and a speech start takes the pause over", () => {
+    const cue = new OnsetCue();
+    feed(cue, times(30, () => frame(-65)));
+    expect(feed(cue, [frame(-35)])).toEqual(["pause"]);
+    expect(feed(cue, times(9, () => frame(-35)))).toEqual([...times(8, () => null), "release"]);
+    // Another rise: Silero's speech start hands the pause over; no release comes.
+    feed(cue, times(40, () => frame(-65)));
+    expect(feed(cue, [frame(-30)])).toEqual(["pause"]);
+    cue.handOver();
+    expect(feed(cue, times(20, () => frame(-65)), { speaking: true })).toEqual(times(20, () => null));
+  });
+
+  it("never cues on the bot's own echo, under ONSET_MIN_DBFS, disarmed, or during speech", () => {
+    const cue = new OnsetCue();
+    feed(cue, times(10, () => new Float32Array(FRAME)));
+    expect(feed(cue, [frame(-20)], { echo: "echo" })).toEqual([null]);
+    expect(feed(cue, [frame(ONSET_MIN_DBFS - 2)])).toEqual([null]);
+    expect(feed(cue, [frame(-20)], { armed: false })).toEqual([null]);
+    expect(feed(cue, [frame(-20)], { speaking: true })).toEqual([null]);
+    // The floor follows a room that got louder: a steady level stops cueing.
+    const room = new OnsetCue();
+    const steady = feed(room, times(200, () => frame(-40)), { armed: false });
+    expect(steady.every((a) => a === null)).toBe(true);
+    expect(feed(room, [frame(-40)])).toEqual([null]);
+  });
+});
