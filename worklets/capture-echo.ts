@@ -32,6 +32,7 @@ export class CaptureEcho {
   #sawReference = false;
   #sawNearEnd = false;
   #sawTrustedNearEnd = false;
+  #sawEchoPath = false;
 
   constructor(contextRate: number, options: { tap: string; tailMs?: number }) {
     this.#guard = new EchoGuard({ sampleRate: VAD_SAMPLE_RATE, tailMs: options.tailMs });
@@ -64,6 +65,7 @@ export class CaptureEcho {
     if (state.referenceActive) this.#sawReference = true;
     if (state.nearEnd) this.#sawNearEnd = true;
     if (state.nearEnd && state.trusted) this.#sawTrustedNearEnd = true;
+    if (state.referenceActive && !state.noEchoPath) this.#sawEchoPath = true;
     return count;
   }
 
@@ -74,5 +76,12 @@ export class CaptureEcho {
     this.#sawNearEnd = false;
     this.#sawTrustedNearEnd = false;
     return verdict;
+  }
+
+  /** Whether the VAD frame just completed had bot audio on a learned echo path (read before takeVerdict, which starts the next frame). */
+  takeEchoPath(): boolean {
+    const saw = this.#sawEchoPath;
+    this.#sawEchoPath = false;
+    return saw;
   }
 }

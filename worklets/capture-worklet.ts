@@ -146,6 +146,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
       frame: frame as Float32Array,
       sampleIndex,
       contextTime: currentTime + QUANTUM / sampleRate,
+      echoPath: this.#echo?.takeEchoPath(),
       echo: this.#echo?.takeVerdict(),
     };
     this.#vadPort.postMessage(message, [frame.buffer as ArrayBuffer]);

@@ -63,6 +63,8 @@ export function summarise(trials) {
     onsetToVadSpeechStartMs: stats(ok.map((t) => t.onsetToVadSpeechStartMs).filter((v) => v !== null)),
     directPauses: ok.filter((t) => t.directPause).length,
     botAudibleAtOnset: ok.filter((t) => t.audibleAtOnset).length,
+    // Trials in which the bot had gone silent before the −20 dB onset (the onset cue, on the word's soft start).
+    silentBeforeOnset: ok.filter((t) => t.silentBeforeOnsetMs > 0).length,
     reasons: countBy(ok.map((t) => t.reason)),
     renderedAgreementMs: stats(ok.map((t) => Math.abs(t.renderedAgreementMs))),
     unknownQuanta: ok.reduce((a, t) => a + t.unknownQuanta, 0),

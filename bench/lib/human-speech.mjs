@@ -52,7 +52,8 @@ function envelope(samples, rate) {
 
 /**
  * Copies the recordings to bench/pages/session/human/ (git-ignored) and
- * returns their fixture names ("human/<name>"). Throws, naming the package,
+ * returns their fixture names ("human/<name>") and the level of the noise bed
+ * the bench plays under them (`noiseDb`, dBFS: the loudest room among them). Throws, naming the package,
  * when pocketsphinx-testdata is not installed.
  */
 export function prepareHumanSpeech() {
@@ -62,6 +63,7 @@ export function prepareHumanSpeech() {
   const out = new URL("../pages/session/human/", import.meta.url);
   mkdirSync(out, { recursive: true });
   const names = [];
+  const noiseDbs = [];
   for (const set of SETS) {
     for (const line of readFileSync(`${DATA}/${set.transcription}`, "utf8").split("\n")) {
       const m = line.match(/^<s>\s*(.*?)\s*<\/s>\s*\(([^)]+)\)/);
@@ -76,7 +78,25 @@ export function prepareHumanSpeech() {
       const words = text.split(/\s+/).filter(Boolean).map((w) => ({ text: w }));
       writeFileSync(new URL(`${name}.json`, out), JSON.stringify({ text, speaker: set.speaker, source: `${HUMAN_PACKAGE}: ${set.dir}/${id}.wav`, sampleRate: rate, samples: samples.length, onsetSamples: onset, offsetSamples: offset, words }, null, 1));
       names.push(`human/${name}`);
+      noiseDbs.push(roomNoiseDb(samples, rate));
     }
   }
-  return names;
+  // The loudest of the recordings' own rooms: a bed at that level hides every recording's start.
+  return { names, noiseDb: Math.round(Math.max(...noiseDbs)) };
+}
+
+/**
+ * RMS (dBFS) of a recording's room noise: its quietest 20 ms. (What comes
+ * before the −20 dB onset is no measure of it: breaths and soft starts put it
+ * at −39 to −56 dBFS, against −53 to −64 for the quietest window.)
+ */
+function roomNoiseDb(samples, rate) {
+  const span = Math.round(rate * 0.02);
+  let level = Infinity;
+  for (let i = 0; i + span <= samples.length; i += span) {
+    let s = 0;
+    for (let j = i; j < i + span; j++) s += samples[j] * samples[j];
+    level = Math.min(level, Math.sqrt(s / span));
+  }
+  return 20 * Math.log10(Math.max(level, 1e-6));
 }

@@ -36,6 +36,13 @@ export interface VadFrameMessage {
    * - "clear": no bot audio.
    */
   echo?: FrameEcho;
+  /**
+   * With the guard: whether bot audio reached the mic by an echo path the
+   * guard has learned (false with headphones, where the mic passes through).
+   * Only there can a frame's level be the echo's residual, so only there
+   * does the onset cue (src/vad/onset-cue.ts) not act.
+   */
+  echoPath?: boolean;
 }
 
 export type FrameEcho = "clear" | "echo" | "unconfirmed" | "doubleTalk";

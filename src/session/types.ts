@@ -258,7 +258,7 @@ export type VadEvent =
        * the bot again. Both only while the worker's own pause stands.
        * `onsetPause`: the mic's level rose sharply over the bot before any
        * speech start, and the worker paused the bot (`vad.onsetPause`);
-       * `onsetRelease`: no speech started within 320 ms of it, and the bot
+       * `onsetRelease`: no speech started within 480 ms of it, and the bot
        * plays on. A speech start while it stands keeps the pause.
        */
       kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "pauseRenew" | "onsetPause" | "onsetRelease";

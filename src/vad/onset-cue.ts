@@ -16,13 +16,22 @@
  * The rule, per 32 ms frame (its loudest 8 ms window, so an onset late in a
  * frame is not averaged away):
  * - a frame the echo guard calls the bot's own ("echo") is never a cue, and
- *   counts as quiet;
+ *   counts as quiet; nor is any frame while the bot's audio comes back by an
+ *   echo path the guard has learned (open speakers): there the level is the
+ *   echo's residual as much as the user, and Silero with the pause lapse
+ *   decides alone. Measured in the echo bench's −6 dB room: with the cue on
+ *   the guard's doubtful frames, 3.8 pauses of the bot's own echo a reply
+ *   (0.2 before the cue); on its trusted ones only, 1.2 a reply, 224 ms of
+ *   the bot silenced a reply against 123 ms without the cue. With headphones,
+ *   or no guard, there is no residual, and the cue acts;
  * - a cue: at least ONSET_MIN_DBFS, and ONSET_RISE_DB above the level the
  *   cue has tracked as the room's floor (the quietest recent frames, rising
  *   slowly back up when the room gets louder);
  * - the pause it made is released (the bot plays on) after RELEASE_QUIET
- *   frames back near the floor with no speech start, or HOLD_MAX_FRAMES in
- *   all: a click or a bump costs a gap of about 64 ms.
+ *   frames back near the floor with no speech start, or HOLD_MAX_FRAMES (480 ms) in
+ *   all: a click or a bump costs a gap of about 64 ms. A rise that outlasts
+ *   the hold with no speech becomes the floor (the room got louder), so it
+ *   does not pause the bot again at once.
  */
 import type { FrameEcho } from "../protocol/frames.js";
 
@@ -34,8 +43,13 @@ export const ONSET_RISE_DB = 15;
 const QUIET_WITHIN_DB = 8;
 /** Quiet frames after which a cue with no speech start lets the bot play on. */
 const RELEASE_QUIET = 2;
-/** The longest a cue holds the bot with no speech start (frames: 320 ms). */
-const HOLD_MAX_FRAMES = 10;
+/**
+ * The longest a cue holds the bot with no speech start (frames: 480 ms).
+ * A soft start can come that far ahead of Silero's speech start: a CMU
+ * reader's "four" was loud enough to cue 119 ms before its −20 dB onset,
+ * and Silero called it 201 ms after; at 320 ms the pause lifted between.
+ */
+const HOLD_MAX_FRAMES = 15;
 /** The floor never goes under this (dBFS): digital silence is not a room. */
 const FLOOR_MIN_DBFS = -70;
 /** How fast the floor follows a room that got louder (dB per frame: about 6 dB/s). */
@@ -50,6 +64,8 @@ export class OnsetCue {
   #holding = false;
   #held = 0;
   #quiet = 0;
+  /** The quietest frame since the cue: what the room is, if no speech comes. */
+  #holdMinDb = 0;
 
   /** Whether a pause of the cue's own stands (no speech start has taken it over). */
   get holding(): boolean {
@@ -59,26 +75,33 @@ export class OnsetCue {
   /**
    * One frame. `armed`: a reply is playing that a pause would hold (the
    * worker's auto-pause is armed and no pause stands); `speaking`: Silero
-   * is in an utterance. Returns what to do with playback.
+   * is in an utterance; `echoPath`: the frame's bot audio came back by a
+   * learned echo path (VadFrameMessage.echoPath): then no cue. Returns what to do with playback.
    */
-  push(frame: Float32Array, echo: FrameEcho, armed: boolean, speaking: boolean): OnsetAction {
+  push(frame: Float32Array, echo: FrameEcho, armed: boolean, speaking: boolean, echoPath = false): OnsetAction {
     const level = echo === "echo" ? -Infinity : loudestWindowDb(frame);
+    const doubtful = echoPath && echo !== "clear";
     const quiet = level < this.#floorDb + QUIET_WITHIN_DB;
     if (this.#holding) {
       this.#held++;
       this.#quiet = quiet ? this.#quiet + 1 : 0;
+      this.#holdMinDb = Math.min(this.#holdMinDb, level);
       if (this.#quiet >= RELEASE_QUIET || this.#held >= HOLD_MAX_FRAMES) {
         this.#holding = false;
+        // A rise that lasted with no speech is the room now (a fan, a noisier mic): the floor takes it,
+        // so it does not cue again at once. After a click the quietest frame is the old floor anyway.
+        if (this.#holdMinDb !== -Infinity) this.#floorDb = Math.max(this.#floorDb, this.#holdMinDb);
         return "release";
       }
       return null;
     }
-    const cue = !speaking && armed && level >= ONSET_MIN_DBFS && level >= this.#floorDb + ONSET_RISE_DB;
+    const cue = !speaking && armed && !doubtful && level >= ONSET_MIN_DBFS && level >= this.#floorDb + ONSET_RISE_DB;
     if (!speaking && !cue) this.#track(level);
     if (!cue) return null;
     this.#holding = true;
     this.#held = 1; // the cue's own frame
     this.#quiet = 0;
+    this.#holdMinDb = level;
     return "pause";
   }
 

@@ -30,7 +30,7 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
   /**
    * Pause playback (while auto-pause is armed) on a sudden rise of the mic's
    * level, before Silero calls it speech; the pause stands only if speech
-   * starts within 320 ms, else the bot plays on (src/vad/onset-cue.ts).
+   * starts within 480 ms, else the bot plays on (src/vad/onset-cue.ts).
    * Default true: real voices that begin with a fricative or a breath reach
    * Silero's threshold 150–320 ms after they begin.
    */

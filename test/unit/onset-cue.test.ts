@@ -43,13 +43,15 @@ describe("OnsetCue", () => {
     expect(cue.holding).toBe(false);
   });
 
-  it("holds while the level stays up, at most 320 ms, and a speech start takes the pause over", () => {
+  it("holds while the level stays up, at most 480 ms, and a speech start takes the pause over", () => {
     const cue = new OnsetCue();
     feed(cue, times(30, () => frame(-65)));
     expect(feed(cue, [frame(-35)])).toEqual(["pause"]);
-    expect(feed(cue, times(9, () => frame(-35)))).toEqual([...times(8, () => null), "release"]);
+    expect(feed(cue, times(14, () => frame(-35)))).toEqual([...times(13, () => null), "release"]);
+    // The room got louder and stayed so: that level is the floor now, and it does not cue again.
+    expect(feed(cue, times(20, () => frame(-35)))).toEqual(times(20, () => null));
     // Another rise: Silero's speech start hands the pause over; no release comes.
-    feed(cue, times(40, () => frame(-65)));
+    feed(cue, times(80, () => frame(-65)));
     expect(feed(cue, [frame(-30)])).toEqual(["pause"]);
     cue.handOver();
     expect(feed(cue, times(20, () => frame(-65)), { speaking: true })).toEqual(times(20, () => null));
@@ -62,6 +64,11 @@ describe("OnsetCue", () => {
     expect(feed(cue, [frame(ONSET_MIN_DBFS - 2)])).toEqual([null]);
     expect(feed(cue, [frame(-20)], { armed: false })).toEqual([null]);
     expect(feed(cue, [frame(-20)], { speaking: true })).toEqual([null]);
+    // Over a learned echo path (open speakers) the level is the echo's residual as much as the user: no cue, trusted or not.
+    expect(cue.push(frame(-20), "unconfirmed", true, false, true)).toBe(null);
+    expect(cue.push(frame(-20), "doubleTalk", true, false, true)).toBe(null);
+    // With headphones (no echo path) the same frame cues.
+    expect(cue.push(frame(-20), "unconfirmed", true, false, false)).toBe("pause");
     // The floor follows a room that got louder: a steady level stops cueing.
     const room = new OnsetCue();
     const steady = feed(room, times(200, () => frame(-40)), { armed: false });

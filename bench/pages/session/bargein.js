@@ -83,13 +83,15 @@ async function askForReply(t, repliesBefore, restarts, counts) {
   }
 }
 
-async function run({ mode, load = false, trials: plan, provider = "kyutai" }) {
+async function run({ mode, load = false, trials: plan, provider = "kyutai", bedDb }) {
   const t = await makeBenchSession({
     story: true,
     provider,
     sessionOptions: mode === "server" ? { bargeIn: { enabled: false } } : {},
   });
   await t.session.start();
+  // Recordings of real people carry their room's noise: the mic gets the same room all along (bench-session.js).
+  if (bedDb !== undefined) t.noiseBed(bedDb);
   const sampleRate = t.context.sampleRate;
   const outputLatency = (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0);
   /** Server mode: the pending trial, until the STT's first word interrupts. */
@@ -174,7 +176,9 @@ function analyse(rec, { sampleRate, outputLatency, tts, spoken, interruption, fl
   // where the output went silent for good; a natural gap in the bot's speech
   // before the pause does not count (firstQuietRun below shows the brief's
   // first-10-ms-quiet definition, which can stop at such a gap).
-  const lastSound = v.lastLoud(onset, flushSettled);
+  // The onset cue can pause on a word's soft start, before the −20 dB onset: then the last sound is
+  // before it (searched from 0.5 s back), counted as silent at the onset and told apart.
+  const lastSound = v.lastLoud(Math.max(0, onset - Math.round(sampleRate * 0.5)), flushSettled);
   const silentAt = lastSound >= 0 ? lastSound + 1 : onset;
   const firstQuiet = v.firstQuietRun(onset, end, Math.round(sampleRate * 0.01));
   const audibleAtOnset = v.lastLoud(onset - Math.round(sampleRate * 0.05), onset, LOUD) >= 0;
@@ -190,7 +194,8 @@ function analyse(rec, { sampleRate, outputLatency, tts, spoken, interruption, fl
     audibleAtOnset,
     reason: interruption.reason,
     speechStartToConfirmMs: interruption.speechStartToConfirmMs,
-    onsetToSilenceMs: ms(silentAt - onset),
+    onsetToSilenceMs: Math.max(0, ms(silentAt - onset)),
+    silentBeforeOnsetMs: silentAt < onset ? ms(onset - silentAt) : 0,
     onsetToFirstQuietMs: firstQuiet >= 0 ? ms(firstQuiet - onset) : null,
     onsetToFlushMs: ms(flush - onset),
     // The reply's first sample in the recording, from its first audio byte's arrival (both context time).

@@ -95,7 +95,29 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
     clock.stop();
     await context.close();
   }
-  return { session, context, log, say, recording, clock, ttsStreams, close };
+  /**
+   * A room's noise in the mic from now on: seeded white noise at `db` dBFS RMS,
+   * looped. A real microphone is never digitally silent, so a recording played
+   * into a silent mic starts with a step of its own room noise, which the
+   * onset cue (rightly) takes for a sound; the bed removes that step.
+   */
+  function noiseBed(db) {
+    const buffer = context.createBuffer(1, context.sampleRate * 2, context.sampleRate);
+    const data = buffer.getChannelData(0);
+    const amp = Math.pow(10, db / 20) * Math.sqrt(3);
+    let seed = 12345;
+    for (let i = 0; i < data.length; i++) {
+      seed = (seed * 16807) % 2147483647;
+      data[i] = amp * ((seed / 2147483647) * 2 - 1);
+    }
+    const source = context.createBufferSource();
+    source.buffer = buffer;
+    source.loop = true;
+    source.connect(mic);
+    source.start();
+    return () => source.stop();
+  }
+  return { session, context, log, say, recording, clock, ttsStreams, close, noiseBed };
 }
 
 /** Where a bench session is, for an error that ends a run: its state, the last states, warnings, errors, overloads, user words. */

@@ -99,6 +99,8 @@ export interface EchoGuardState {
   residualEchoLike: boolean;
   /** converged && !residualEchoLike: the gate may confirm; otherwise only pause. */
   trusted: boolean;
+  /** No echo path was found (headphones): the mic passes through, so nothing the gate opens on is residual echo. */
+  noEchoPath: boolean;
   /** Smoothed ERLE over echo-only blocks (of the pre-emphasised signals, 125 Hz – 8 kHz), dB. */
   erleDb: number;
   /** Mean square of the block's output. */
@@ -212,6 +214,7 @@ export class EchoGuard {
       converged: false,
       residualEchoLike: false,
       trusted: false,
+      noEchoPath: false,
       erleDb: 0,
       residualEnergy: 0,
       residualEchoEnergy: 0,
@@ -346,6 +349,7 @@ export class EchoGuard {
     s.converged = det.converged;
     s.residualEchoLike = det.residualEchoLike;
     s.trusted = det.trusted;
+    s.noEchoPath = det.noEchoPath;
     s.erleDb = det.erleDb;
     s.residualEnergy = pe / n;
     s.residualEchoEnergy = det.residualEcho;

@@ -190,7 +190,7 @@ async function drain(): Promise<void> {
       const echo = message.echo ?? "clear";
       emit(detector.push(message.frame, probability, at, echo), decidedAt);
       // After the speech events: a speech start on this very frame has taken any cue's pause over.
-      if (onset) applyOnset(onset.push(message.frame, echo, autoPauseToken !== null && pausedToken === null, detector.speaking), decidedAt, at);
+      if (onset) applyOnset(onset.push(message.frame, echo, autoPauseToken !== null && pausedToken === null, detector.speaking, message.echoPath === true), decidedAt, at);
     }
   } catch (err) {
     post({ kind: "runtime-error", message: `Silero inference failed: ${(err as Error)?.message ?? err}` });

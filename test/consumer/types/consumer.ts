@@ -57,6 +57,8 @@ import {
   type VadEvent,
   type VadLoadProgress,
   type VadMisfire,
+  type VadPauseLapse,
+  type VadOnsetPause,
   type VadProbability,
   type VadSpeechEnd,
   type VadSpeechRealStart,
@@ -150,6 +152,8 @@ export type VadPayloadsNamed = Expect<
         speechRealStart: VadSpeechRealStart;
         speechEnd: VadSpeechEnd;
         misfire: VadMisfire;
+        pauseLapse: VadPauseLapse;
+        onsetPause: VadOnsetPause;
         probability: VadProbability;
         progress: VadLoadProgress;
         error: BargeinError;
