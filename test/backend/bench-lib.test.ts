@@ -109,7 +109,7 @@ describe("withBench", () => {
     const r = await run.done;
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("CHROMIUM_PATH points at /nonexistent/chromium, which does not exist");
-    expect(r.stderr).toContain("the system check (node scripts/ensure-system.mjs) failed; nothing was run");
+    expect(r.stderr).toContain("the system check (node scripts/ensure-system.mjs --bench) failed; nothing was run");
     expect(backendsOnPort(8816)).toEqual([]);
   }, CASE_MS);
 
