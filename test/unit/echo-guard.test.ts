@@ -285,6 +285,26 @@ describe("EchoGuard with no echo path, when the person asked first and talks ove
   });
 });
 
+describe("EchoGuard over an echo, when the person talks over the first reply before it converged", () => {
+  // Found in Chromium (echo-barge-in.spec, −6 dB, RT60 0.3 s): a user who spoke 1.5 s into the first
+  // reply, the filter at 9 dB and not yet called converged, was learnt as echo: ERLE fell to −1 dB,
+  // the guard took the mic for one with no echo path, and then trusted its gate on the bot's echo.
+  // Here the filter is held unconverged by a convergence bar it cannot reach (convergedDb 30), so the
+  // talker at 1.5 s always finds it so; he must not be learnt, whatever the bar.
+  test("he is not learnt as echo: no trusted opening on the echo after him, and ERLE holds", () => {
+    const echo = echoOf(turn, { rt60: 0.3, delayMs: 60, gainDb: -6, seed: 7 });
+    const talker = person([1.5], activeRms(echo), turn.length);
+    const r = run(echo.map((v, i) => v + micNoise[i] + talker.signal[i]), turn, new EchoGuard({ convergedDb: 30 }));
+    const firstBlockAfter = Math.ceil((talker.offsets[0]! + 0.5 * RATE) / 64);
+    let trustedOnEcho = 0;
+    for (let b = firstBlockAfter; b < r.trusted.length; b++) trustedOnEcho += r.trusted[b] & r.nearEnd[b];
+    const after = erle(echo, (t) => r.out[t] - micNoise[t] - talker.signal[t], talker.offsets[0]! / RATE + 1, TURN_S);
+    console.log(`a talker 1.5–${rounded(talker.offsets[0]! / RATE)} s into the first reply: trusted openings on the echo after him ${trustedOnEcho}; ERLE from 1 s after him ${rounded(after)} dB; converged at ${rounded(r.time[r.converged.indexOf(1)])} s`);
+    expect(trustedOnEcho).toBe(0);
+    expect(after).toBeGreaterThan(15);
+  });
+});
+
 describe("EchoGuard's fail-safe", () => {
   test("untrusted before convergence; after the echo path changes it never opens trusted on the echo, and re-converges", () => {
     // At 6 s the speaker is moved: a new room, a longer delay, 5 dB louder.

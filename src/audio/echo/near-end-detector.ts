@@ -48,7 +48,13 @@ export interface NearEndDetectorOptions {
   noiseMarginDb?: number;
   /** Absolute floor for near-end speech, dB re full scale (mean square). Default −70. */
   minLevelDb?: number;
-  /** Smoothed ERLE needed to call the filter converged, dB. Default 10. */
+  /**
+   * Smoothed ERLE needed to call the filter converged, dB. Default 8: in
+   * Chromium's −6 dB, RT60 0.3 s room the 1 s-smoothed ERLE of the first
+   * reply was still at 9–10 dB 1.5 s in (its early, uncancelled blocks weigh
+   * in), so a bar of 10 left a user who barged in then unconfirmed in 1 run
+   * of 3 to 6; at 8 no room here opened the gate trusted on echo alone.
+   */
   convergedDb?: number;
   /** Gate hold after the last open block, in blocks. Default: 48 ms. */
   holdBlocks?: number;
@@ -112,6 +118,17 @@ const LOUD_REFERENCE = 1e-6;
  * appears after all.
  */
 const FITTING_A_TALKER_DB = -1;
+/**
+ * Before the first convergence, a filter whose smoothed ERLE has reached
+ * 6 dB over half a second of echo has found the echo path: from then on a
+ * talker is kept away from it and from the statistics (as after
+ * convergence), and he is no longer taken for the whole mic
+ * (FITTING_A_TALKER_DB). Seen in Chromium (−6 dB, RT60 0.3 s): a user who
+ * spoke 1.5 s into the first reply, the filter at 9 dB, was learnt as echo;
+ * ERLE fell to −1 dB, the guard called the mic echo-free and then trusted
+ * the gate on the bot's own echo for four seconds.
+ */
+const ECHO_FOUND_DB = 6;
 /** The probe out-cancels the pass-through by 5 dB in the low band: an echo has appeared. */
 const ECHO_APPEARED = 10 ** 0.5;
 
@@ -153,6 +170,8 @@ export class NearEndDetector {
   #stuck = 0;
   #openBlocks = 0;
   #everConverged = false;
+  /** The filter has found the echo path (ECHO_FOUND_DB), or converged. */
+  #echoFound = false;
   /** Fast averages of the reference and mic energies, and the blocks that showed no echo path. */
   #refFast = 0;
   #micFast = 0;
@@ -184,7 +203,7 @@ export class NearEndDetector {
     this.#margin = 10 ** ((options.marginDb ?? 9) / 10);
     this.#noiseMargin = 10 ** ((options.noiseMarginDb ?? 10) / 10);
     this.#minLevel = 10 ** ((options.minLevelDb ?? -70) / 10);
-    this.#convergedDb = options.convergedDb ?? 10;
+    this.#convergedDb = options.convergedDb ?? 8;
     this.#holdBlocks = options.holdBlocks ?? Math.round(0.048 * rate);
     this.#noiseRise = 10 ** (3 / 10 / rate); // a floor may rise 3 dB/s
     this.#smooth = Math.exp(-1 / rate); // 1 s
@@ -201,6 +220,7 @@ export class NearEndDetector {
     this.noEchoPath = false;
     this.converged = false;
     this.#everConverged = false;
+    this.#echoFound = false;
     this.#echoBlocks = 0;
     this.#uncoupledBlocks = 0;
     this.echoAppeared = true;
@@ -295,7 +315,7 @@ export class NearEndDetector {
     this.#stuck = audible && this.nearEnd ? this.#stuck + 1 : 0;
     const doubt = this.#stuck > this.#stuckBlocks;
     const undecided = this.nearEnd && audible && this.#openBlocks < this.#undecidedBlocks;
-    const echoEvidence = pathChanged || doubt || !this.#everConverged;
+    const echoEvidence = pathChanged || doubt || !this.#echoFound;
 
     // What the statistics learn from: blocks with the gate shut and no band
     // 6 dB over the prediction, an opening shown to be echo, and everything
@@ -326,6 +346,7 @@ export class NearEndDetector {
       const limit = this.converged ? this.#convergedDb - 4 : this.#convergedDb;
       this.converged = (this.erleDb >= limit || atFloor) && !doubt;
       if (this.converged) this.#everConverged = true;
+      if (this.converged || this.erleDb >= ECHO_FOUND_DB) this.#echoFound = true;
     }
     // No echo path (headphones): before any echo was heard, a loud bot and a
     // mic far below it. The guard then passes the mic through, and the gate
@@ -336,7 +357,7 @@ export class NearEndDetector {
     const loud = b.referenceActive && this.#refFast > LOUD_REFERENCE;
     if (this.noEchoPath) {
       if (loud && this.#mainLow > ECHO_APPEARED * this.#probeLow) this.#leaveNoEchoPath();
-    } else if (!this.#everConverged && loud && this.#echoBlocks >= this.#fitBlocks && this.erleDb < FITTING_A_TALKER_DB) {
+    } else if (!this.#echoFound && loud && this.#echoBlocks >= this.#fitBlocks && this.erleDb < FITTING_A_TALKER_DB) {
       // What was learnt is the talker: forget it, so the gate judges him on the noise floor alone.
       this.noEchoPath = true;
       this.talkerFitted = true;
