@@ -86,6 +86,8 @@ export class SttLink {
   #replayedSamples = 0;
   /** The reconnect episode in progress (see ReconnectContext). */
   #episode: { startedAt: number; retries: number } | undefined;
+  /** While a failed stream is being replaced: settles once the new one is open, or the policy gave up. */
+  #reopening: { done: Promise<void>; settle: () => void } | undefined;
   #connectedAt = -Infinity;
   #earlierUplinks: UplinkCounts = { admissionRejects: 0, lateArrivals: 0, wouldReject: 0, gapSamples: 0, overloads: 0 };
   #lastUplink: Uplink | undefined;
@@ -141,14 +143,30 @@ export class SttLink {
   /**
    * Asks the stream for every word of the audio sent so far, and waits until
    * the events loop has handled them. `missed` when it did not come back in
-   * `timeoutMs` (or there was an error); with no stream open there is nothing
-   * to wait for.
+   * `timeoutMs` (or there was an error). While a failed stream is being
+   * replaced, it waits for the new one first, within the same `timeoutMs`;
+   * with no stream open and none coming there is nothing to wait for.
    */
   async flush(timeoutMs: number): Promise<{ missed: boolean; cause?: unknown }> {
-    const open = this.#current();
-    if (!open) return { missed: false };
-    const { stream, uplink } = open;
     const limit = timeout(timeoutMs, this.#o.signal);
+    // The turn ended while its stream was being replaced: its speech goes to the new stream (the replay), so
+    // its words come from there. Flushed at once instead, the dead stream (or none) returned nothing, the turn
+    // was dropped, and the question asked across a slow reconnect went unanswered (speech-to-speech-faults, in CI).
+    const reopening = this.#reopening;
+    if (reopening) {
+      try {
+        await abortable<void>((resolve) => void reopening.done.then(resolve), limit.signal);
+      } catch (cause) {
+        limit.clear();
+        return { missed: true, cause };
+      }
+    }
+    const open = this.#current();
+    if (!open) {
+      limit.clear();
+      return { missed: false };
+    }
+    const { stream, uplink } = open;
     // The provider's flush resolves when the marker arrives; the words before
     // it are handled once the events loop reaches the marker too.
     let seen: (() => void) | undefined;
@@ -158,6 +176,8 @@ export class SttLink {
       return () => this.#markerSeen.delete(resolve);
     }, limit.signal);
     try {
+      // The audio still queued goes ahead of the provider's end marker (Uplink.sendQueued).
+      uplink.sendQueued();
       const before = stream.bufferedAmount;
       const paddedBefore = stream.paddingSamples ?? 0;
       const flushed = stream.flush(limit.signal);
@@ -220,6 +240,7 @@ export class SttLink {
         const since = attempts > 0 ? this.#o.openTurn?.() : undefined;
         if (since !== undefined) stream.turnStarted?.(since);
         this.#replayInto(uplink);
+        this.#endReopening();
         return { stream, uplink };
       },
       (open, signal) => this.#run(open.stream, signal),
@@ -284,11 +305,13 @@ export class SttLink {
    */
   async #reconnect(reason: ReconnectContext["reason"], message: string, fatal: unknown): Promise<void> {
     if (this.#o.signal.aborted) return;
+    this.#beginReopening();
     const now = this.#now();
     if (this.#episode && reason !== "connect-failed" && now - this.#connectedAt >= this.#o.policy.stableMs) this.#episode = undefined;
     const episode = (this.#episode ??= { startedAt: now, retries: 0 });
     const delayMs = this.#o.policy.nextRetryDelayMs({ retryCount: episode.retries, elapsedMs: now - episode.startedAt, reason, error: fatal });
     if (delayMs === null) {
+      this.#endReopening();
       this.#o.emit({ kind: "error", error: fatal, fatal: true });
       return;
     }
@@ -296,6 +319,18 @@ export class SttLink {
     this.#o.emit({ kind: "reconnecting", attempt: episode.retries, delayMs, reason, message, cause: fatal });
     if (delayMs > 0 && !(await delay(delayMs, this.#o.signal).then(() => true, () => false))) return;
     await this.#attempt(episode.retries);
+  }
+
+  #beginReopening(): void {
+    if (this.#reopening) return;
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.#reopening = { done, settle };
+  }
+
+  #endReopening(): void {
+    this.#reopening?.settle();
+    this.#reopening = undefined;
   }
 
   /** Opens a new stream; one that fails to open is a failure of the episode, retried under the policy. */

@@ -38,6 +38,9 @@
  * bytes still in the socket are left out of the pending count while they
  * drain, so the burst alone never starts an overload.
  *
+ * At a turn's end the owner calls `sendQueued()` before the provider writes
+ * its end marker, so the marker never overtakes the turn's last audio.
+ *
  * No promise or task per frame: one queue, one timer while it is non-empty.
  * Pure: no DOM; the sink and the clock are injected.
  */
@@ -121,6 +124,8 @@ export class Uplink extends EventSource<UplinkEvents> {
   /** When #drain last judged the oldest audio: what it kept was within the budget at that moment. */
   #judgedAt = 0;
   #overloaded = false;
+  /** While sendQueued() runs: the socket takes everything, whatever its share. */
+  #forcing = false;
   #ended = false;
   #closed = false;
   readonly #m = new UplinkStats();
@@ -231,6 +236,22 @@ export class Uplink extends EventSource<UplinkEvents> {
     this.#burstBytes += bytes;
   }
 
+  /**
+   * Hands every queued item to the socket now, whatever its share (age and policy still apply), for a turn's end:
+   * the provider writes its end marker (commit, activityEnd) to the socket itself, behind the audio. Without this,
+   * under load the last word was still queued when the marker went out ("can you help me" heard as "… her own").
+   */
+  sendQueued(): void {
+    if (this.#closed || this.#ended) return;
+    this.#forcing = true;
+    try {
+      this.#drain();
+    } finally {
+      this.#forcing = false;
+    }
+    this.#track();
+  }
+
   /** Stops the retry timer; queued audio is abandoned and counted as unsent. */
   close(): void {
     if (this.#closed) return;
@@ -281,6 +302,7 @@ export class Uplink extends EventSource<UplinkEvents> {
 
   /** True when the socket may take `bytes` more now: it is idle, or stays under its share. */
   #socketHasRoom(bytes: number): boolean {
+    if (this.#forcing) return true;
     const buffered = this.#liveBuffered();
     const share = Math.max(this.#socketHighWater, Math.min(3 * bytes, this.budgetBytes / 2));
     return buffered === 0 || buffered + bytes <= share;
@@ -315,7 +337,9 @@ export class Uplink extends EventSource<UplinkEvents> {
         // Held back until the audio after it can go too: while the socket is
         // stuck the marker keeps growing, so an episode is one marker, not one per frame.
         const next = queue[1];
-        if (!next || !this.#socketHasRoom(GAP_MARKER_BYTES + (next.kind === "audio" ? next.bytes : GAP_MARKER_BYTES))) break;
+        // A trailing marker goes too when the queue is sent whole (sendQueued): the audio it stands for came before the turn's end.
+        if (!next && !this.#forcing) break;
+        if (next && !this.#socketHasRoom(GAP_MARKER_BYTES + (next.kind === "audio" ? next.bytes : GAP_MARKER_BYTES))) break;
         queue.shift();
         this.#sink.sendGap!(item.samples);
         continue;

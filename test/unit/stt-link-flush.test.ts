@@ -60,3 +60,96 @@ test("the frames after a turn's flush do not overload the uplink while the flush
     await session.stop();
   }
 });
+
+// The STT stream dies mid-question and the new one takes a while to open (CI, a loaded machine: 1.5 s). The
+// user's turn ends meanwhile. Flushed at once, the link found no stream, returned no words, the turn was
+// dropped, and the question (replayed to the new stream a moment later) never got an answer.
+test("a turn that ends while the dropped STT stream is being replaced waits for the new stream, and its replayed words are the turn", async () => {
+  const stt = fakeStt({ keepAudio: true, flushDelayMs: 200 }); // the "service" answers a flush once it has transcribed what came before
+  let connections = 0;
+  let openSecond!: () => void;
+  const secondMayOpen = new Promise<void>((resolve) => (openSecond = resolve));
+  const provider: SttProvider = {
+    ...stt.provider,
+    connect: async (signal) => {
+      if (++connections === 2) await secondMayOpen;
+      return stt.provider.connect(signal);
+    },
+  };
+  const player = new VirtualPlayer();
+  const vad = new VirtualVad();
+  const capture = new Emitter<any>();
+  const components: SessionComponents = { player, vad, capture: { on: (n: any, fn: any) => capture.on(n, fn), setMeter: () => {} }, dispose: async () => {} };
+  const llm = fakeLlm({ reply: () => "sure", msPerWord: 1 });
+  const session = new VoiceSession({ stt: provider, llm: llm.provider, tts: fakeTts({ secondsPerWord: 0.1 }).provider, components: async () => components });
+  const warnings: string[] = [];
+  session.on("warning", (w) => warnings.push(w.message));
+  await session.start();
+  try {
+    vad.emit("speechStart");
+    const speech = Float32Array.from({ length: 1920 }, (_, i) => 0.3 * Math.sin(i / 5));
+    for (let i = 0; i < 5; i++) capture.emit("frame", { pcm: speech });
+    stt.drop(new Error("socket gone"));
+    await until(() => connections === 2);
+    for (let i = 0; i < 5; i++) capture.emit("frame", { pcm: speech });
+    vad.emit("speechEnd"); // the turn's end, with no stream open
+    await new Promise((r) => setTimeout(r, 50));
+    expect(session.history).toEqual([]);
+    openSecond();
+    await until(() => stt.openStreams === 1);
+    // The new stream got the question's audio (the replay: 10 frames), and recognises it.
+    expect(stt.received[1]!.reduce((n, f) => n + f.length, 0)).toBe(10 * 1920);
+    stt.word("hello");
+    stt.word("there");
+    await until(() => session.history.some((m) => m.role === "assistant"));
+    expect(session.history[0]).toMatchObject({ role: "user", text: "hello there" });
+    expect(warnings.filter((w) => /did not confirm/.test(w))).toEqual([]);
+  } finally {
+    await session.stop();
+  }
+});
+
+test("a turn that ends while the STT is reconnecting waits at most turn.flushTimeoutMs for the new stream, then says it missed the words", async () => {
+  const stt = fakeStt();
+  let connections = 0;
+  let openSecond!: () => void;
+  const secondMayOpen = new Promise<void>((resolve) => (openSecond = resolve));
+  const provider: SttProvider = {
+    ...stt.provider,
+    connect: async (signal) => {
+      if (++connections === 2) await secondMayOpen;
+      return stt.provider.connect(signal);
+    },
+  };
+  const vad = new VirtualVad();
+  const capture = new Emitter<any>();
+  const components: SessionComponents = { player: new VirtualPlayer(), vad, capture: { on: (n: any, fn: any) => capture.on(n, fn), setMeter: () => {} }, dispose: async () => {} };
+  const session = new VoiceSession({
+    stt: provider,
+    llm: fakeLlm({ reply: () => "sure", msPerWord: 1 }).provider,
+    tts: fakeTts({ secondsPerWord: 0.1 }).provider,
+    components: async () => components,
+    turn: { flushTimeoutMs: 150 },
+  });
+  const warnings: Array<{ at: number; message: string }> = [];
+  session.on("warning", (w) => warnings.push({ at: performance.now(), message: w.message }));
+  await session.start();
+  try {
+    vad.emit("speechStart");
+    stt.word("hello");
+    stt.drop(new Error("socket gone"));
+    await until(() => connections === 2);
+    const endedAt = performance.now();
+    vad.emit("speechEnd");
+    await until(() => warnings.some((w) => /did not confirm its last words in time/.test(w.message)));
+    const missed = warnings.find((w) => /did not confirm/.test(w.message))!;
+    expect(missed.at - endedAt).toBeGreaterThanOrEqual(140);
+    // The words it had are the turn: the reply does not wait for the stream.
+    await until(() => session.history.some((m) => m.role === "assistant"));
+    expect(session.history[0]).toMatchObject({ role: "user", text: "hello" });
+  } finally {
+    openSecond();
+    await session.stop();
+  }
+  expect(stt.openStreams).toBe(0);
+});

@@ -285,6 +285,31 @@ describe("Uplink", () => {
     uplink.close();
   });
 
+  test("sendQueued hands every queued frame and a trailing gap marker to the socket at once, so an end marker written after it follows the audio", () => {
+    // A turn's end: the provider writes its commit/activityEnd to the socket itself, right after sendQueued().
+    const t = run("gap");
+    t.socket.stalled = true;
+    t.push(12); // 7,680 B: the socket takes its quarter (6 frames), the rest waits
+    expect(t.uplink.metrics.pendingFrames).toBe(6);
+    t.uplink.sendQueued();
+    t.socket.wire.push({ gap: -1 }); // stands for the end marker
+    expect(t.socket.wire.map((w) => ("audio" in w ? w.audio : "end"))).toEqual([...Array(12).fill(FRAME), "end"]);
+    expect(t.uplink.metrics.pendingFrames).toBe(0);
+    expect(t.uplink.metrics.sentSamples).toBe(12 * FRAME);
+    // Audio refused at the queue's door is a gap: its marker goes out too, before the end marker, so the service's timeline is whole.
+    const g = run("gap");
+    g.socket.stalled = true;
+    for (let i = 0; i < 30; i++) g.uplink.push(new Int16Array(FRAME)); // a burst over the budget: the last frames are refused
+    expect(g.uplink.metrics.gapSamples).toBeGreaterThan(0); // a gap marker waits at the back of the queue
+    g.uplink.sendQueued();
+    expect(g.socket.wire.at(-1)).toEqual({ gap: g.uplink.metrics.gapSamples });
+    const gaps = g.socket.wire.filter((w): w is { gap: number } => "gap" in w);
+    expect(gaps.reduce((n, w) => n + w.gap, 0)).toBe(g.uplink.metrics.gapSamples);
+    expect(g.uplink.metrics.pendingFrames).toBe(0);
+    const wired = g.socket.wire.reduce((n, w) => n + ("gap" in w ? w.gap : w.audio), 0);
+    expect(wired).toBe(g.uplink.metrics.pushedSamples);
+  });
+
   describe("the age bound, judged from each frame's capture time at the moment of sending", () => {
     afterEach(() => vi.useRealTimers());
 
