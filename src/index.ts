@@ -101,6 +101,8 @@ export { PlaybackSlot } from "./protocol/audio-messages.js";
 export type { PlaybackCommand, PlaybackState, UplinkFormat } from "./protocol/audio-messages.js";
 export { VoiceSession } from "./session/voice-session.js";
 export { backoffReconnectPolicy } from "./session/reconnect-policy.js";
+export { BACKCHANNEL_WORDS_EN } from "./session/backchannel.js";
+export type { BackchannelEvent, BackchannelOptions } from "./session/backchannel.js";
 export type { ReconnectPolicy, ReconnectContext, BackoffPolicyOptions } from "./session/reconnect-policy.js";
 export type {
   VoiceSessionOptions,

@@ -24,7 +24,19 @@ export type BargeIn =
    * misfire. `wordsBefore`: the user's words before it, so the words of a
    * misfire can be dropped.
    */
-  | { readonly kind: "pending"; readonly token: number; readonly startedAt: number; readonly wordsBefore: number };
+  | { readonly kind: "pending"; readonly token: number; readonly startedAt: number; readonly wordsBefore: number; readonly backchannel?: BackchannelWait };
+
+/**
+ * With the backchannel policy (backchannel.ts): the speech over the bot so far.
+ * `words`: the backchannel words heard, held out of the user's words until the
+ * barge-in is confirmed; `speechAt`: the current utterance's onset; `endedAt`:
+ * its end, once the VAD called it (then the policy waits for its words).
+ */
+export interface BackchannelWait {
+  readonly words: readonly string[];
+  readonly speechAt: number;
+  readonly endedAt?: number;
+}
 
 export type BargeInReason = "speech" | "words";
 

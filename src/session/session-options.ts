@@ -4,6 +4,7 @@
  * back on, and the turn machine's config taken from them. Pure.
  */
 import { ConfigError } from "../errors.js";
+import { backchannelPolicyOf } from "./backchannel.js";
 import type { TurnConfig } from "./turn-machine.js";
 import type { VoiceSessionOptions } from "./types.js";
 
@@ -88,5 +89,6 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     pushToTalk: options.turn?.mode === "push-to-talk",
     // Words near the bot's audio need real speech to vouch for them only with the guard on.
     vouchWordsMs: echoGuardEnabled(options) ? echoWordWindowMs(options) : undefined,
+    backchannel: backchannelPolicyOf(options.bargeIn?.backchannels),
   };
 }

@@ -11,150 +11,13 @@
  * four ordered steps of DESIGN.md (history keeps what was heard → flush →
  * fence → cancel the streams), with the events the app sees in between.
  */
-import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BargeIn, type BargeInReason, type PlaybackEffect } from "./barge-in.js";
+import { isBackchannel } from "./backchannel.js";
+import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BackchannelWait, type BargeInReason } from "./barge-in.js";
+import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
 import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
-import type { InterruptionEvent, SessionState } from "./types.js";
+import type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
 
-export interface TurnConfig {
-  /** `bargeIn.enabled`: when false, speech while the bot has the floor is ignored. */
-  bargeInEnabled: boolean;
-  /** `bargeIn.confirmByWords`: an STT word while a barge-in is pending confirms it. */
-  confirmByWords: boolean;
-  /** `turn.pauseThreshold`: an STT pause probability at or above it ends the user's turn (once they said a word). */
-  pauseThreshold: number;
-  /** `turn.mode` "push-to-talk": only the app's `pushEnd` ends the user's turn, not the VAD or the STT's pause. */
-  pushToTalk?: boolean;
-  /**
-   * With the echo guard on (`echoGuard.wordWindowMs`; undefined when off): an
-   * STT word that comes while the bot is audible, or this soon after, counts
-   * only if the VAD heard real speech (`minSpeechMs` of frames the guard calls
-   * the user's) within this many ms. Until then it is held; unvouched, it is
-   * the bot's echo misheard (see `heldWords`).
-   */
-  vouchWordsMs?: number;
-}
-
-export interface TurnState {
-  readonly phase: FloorPhase;
-  /** The STT stream failed and is being reconnected (from `sttLost` to `sttConnected`). */
-  readonly sttDown: boolean;
-  /** Between the VAD's speech start and its end or misfire. */
-  readonly vadSpeaking: boolean;
-  /** The words of the user's turn so far. */
-  readonly userWords: readonly string[];
-  /** The STT is being flushed for the turn's last words (an `endUserTurn` effect is in flight). */
-  readonly endingTurn: boolean;
-  /**
-   * The last turn ended without the STT confirming its last words in time:
-   * words that still come before its marker belong to that turn's message.
-   */
-  readonly lateWords: boolean;
-  /** The newest playback generation; each reply gets a new one, and so does each interruption (the fence). */
-  readonly generation: number;
-  /** The reply that holds the floor, from its start to its end or interruption. */
-  readonly reply: { readonly generation: number; readonly audible: boolean } | undefined;
-  readonly bargeIn: BargeIn;
-  /** When the VAD's current (or last) utterance began (ms). */
-  readonly speechStartAt: number;
-  /** Inside an utterance the VAD confirmed (its real start came), and when it last did (ms). */
-  readonly realSpeech: boolean;
-  readonly realSpeechAt: number;
-  /** Where the VAD's last utterance really ended (its last speech frame, AudioContext s); undefined while one goes on. */
-  readonly voiceEnd: number | undefined;
-  /**
-   * Words heard near the bot's audio with no real speech yet to vouch for
-   * them (TurnConfig.vouchWordsMs): real speech soon after makes them the
-   * user's, a misfire or the window passing makes them echo.
-   */
-  readonly heldWords: readonly { readonly text: string; readonly at: number; readonly spokenAt?: number }[];
-}
-
-export type InterruptReason = InterruptionEvent["reason"];
-
-export type TurnEvent =
-  /** start() began: the microphone, the VAD and the STT are being opened. */
-  | { kind: "connect" }
-  /** start() is done: the session listens. */
-  | { kind: "listen" }
-  | { kind: "speechStart"; pausedByWorker: boolean; at: number }
-  /** `bargeIn.minSpeechMs` of speech frames since the speech start. */
-  | { kind: "speechRealStart"; at: number }
-  /** `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. */
-  | { kind: "speechEnd"; at: number; voiceEnd?: number }
-  | { kind: "misfire"; resumedByWorker: boolean }
-  /**
-   * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
-   * the bot's own voice heard back; `nearBot`: the bot was audible within the
-   * echo guard's word window (only with the guard on).
-   */
-  /** `at`: when it arrived; `spokenAt`: when its audio was captured, when known (same clock). */
-  | { kind: "word"; text: string; at: number; spokenAt?: number; echo?: boolean; nearBot?: boolean }
-  /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
-  | { kind: "wordRetracted" }
-  | { kind: "sttPause"; probability: number }
-  | { kind: "sttMarker" }
-  /** A new STT stream is up: its words are new speech. */
-  | { kind: "sttConnected" }
-  /** The STT stream failed; the link reconnects it (the user is not heard until `sttConnected`). */
-  | { kind: "sttLost" }
-  /** The `endUserTurn` effect is done; `missed`: the STT did not confirm its last words in time. */
-  | { kind: "turnFlushed"; missed: boolean }
-  /** The first sample of reply `generation` is audible. */
-  | { kind: "replyAudible"; generation: number }
-  /** Reply `generation` has played out (or ended with no audio). */
-  | { kind: "replyDone"; generation: number }
-  | { kind: "interrupt"; reason: "api" | "stall" }
-  /** sendText(): a user turn typed instead of spoken. */
-  | { kind: "text"; text: string }
-  /** Push-to-talk: the app's button went down (startTurn()) or up (endTurn()). */
-  | { kind: "pushStart" }
-  | { kind: "pushEnd" }
-  /** stop(): the session is ending. */
-  | { kind: "stop" }
-  /** stop() has released everything. */
-  | { kind: "stopped" };
-
-export type TurnEffect =
-  | { kind: "setState"; state: SessionState }
-  | PlaybackEffect
-  /** Arms the VAD worker's own pause of playback with this token, or disarms it (null). */
-  | { kind: "armAutoPause"; token: number | null }
-  /** The user's words so far (not final). */
-  | { kind: "userTranscript"; text: string }
-  /** An STT word dropped: the bot's own echo, or words held over the bot's audio that no real speech vouched for (counted with the echo guard on). */
-  | { kind: "echoWord"; text: string }
-  /** A word that belongs to the last user message (its flush timed out). */
-  | { kind: "lateUserWord"; text: string }
-  /** Flush the STT for the turn's last words; answer with `turnFlushed`. `voiceEnd`: where the user's voice ended (AudioContext s), if known. */
-  | { kind: "endUserTurn"; voiceEnd: number | undefined }
-  /** The user's turn goes into the history, final. */
-  | { kind: "addUserMessage"; text: string }
-  /** Make `generation` the player's current one: older audio is fenced off. */
-  | { kind: "fence"; generation: number }
-  /** Start reply `generation` (LLM → TTS → player) for the history as it is. */
-  | { kind: "startReply"; generation: number }
-  /** Interrupt step 1: the reply's history message keeps what was heard. */
-  | { kind: "cutReplyToHeard"; generation: number }
-  /** Interrupt step 2: silence within one render quantum. */
-  | { kind: "flushPlayback" }
-  /** Tell the app: the `interruption` event and the reply's final transcript. */
-  | { kind: "announceInterruption"; generation: number; reason: InterruptReason; speechStartToConfirmMs?: number }
-  /** Interrupt step 4: close the TTS stream, then abort the LLM request; then report the turn. */
-  | { kind: "cancelReply"; generation: number }
-  /** Reply `generation` ended: its final transcript and turn report. */
-  | { kind: "finishReply"; generation: number }
-  /** stop() mid-turn: the words said so far go into the history. */
-  | { kind: "keepUserWords"; text: string }
-  /** stop() mid-reply: the history keeps what was heard of it. */
-  | { kind: "keepHeardReply"; generation: number };
-
-export interface TurnStep {
-  state: TurnState;
-  effects: TurnEffect[];
-}
-
-/** The vouching window without the echo guard (confirmByWords off): about the STT's lag. */
-const HELD_WORD_MS = 1500;
+export type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
 
 export const INITIAL_TURN_STATE: TurnState = {
   phase: "idle",
@@ -184,20 +47,26 @@ const HANDLERS: Handlers = {
   speechStart: (s, e, config) => {
     const speaking = { ...s, vadSpeaking: true, speechStartAt: s.vadSpeaking ? s.speechStartAt : e.at, voiceEnd: undefined };
     if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
-      // Pause now; confirm on the VAD's real start, its end, or an STT word.
+      const policy = config.backchannel;
+      const wait = backchannelWait(s);
+      // Speech again before the last utterance's words decided it: the same pause, a new utterance to time.
+      if (policy && wait) return { state: withWait(speaking, { ...wait, speechAt: e.at, endedAt: undefined }), effects: [{ kind: "armBargeInTimer", at: e.at + policy.maxMs }] };
+      // Pause now; confirm on the VAD's real start, its end, or an STT word (with backchannels: see backchannel.ts).
       const { bargeIn, effects } = beginBargeIn(s.reply.generation, { pausedByWorker: e.pausedByWorker, at: e.at, wordsBefore: s.userWords.length });
-      return { state: { ...speaking, bargeIn }, effects };
+      if (!policy || bargeIn.kind !== "pending") return { state: { ...speaking, bargeIn }, effects };
+      return { state: { ...speaking, bargeIn: { ...bargeIn, backchannel: { words: [], speechAt: e.at } } }, effects: [...effects, { kind: "armBargeInTimer", at: e.at + policy.maxMs }] };
     }
     // A pause the worker made with no reply to barge into (it raced the
     // disarm) needs no undo: its token is stale for the next reply.
     return s.phase === "listening" ? to(speaking, "user_speaking") : same(speaking);
   },
 
-  speechRealStart: (s, e, config) => then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at }, e.at, config), (next) => confirm(next, "speech", e.at)),
+  // With backchannels, speech confirms only by lasting `maxMs` (bargeInTimer) or by its words.
+  speechRealStart: (s, e, config) => then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at }, e.at, config), (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at))),
 
   speechEnd: (s, e, config) => {
     const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at, voiceEnd: e.voiceEnd }, e.at, config);
-    const confirmed = then(vouched, (next) => confirm(next, "speech", e.at));
+    const confirmed = then(vouched, (next) => speechEndOverBot(next, e.at, config));
     // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
     return then(confirmed, (next) => (next.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(next) : same(next)));
   },
@@ -221,7 +90,7 @@ const HANDLERS: Handlers = {
     // echo, misheard), or with confirmByWords off (a burst that will misfire).
     const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
     if (overBot && !vouched(s, e.at, config)) {
-      const { kept, expired } = splitHeld(s.heldWords, e.at, config);
+      const { kept, expired } = splitHeldWords(s.heldWords, e.at, config);
       return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at, spokenAt: e.spokenAt }] }, effects: expired };
     }
     // Leading the user's turn, but spoken before the utterance began, while the bot was audible: the
@@ -229,8 +98,16 @@ const HANDLERS: Handlers = {
     // while the last one's words are still arriving: those stay the user's.)
     if (overBot && s.userWords.length === 0 && spokenBefore(e, s.speechStartAt)) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
     if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
-    const userWords = [...s.userWords, e.text];
-    const heard: TurnStep = { state: { ...s, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
+    const wait = backchannelWait(s);
+    if (config.backchannel && isBackchannel(config.backchannel, e.text)) {
+      // Held until the barge-in is decided; a late one, its pause already resumed, is not the user's turn either.
+      if (wait) return same(withWait(s, { ...wait, words: [...wait.words, e.text] }));
+      if (s.phase === "bot_speaking" && !s.vadSpeaking) return same(s);
+    }
+    // A word that is not a backchannel: the held ones go before it, into the user's words.
+    const base = wait?.words.length ? withWait(s, { ...wait, words: [] }) : s;
+    const userWords = [...s.userWords, ...(wait?.words ?? []), e.text];
+    const heard: TurnStep = { state: { ...base, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
     return config.confirmByWords ? then(heard, (next) => confirm(next, "words", e.at)) : heard;
   },
 
@@ -276,6 +153,19 @@ const HANDLERS: Handlers = {
 
   interrupt: (s, e) => interrupt(s, e.reason, undefined),
 
+  bargeInTimer: (s, e, config) => {
+    const wait = backchannelWait(s);
+    const policy = config.backchannel;
+    if (!wait || !policy || s.bargeIn.kind !== "pending") return same(s);
+    if (wait.endedAt === undefined) return s.vadSpeaking && e.at >= wait.speechAt + policy.maxMs ? confirm(s, "speech", e.at) : same(s);
+    if (e.at < wait.endedAt + policy.wordWaitMs) return same(s);
+    // Only backchannels (or no words) came: the reply goes on where it paused, and the user's words are as before.
+    return {
+      state: { ...s, bargeIn: NO_BARGE_IN, userWords: s.userWords.slice(0, s.bargeIn.wordsBefore) },
+      effects: [{ kind: "resumePlayback", token: s.bargeIn.token }, { kind: "backchannel", words: wait.words, speechMs: wait.endedAt - wait.speechAt }],
+    };
+  },
+
   // The button down over the bot interrupts nothing by itself: speech while it is held barges in as usual.
   pushStart: (s) => (s.phase === "listening" ? to(s, "user_speaking") : same(s)),
 
@@ -313,11 +203,30 @@ export function step(state: TurnState, event: TurnEvent, config: TurnConfig): Tu
 
 // ─── transitions shared by several events ─────────────────────────────────
 
-/** A confirming cue for a pending barge-in: the reply is interrupted. */
+/** A confirming cue for a pending barge-in: the reply is interrupted. Backchannel words held until now are the user's. */
 function confirm(s: TurnState, reason: BargeInReason, at: number): TurnStep {
   const confirmed = confirmBargeIn(s.bargeIn, at);
   if (!confirmed) return same(s);
-  return interrupt({ ...s, bargeIn: confirmed.bargeIn }, reason, confirmed.confirmMs);
+  const held = backchannelWait(s)?.words ?? [];
+  const cut = interrupt({ ...s, bargeIn: confirmed.bargeIn, userWords: [...s.userWords, ...held] }, reason, confirmed.confirmMs);
+  return held.length ? { state: cut.state, effects: [...cut.effects, { kind: "userTranscript", text: cut.state.userWords.join(" ") }] } : cut;
+}
+
+/** The pending barge-in's backchannel wait, when the policy is on. */
+function backchannelWait(s: TurnState): BackchannelWait | undefined {
+  return s.bargeIn.kind === "pending" ? s.bargeIn.backchannel : undefined;
+}
+
+function withWait(s: TurnState, wait: BackchannelWait): TurnState {
+  return s.bargeIn.kind === "pending" ? { ...s, bargeIn: { ...s.bargeIn, backchannel: wait } } : s;
+}
+
+/** The VAD's end of speech over the bot confirms; with backchannels, only speech that lasted `maxMs`, else its words decide. */
+function speechEndOverBot(s: TurnState, at: number, config: TurnConfig): TurnStep {
+  const wait = backchannelWait(s);
+  const policy = config.backchannel;
+  if (!wait || !policy || at - wait.speechAt >= policy.maxMs) return confirm(s, "speech", at);
+  return { state: withWait(s, { ...wait, endedAt: at }), effects: [{ kind: "armBargeInTimer", at: at + policy.wordWaitMs }] };
 }
 
 /**
@@ -344,22 +253,15 @@ function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs
   };
 }
 
-/** How long real speech vouches for the words after it, and a held word waits for it: the STT's lag. */
-function vouchMs(config: TurnConfig): number {
-  return config.vouchWordsMs ?? HELD_WORD_MS;
-}
-
 /** True when real speech was heard recently enough to vouch for a word at `at`. */
 function vouched(s: TurnState, at: number, config: TurnConfig): boolean {
-  return s.realSpeech || at - s.realSpeechAt <= vouchMs(config);
+  return vouchedAt(s, at, config.vouchWordsMs);
 }
 
 /** Held words still within the window at `at`, and an echoWord effect for each one past it. */
-function splitHeld(held: TurnState["heldWords"], at: number, config: TurnConfig): { kept: TurnState["heldWords"]; expired: TurnEffect[] } {
-  const windowMs = vouchMs(config);
-  const kept = held.filter((w) => at - w.at <= windowMs);
-  const expired: TurnEffect[] = held.filter((w) => at - w.at > windowMs).map((w) => ({ kind: "echoWord", text: w.text }));
-  return { kept, expired };
+function splitHeldWords(held: TurnState["heldWords"], at: number, config: TurnConfig): { kept: TurnState["heldWords"]; expired: TurnEffect[] } {
+  const { kept, expired } = splitHeld(held, at, config.vouchWordsMs);
+  return { kept, expired: expired.map((text) => ({ kind: "echoWord", text })) };
 }
 
 /**
@@ -369,25 +271,12 @@ function splitHeld(held: TurnState["heldWords"], at: number, config: TurnConfig)
  */
 function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
   if (s.heldWords.length === 0) return same(s);
-  const inWindow = splitHeld(s.heldWords, at, config);
+  const inWindow = splitHeldWords(s.heldWords, at, config);
   const kept = inWindow.kept.filter((w) => w.at >= s.speechStartAt && !(s.userWords.length === 0 && spokenBefore(w, s.speechStartAt)));
   const early: TurnEffect[] = inWindow.kept.filter((w) => !kept.includes(w)).map((w) => ({ kind: "echoWord", text: w.text }));
   let step: TurnStep = { state: { ...s, heldWords: [] }, effects: [...inWindow.expired, ...early] };
   for (const w of kept) step = then(step, (next) => HANDLERS.word(next, { kind: "word", text: w.text, at: w.at }, config));
   return step;
-}
-
-/**
- * How much earlier than the VAD's speech start a user's word may seem to
- * start: the VAD decides a few frames after the onset, and reaches the main
- * thread later still, while an STT's word start times can lead the sound by
- * a frame or two.
- */
-const SPOKEN_SLACK_MS = 400;
-
-/** The word's audio was captured before the utterance at `speechStartAt` began (unknown: no). */
-function spokenBefore(w: { spokenAt?: number }, speechStartAt: number): boolean {
-  return w.spokenAt !== undefined && w.spokenAt < speechStartAt - SPOKEN_SLACK_MS;
 }
 
 /**

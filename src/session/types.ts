@@ -8,6 +8,7 @@ import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/up
 import type { ComponentsFactory, LoadProgressEvent } from "./ports.js";
 import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
 import type { DeviceChangeEvent, DeviceMetrics, InputDeviceEvent } from "./device-types.js";
+import type { BackchannelEvent, BackchannelOptions } from "./backchannel.js";
 
 /**
  * `connecting`: start() is opening the microphone, loading the VAD and
@@ -32,6 +33,13 @@ export interface BargeInOptions {
   minSpeechMs?: number;
   /** Confirm as soon as the STT returns a word during bot speech. Default true. */
   confirmByWords?: boolean;
+  /**
+   * A listener's "yeah", "mm-hmm", "okay" over the bot pauses it and then lets
+   * it go on: no `interruption`, no user turn, a `backchannel` event. Other
+   * words, and speech longer than `maxMs`, interrupt. Default false (off): any
+   * word and `minSpeechMs` of speech interrupt. See README "Backchannels".
+   */
+  backchannels?: boolean | BackchannelOptions;
 }
 
 export interface EchoGuardOptions {
@@ -404,6 +412,7 @@ export type VoiceSessionEvents = {
   transcript: TranscriptEvent;
   vad: VadEvent;
   interruption: InterruptionEvent;
+  backchannel: BackchannelEvent;
   turn: TurnMetrics;
   metrics: SessionMetrics;
   warning: WarningEvent;
@@ -424,4 +433,5 @@ export interface MuteEvent {
   muted: boolean;
 }
 
+export type { BackchannelEvent, BackchannelOptions } from "./backchannel.js";
 export type { ToolCallEvent, ToolCallRecord, ToolCallStatus, ToolHandler, ToolOptions, ToolResultEvent } from "./tool-types.js";

@@ -73,6 +73,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   #lastUser: UserMessage | undefined;
   /** When the user's turn was decided over, how long the STT took to confirm it, and where the voice ended. */
   #turnTiming: TurnTiming = { speechEndAt: 0 };
+  /** The turn machine's one timer (armBargeInTimer: the backchannel policy's deadlines). */
+  #bargeInTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(given: VoiceSessionOptions) {
     super();
@@ -269,6 +271,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   async #stopOnce(): Promise<void> {
     // The words said so far and the heard part of a reply stay in the history.
     this.#dispatch({ kind: "stop" });
+    clearTimeout(this.#bargeInTimer);
     this.#replies.clear();
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
@@ -328,6 +331,14 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         return components?.player.resume(effect.token);
       case "armAutoPause":
         return components?.vad.setAutoPause(effect.token);
+      case "armBargeInTimer": {
+        clearTimeout(this.#bargeInTimer);
+        const at = effect.at;
+        this.#bargeInTimer = setTimeout(() => this.#dispatch({ kind: "bargeInTimer", at }), Math.max(0, at - performance.now()));
+        return;
+      }
+      case "backchannel":
+        return this.emit("backchannel", { words: [...effect.words], speechMs: effect.speechMs });
       case "userTranscript":
         return this.#transcript(this.#transcripts.partial(this.#transcripts.openUserId(), "user", effect.text));
       case "echoWord":

@@ -7,38 +7,12 @@ import { describe, expect, test } from "vitest";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN } from "../../src/session/barge-in.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
 import { presentedState } from "../../src/session/floor.js";
+import { BASE_CONFIG, botSpeakingState, effectKinds, runTurns } from "./turn-machine-helpers.js";
 
-const CONFIG: TurnConfig = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
-
-/** Runs `events` from `state`; returns the last state and every effect, in order. */
-function run(events: TurnEvent[], state: TurnState = INITIAL_TURN_STATE, config = CONFIG): { state: TurnState; effects: TurnEffect[] } {
-  const effects: TurnEffect[] = [];
-  for (const event of events) {
-    const next = step(state, event, config);
-    state = next.state;
-    effects.push(...next.effects);
-  }
-  return { state, effects };
-}
-
-const kinds = (effects: TurnEffect[]) => effects.map((e) => (e.kind === "setState" ? `state:${e.state}` : e.kind));
-
-/** A session listening, then a user turn "hello there" whose reply (generation 1) is audible. */
-function botSpeaking(config = CONFIG): TurnState {
-  return run(
-    [
-      { kind: "listen" },
-      { kind: "speechStart", pausedByWorker: false, at: 0 },
-      { kind: "word", text: "hello", at: 100 },
-      { kind: "word", text: "there", at: 200 },
-      { kind: "speechEnd", at: 900 },
-      { kind: "turnFlushed", missed: false },
-      { kind: "replyAudible", generation: 1 },
-    ],
-    INITIAL_TURN_STATE,
-    config,
-  ).state;
-}
+const CONFIG = BASE_CONFIG;
+const run = (events: TurnEvent[], state?: TurnState, config = CONFIG) => runTurns(events, state, config);
+const kinds = effectKinds;
+const botSpeaking = (config = CONFIG) => botSpeakingState(config);
 
 describe("turn machine", () => {
   test("a whole turn: listen → user speaks → the turn ends once the STT is flushed → the reply → listening", () => {

@@ -26,6 +26,7 @@ import {
   kyutaiTts,
   openaiChat,
   type InterruptionEvent,
+  type BackchannelEvent,
   type Listener,
   type LoadProgressEvent,
   type MicrophoneEcho,
@@ -107,6 +108,7 @@ export type SessionPayloadsNamed = Expect<
         transcript: TranscriptEvent;
         vad: VadEvent;
         interruption: InterruptionEvent;
+        backchannel: BackchannelEvent;
         turn: TurnMetrics;
         metrics: SessionMetrics;
         warning: WarningEvent;
@@ -174,7 +176,7 @@ export async function app(log: (line: string) => void): Promise<void> {
     llm: openaiChat({ url: "https://llm.example/v1", model: "m" }),
     tts: kyutaiTts({ urls: "wss://tts.example/" }),
     instructions: "Be brief.",
-    bargeIn: { minSpeechMs: 200 },
+    bargeIn: { minSpeechMs: 200, backchannels: { maxMs: 700 } },
     uplink: { budgetMs: 500, policy: "end" },
     meter: true,
   });
@@ -185,6 +187,7 @@ export async function app(log: (line: string) => void): Promise<void> {
     transcript: (e: TranscriptEvent) => log(`${e.role}${e.final ? "" : "…"}: ${e.text}`),
     vad: (e: VadEvent) => log(e.kind === "meter" ? `level ${e.level.toFixed(2)}` : `${e.kind} at ${e.contextTime}`),
     interruption: (e: InterruptionEvent) => log(`${e.reason}: heard "${e.heardText}" (${e.heardMs} ms)`),
+    backchannel: (e: BackchannelEvent) => log(`backchannel "${e.words.join(" ")}" (${e.speechMs} ms)`),
     turn: (m: TurnMetrics) => log(`turn ${m.turn}: ${m.speechEndToFirstAudibleMs ?? "?"} ms`),
     metrics: (m: SessionMetrics) => log(`${m.turns} turns, llm queue ${m.llm.queued}`),
     warning: (w: WarningEvent) => log(`${w.service}: ${w.message}`),

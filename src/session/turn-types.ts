@@ -1,0 +1,156 @@
+/**
+ * The turn machine's types: its configuration, state, events and effects
+ * (turn-machine.ts is the machine). Apart, so that the machine's helper
+ * modules can name them without an import circle.
+ */
+import type { BackchannelPolicy } from "./backchannel.js";
+import type { BargeIn, PlaybackEffect } from "./barge-in.js";
+import type { FloorPhase } from "./floor.js";
+import type { HeldWord } from "./held-words.js";
+import type { InterruptionEvent, SessionState } from "./types.js";
+
+export interface TurnConfig {
+  /** `bargeIn.enabled`: when false, speech while the bot has the floor is ignored. */
+  bargeInEnabled: boolean;
+  /** `bargeIn.confirmByWords`: an STT word while a barge-in is pending confirms it. */
+  confirmByWords: boolean;
+  /** `turn.pauseThreshold`: an STT pause probability at or above it ends the user's turn (once they said a word). */
+  pauseThreshold: number;
+  /** `turn.mode` "push-to-talk": only the app's `pushEnd` ends the user's turn, not the VAD or the STT's pause. */
+  pushToTalk?: boolean;
+  /**
+   * With the echo guard on (`echoGuard.wordWindowMs`; undefined when off): an
+   * STT word that comes while the bot is audible, or this soon after, counts
+   * only if the VAD heard real speech (`minSpeechMs` of frames the guard calls
+   * the user's) within this many ms. Until then it is held; unvouched, it is
+   * the bot's echo misheard (see `heldWords`).
+   */
+  vouchWordsMs?: number;
+  /** `bargeIn.backchannels`: a listener's "yeah" over the bot does not interrupt (backchannel.ts). Undefined: off. */
+  backchannel?: BackchannelPolicy;
+}
+
+export interface TurnState {
+  readonly phase: FloorPhase;
+  /** The STT stream failed and is being reconnected (from `sttLost` to `sttConnected`). */
+  readonly sttDown: boolean;
+  /** Between the VAD's speech start and its end or misfire. */
+  readonly vadSpeaking: boolean;
+  /** The words of the user's turn so far. */
+  readonly userWords: readonly string[];
+  /** The STT is being flushed for the turn's last words (an `endUserTurn` effect is in flight). */
+  readonly endingTurn: boolean;
+  /**
+   * The last turn ended without the STT confirming its last words in time:
+   * words that still come before its marker belong to that turn's message.
+   */
+  readonly lateWords: boolean;
+  /** The newest playback generation; each reply gets a new one, and so does each interruption (the fence). */
+  readonly generation: number;
+  /** The reply that holds the floor, from its start to its end or interruption. */
+  readonly reply: { readonly generation: number; readonly audible: boolean } | undefined;
+  readonly bargeIn: BargeIn;
+  /** When the VAD's current (or last) utterance began (ms). */
+  readonly speechStartAt: number;
+  /** Inside an utterance the VAD confirmed (its real start came), and when it last did (ms). */
+  readonly realSpeech: boolean;
+  readonly realSpeechAt: number;
+  /** Where the VAD's last utterance really ended (its last speech frame, AudioContext s); undefined while one goes on. */
+  readonly voiceEnd: number | undefined;
+  /**
+   * Words heard near the bot's audio with no real speech yet to vouch for
+   * them (TurnConfig.vouchWordsMs): real speech soon after makes them the
+   * user's, a misfire or the window passing makes them echo.
+   */
+  readonly heldWords: readonly HeldWord[];
+}
+
+export type InterruptReason = InterruptionEvent["reason"];
+
+export type TurnEvent =
+  /** start() began: the microphone, the VAD and the STT are being opened. */
+  | { kind: "connect" }
+  /** start() is done: the session listens. */
+  | { kind: "listen" }
+  | { kind: "speechStart"; pausedByWorker: boolean; at: number }
+  /** `bargeIn.minSpeechMs` of speech frames since the speech start. */
+  | { kind: "speechRealStart"; at: number }
+  /** `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. */
+  | { kind: "speechEnd"; at: number; voiceEnd?: number }
+  | { kind: "misfire"; resumedByWorker: boolean }
+  /**
+   * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
+   * the bot's own voice heard back; `nearBot`: the bot was audible within the
+   * echo guard's word window (only with the guard on).
+   */
+  /** `at`: when it arrived; `spokenAt`: when its audio was captured, when known (same clock). */
+  | { kind: "word"; text: string; at: number; spokenAt?: number; echo?: boolean; nearBot?: boolean }
+  /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
+  | { kind: "wordRetracted" }
+  | { kind: "sttPause"; probability: number }
+  | { kind: "sttMarker" }
+  /** A new STT stream is up: its words are new speech. */
+  | { kind: "sttConnected" }
+  /** The STT stream failed; the link reconnects it (the user is not heard until `sttConnected`). */
+  | { kind: "sttLost" }
+  /** The `endUserTurn` effect is done; `missed`: the STT did not confirm its last words in time. */
+  | { kind: "turnFlushed"; missed: boolean }
+  /** The first sample of reply `generation` is audible. */
+  | { kind: "replyAudible"; generation: number }
+  /** Reply `generation` has played out (or ended with no audio). */
+  | { kind: "replyDone"; generation: number }
+  | { kind: "interrupt"; reason: "api" | "stall" }
+  /** The time an `armBargeInTimer` effect asked for has come. */
+  | { kind: "bargeInTimer"; at: number }
+  /** sendText(): a user turn typed instead of spoken. */
+  | { kind: "text"; text: string }
+  /** Push-to-talk: the app's button went down (startTurn()) or up (endTurn()). */
+  | { kind: "pushStart" }
+  | { kind: "pushEnd" }
+  /** stop(): the session is ending. */
+  | { kind: "stop" }
+  /** stop() has released everything. */
+  | { kind: "stopped" };
+
+export type TurnEffect =
+  | { kind: "setState"; state: SessionState }
+  | PlaybackEffect
+  /** Arms the VAD worker's own pause of playback with this token, or disarms it (null). */
+  | { kind: "armAutoPause"; token: number | null }
+  /** The user's words so far (not final). */
+  | { kind: "userTranscript"; text: string }
+  /** An STT word dropped: the bot's own echo, or words held over the bot's audio that no real speech vouched for (counted with the echo guard on). */
+  | { kind: "echoWord"; text: string }
+  /** A word that belongs to the last user message (its flush timed out). */
+  | { kind: "lateUserWord"; text: string }
+  /** Flush the STT for the turn's last words; answer with `turnFlushed`. `voiceEnd`: where the user's voice ended (AudioContext s), if known. */
+  | { kind: "endUserTurn"; voiceEnd: number | undefined }
+  /** The user's turn goes into the history, final. */
+  | { kind: "addUserMessage"; text: string }
+  /** Send `bargeInTimer` at `at` (one timer: a new one replaces the last). */
+  | { kind: "armBargeInTimer"; at: number }
+  /** The speech over the bot was a backchannel: its pause resumed, and it is no user turn. */
+  | { kind: "backchannel"; words: readonly string[]; speechMs: number }
+  /** Make `generation` the player's current one: older audio is fenced off. */
+  | { kind: "fence"; generation: number }
+  /** Start reply `generation` (LLM → TTS → player) for the history as it is. */
+  | { kind: "startReply"; generation: number }
+  /** Interrupt step 1: the reply's history message keeps what was heard. */
+  | { kind: "cutReplyToHeard"; generation: number }
+  /** Interrupt step 2: silence within one render quantum. */
+  | { kind: "flushPlayback" }
+  /** Tell the app: the `interruption` event and the reply's final transcript. */
+  | { kind: "announceInterruption"; generation: number; reason: InterruptReason; speechStartToConfirmMs?: number }
+  /** Interrupt step 4: close the TTS stream, then abort the LLM request; then report the turn. */
+  | { kind: "cancelReply"; generation: number }
+  /** Reply `generation` ended: its final transcript and turn report. */
+  | { kind: "finishReply"; generation: number }
+  /** stop() mid-turn: the words said so far go into the history. */
+  | { kind: "keepUserWords"; text: string }
+  /** stop() mid-reply: the history keeps what was heard of it. */
+  | { kind: "keepHeardReply"; generation: number };
+
+export interface TurnStep {
+  state: TurnState;
+  effects: TurnEffect[];
+}
