@@ -4,11 +4,12 @@
  * speech over the bot still pauses it at once (pause early), but what confirms
  * the interruption changes (confirm late):
  * - a word that is not a backchannel ("wait", "stop", "no") confirms at once;
- * - speech that goes on for `maxMs` from its onset confirms, whatever its words;
- * - speech that ends sooner with only backchannel words (or none yet) waits
- *   `wordWaitMs` for the STT's words; if none but backchannels came, the
- *   reply resumes where it paused, with nothing lost and no user turn, and the
- *   session emits `backchannel` instead of `interruption`.
+ * - at the VAD's end of the speech, having been voiced for `maxMs` (its last
+ *   speech frame less its onset) confirms, whatever its words;
+ * - shorter speech whose words were all backchannels lets the reply resume
+ *   where it paused, with nothing lost and no user turn, and the session
+ *   emits `backchannel` instead of `interruption`; with no word yet, it waits
+ *   `wordWaitMs` for one.
  * Off by default: any word and `minSpeechMs` of speech confirm, as before.
  *
  * Pure: no clock, no I/O; the turn machine calls it, the session parses the
@@ -24,9 +25,9 @@ export interface BackchannelOptions {
    * a phrase ("i see") counts word by word. Default: BACKCHANNEL_WORDS_EN.
    */
   words?: readonly string[];
-  /** Speech over the bot that lasts this long (ms from its onset) interrupts, whatever its words. Default 700. */
+  /** Speech over the bot voiced this long (ms, its onset to its last speech frame) interrupts at its end, whatever its words. Default 700. */
   maxMs?: number;
-  /** After shorter speech over the bot ends, how long (ms) to wait for its words before resuming. Default 700. */
+  /** After shorter speech over the bot ends with no word yet, how long (ms) to wait for one before resuming. Default 700. */
   wordWaitMs?: number;
 }
 

@@ -29,13 +29,17 @@ export type BargeIn =
 /**
  * With the backchannel policy (backchannel.ts): the speech over the bot so far.
  * `words`: the backchannel words heard, held out of the user's words until the
- * barge-in is confirmed; `speechAt`: the current utterance's onset; `endedAt`:
- * its end, once the VAD called it (then the policy waits for its words).
+ * barge-in is confirmed; `speechAt`: the current utterance's onset (ms), and
+ * `onsetContextTime` (AudioContext s, when the VAD gave it); `endedAt` and
+ * `speechMs`: once the VAD ended it with no word yet, when, and how long it
+ * was voiced (then the policy waits for its words).
  */
 export interface BackchannelWait {
   readonly words: readonly string[];
   readonly speechAt: number;
+  readonly onsetContextTime?: number;
   readonly endedAt?: number;
+  readonly speechMs?: number;
 }
 
 export type BargeInReason = "speech" | "words";

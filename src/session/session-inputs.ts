@@ -42,7 +42,7 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     vad.on("speechStart", (e) => {
       events.emit("vad", { kind: "speechStart", direct: e.pausedPlayback, contextTime: e.contextTime });
       sink.noteSpeech(true);
-      dispatch({ kind: "speechStart", pausedByWorker: e.pausedPlayback, at: now() });
+      dispatch({ kind: "speechStart", pausedByWorker: e.pausedPlayback, at: now(), contextTime: e.contextTime });
     }),
     vad.on("speechRealStart", (e) => {
       events.emit("vad", { kind: "speechRealStart", direct: false, contextTime: e.contextTime });

@@ -50,23 +50,23 @@ const HANDLERS: Handlers = {
       const policy = config.backchannel;
       const wait = backchannelWait(s);
       // Speech again before the last utterance's words decided it: the same pause, a new utterance to time.
-      if (policy && wait) return { state: withWait(speaking, { ...wait, speechAt: e.at, endedAt: undefined }), effects: [{ kind: "armBargeInTimer", at: e.at + policy.maxMs }] };
+      if (policy && wait) return same(withWait(speaking, { words: wait.words, speechAt: e.at, onsetContextTime: e.contextTime }));
       // Pause now; confirm on the VAD's real start, its end, or an STT word (with backchannels: see backchannel.ts).
       const { bargeIn, effects } = beginBargeIn(s.reply.generation, { pausedByWorker: e.pausedByWorker, at: e.at, wordsBefore: s.userWords.length });
       if (!policy || bargeIn.kind !== "pending") return { state: { ...speaking, bargeIn }, effects };
-      return { state: { ...speaking, bargeIn: { ...bargeIn, backchannel: { words: [], speechAt: e.at } } }, effects: [...effects, { kind: "armBargeInTimer", at: e.at + policy.maxMs }] };
+      return { state: { ...speaking, bargeIn: { ...bargeIn, backchannel: { words: [], speechAt: e.at, onsetContextTime: e.contextTime } } }, effects };
     }
     // A pause the worker made with no reply to barge into (it raced the
     // disarm) needs no undo: its token is stale for the next reply.
     return s.phase === "listening" ? to(speaking, "user_speaking") : same(speaking);
   },
 
-  // With backchannels, speech confirms only by lasting `maxMs` (bargeInTimer) or by its words.
+  // With backchannels, speech confirms only by its words, or at its end by having lasted `maxMs`.
   speechRealStart: (s, e, config) => then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at }, e.at, config), (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at))),
 
   speechEnd: (s, e, config) => {
     const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at, voiceEnd: e.voiceEnd }, e.at, config);
-    const confirmed = then(vouched, (next) => speechEndOverBot(next, e.at, config));
+    const confirmed = then(vouched, (next) => speechEndOverBot(next, e.at, e.voiceEnd, config));
     // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
     return then(confirmed, (next) => (next.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(next) : same(next)));
   },
@@ -100,8 +100,12 @@ const HANDLERS: Handlers = {
     if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
     const wait = backchannelWait(s);
     if (config.backchannel && isBackchannel(config.backchannel, e.text)) {
-      // Held until the barge-in is decided; a late one, its pause already resumed, is not the user's turn either.
-      if (wait) return same(withWait(s, { ...wait, words: [...wait.words, e.text] }));
+      // Held until the barge-in is decided (at once when its speech has ended); a late one, its pause already
+      // resumed, is not the user's turn either.
+      if (wait) {
+        const held = { ...wait, words: [...wait.words, e.text] };
+        return held.speechMs !== undefined ? backchannelHeard(s, held, held.speechMs) : same(withWait(s, held));
+      }
       if (s.phase === "bot_speaking" && !s.vadSpeaking) return same(s);
     }
     // A word that is not a backchannel: the held ones go before it, into the user's words.
@@ -153,17 +157,11 @@ const HANDLERS: Handlers = {
 
   interrupt: (s, e) => interrupt(s, e.reason, undefined),
 
+  // The word wait after a short utterance over the bot is over, and no word came: it was a hum, a laugh, a backchannel.
   bargeInTimer: (s, e, config) => {
     const wait = backchannelWait(s);
-    const policy = config.backchannel;
-    if (!wait || !policy || s.bargeIn.kind !== "pending") return same(s);
-    if (wait.endedAt === undefined) return s.vadSpeaking && e.at >= wait.speechAt + policy.maxMs ? confirm(s, "speech", e.at) : same(s);
-    if (e.at < wait.endedAt + policy.wordWaitMs) return same(s);
-    // Only backchannels (or no words) came: the reply goes on where it paused, and the user's words are as before.
-    return {
-      state: { ...s, bargeIn: NO_BARGE_IN, userWords: s.userWords.slice(0, s.bargeIn.wordsBefore) },
-      effects: [{ kind: "resumePlayback", token: s.bargeIn.token }, { kind: "backchannel", words: wait.words, speechMs: wait.endedAt - wait.speechAt }],
-    };
+    if (!wait || !config.backchannel || wait.endedAt === undefined || wait.speechMs === undefined) return same(s);
+    return e.at < wait.endedAt + config.backchannel.wordWaitMs ? same(s) : backchannelHeard(s, wait, wait.speechMs);
   },
 
   // The button down over the bot interrupts nothing by itself: speech while it is held barges in as usual.
@@ -221,12 +219,28 @@ function withWait(s: TurnState, wait: BackchannelWait): TurnState {
   return s.bargeIn.kind === "pending" ? { ...s, bargeIn: { ...s.bargeIn, backchannel: wait } } : s;
 }
 
-/** The VAD's end of speech over the bot confirms; with backchannels, only speech that lasted `maxMs`, else its words decide. */
-function speechEndOverBot(s: TurnState, at: number, config: TurnConfig): TurnStep {
+/**
+ * The VAD's end of speech over the bot confirms. With backchannels, only speech voiced for `maxMs` (its last
+ * speech frame less its onset, in context time: the VAD ends it `redemptionMs` later); shorter speech whose
+ * words were all backchannels lets the bot go on, and with no word yet it waits `wordWaitMs` for one.
+ */
+function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined, config: TurnConfig): TurnStep {
   const wait = backchannelWait(s);
   const policy = config.backchannel;
-  if (!wait || !policy || at - wait.speechAt >= policy.maxMs) return confirm(s, "speech", at);
-  return { state: withWait(s, { ...wait, endedAt: at }), effects: [{ kind: "armBargeInTimer", at: at + policy.wordWaitMs }] };
+  if (!wait || !policy) return confirm(s, "speech", at);
+  const speechMs = voiceEnd !== undefined && wait.onsetContextTime !== undefined ? Math.max(0, (voiceEnd - wait.onsetContextTime) * 1000) : at - wait.speechAt;
+  if (speechMs >= policy.maxMs) return confirm(s, "speech", at);
+  if (wait.words.length > 0) return backchannelHeard(s, wait, speechMs);
+  return { state: withWait(s, { ...wait, endedAt: at, speechMs }), effects: [{ kind: "armBargeInTimer", at: at + policy.wordWaitMs }] };
+}
+
+/** Only backchannels (or no words) came: the reply goes on where it paused, and the user's words are as before. */
+function backchannelHeard(s: TurnState, wait: BackchannelWait, speechMs: number): TurnStep {
+  if (s.bargeIn.kind !== "pending") return same(s);
+  return {
+    state: { ...s, bargeIn: NO_BARGE_IN, userWords: s.userWords.slice(0, s.bargeIn.wordsBefore) },
+    effects: [{ kind: "resumePlayback", token: s.bargeIn.token }, { kind: "backchannel", words: wait.words, speechMs: Math.round(speechMs) }],
+  };
 }
 
 /**

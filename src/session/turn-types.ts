@@ -72,7 +72,8 @@ export type TurnEvent =
   | { kind: "connect" }
   /** start() is done: the session listens. */
   | { kind: "listen" }
-  | { kind: "speechStart"; pausedByWorker: boolean; at: number }
+  /** `contextTime`: the onset's AudioContext time (s), when the VAD gives it. */
+  | { kind: "speechStart"; pausedByWorker: boolean; at: number; contextTime?: number }
   /** `bargeIn.minSpeechMs` of speech frames since the speech start. */
   | { kind: "speechRealStart"; at: number }
   /** `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. */

@@ -36,7 +36,7 @@ export interface BargeInOptions {
   /**
    * A listener's "yeah", "mm-hmm", "okay" over the bot pauses it and then lets
    * it go on: no `interruption`, no user turn, a `backchannel` event. Other
-   * words, and speech longer than `maxMs`, interrupt. Default false (off): any
+   * words, and speech voiced longer than `maxMs`, interrupt. Default false (off): any
    * word and `minSpeechMs` of speech interrupt. See README "Backchannels".
    */
   backchannels?: boolean | BackchannelOptions;

@@ -10,7 +10,7 @@ import { expect, test } from "@playwright/test";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 
 const QUESTION = "what is the weather like today".split(" ");
-const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
+const wav = fileURLToPath(new URL("../fixtures/speech/weather-question-late.wav", import.meta.url));
 test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
 test("getUserMedia → capture worklet → VAD worker and STT: the question is transcribed and answered", async ({ page }) => {
   await page.goto("/test/browser/pages/session/session.html");

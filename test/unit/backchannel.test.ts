@@ -18,7 +18,6 @@ const POLICY = backchannelPolicyOf(true)!;
 const CONFIG: TurnConfig = { ...BASE_CONFIG, backchannel: POLICY };
 
 const run = (events: TurnEvent[], state: TurnState, config = CONFIG) => runTurns(events, state, config);
-const kinds = effectKinds;
 const botSpeaking = (config = CONFIG) => botSpeakingState(config);
 
 const ONSET = 2000;
@@ -50,58 +49,73 @@ describe("the backchannel policy's words", () => {
 });
 
 describe("turn machine with backchannels", () => {
-  test('"yeah" over the bot: paused at the onset, not confirmed by speech or the word, resumed once its words had time to come; no user turn', () => {
+  test('"yeah" over the bot: paused at the onset, confirmed neither by speech nor by its word; at the speech\'s end the bot goes on, and it is no user turn', () => {
     const said = run(overBot(["yeah"], 400), botSpeaking());
-    expect(kinds(said.effects)).toEqual(["pausePlayback", "armBargeInTimer", "armBargeInTimer"]);
-    expect(said.state.phase).toBe("bot_speaking");
-    expect(said.effects.at(-1)).toEqual({ kind: "armBargeInTimer", at: ONSET + 400 + POLICY.wordWaitMs });
-    // The first timer (the onset's maxMs) is stale once the speech ended: nothing.
-    expect(run([{ kind: "bargeInTimer", at: ONSET + POLICY.maxMs }], said.state).effects).toEqual([]);
-    const after = run([{ kind: "bargeInTimer", at: ONSET + 400 + POLICY.wordWaitMs }], said.state);
-    expect(after.effects).toEqual([
+    expect(said.effects).toEqual([
+      { kind: "pausePlayback", token: 1 },
       { kind: "resumePlayback", token: 1 },
       { kind: "backchannel", words: ["yeah"], speechMs: 400 },
     ]);
-    expect(after.state.phase).toBe("bot_speaking");
-    expect(after.state.userWords).toEqual([]);
-    expect(after.state.bargeIn.kind).toBe("idle");
-    // Its word arriving after the resume is no user turn either.
-    const late = run([{ kind: "word", text: "okay", at: ONSET + 1500 }], after.state);
+    expect(said.state.phase).toBe("bot_speaking");
+    expect(said.state.userWords).toEqual([]);
+    expect(said.state.bargeIn.kind).toBe("idle");
+    // A backchannel word arriving after the resume is no user turn either.
+    const late = run([{ kind: "word", text: "okay", at: ONSET + 1500 }], said.state);
     expect(late.effects).toEqual([]);
     expect(late.state.userWords).toEqual([]);
   });
 
+  test("speech that ends before any word waits wordWaitMs for one: a backchannel then lets the bot go on at once, none lets it go on when the wait is over", () => {
+    const ended = run(overBot([], 300), botSpeaking());
+    expect(ended.effects.at(-1)).toEqual({ kind: "armBargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs });
+    expect(run([{ kind: "word", text: "mhm", at: ONSET + 500 }], ended.state).effects).toEqual([
+      { kind: "resumePlayback", token: 1 },
+      { kind: "backchannel", words: ["mhm"], speechMs: 300 },
+    ]);
+    expect(run([{ kind: "bargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs - 1 }], ended.state).effects).toEqual([]);
+    expect(run([{ kind: "bargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs }], ended.state).effects).toEqual([
+      { kind: "resumePlayback", token: 1 },
+      { kind: "backchannel", words: [], speechMs: 300 },
+    ]);
+    // A real word in the wait interrupts.
+    expect(run([{ kind: "word", text: "no", at: ONSET + 500 }], ended.state).effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "words" });
+  });
+
   test('"wait" over the bot confirms at its word; a backchannel before it joins the turn ("yeah wait")', () => {
     const { state, effects } = run(overBot(["yeah", "wait"], 400), botSpeaking());
-    expect(kinds(effects)).toContain("announceInterruption");
     const announce = effects.find((e) => e.kind === "announceInterruption");
     expect(announce).toMatchObject({ reason: "words", speechStartToConfirmMs: 300 });
     expect(state.phase).toBe("user_speaking");
     expect(state.userWords).toEqual(["yeah", "wait"]);
     expect(effects.filter((e) => e.kind === "userTranscript").at(-1)).toEqual({ kind: "userTranscript", text: "yeah wait" });
-    expect(kinds(effects)).not.toContain("backchannel");
+    expect(effectKinds(effects)).not.toContain("backchannel");
   });
 
-  test("speech over the bot that lasts maxMs confirms at that moment, whatever its words; its held backchannels are the user's", () => {
-    const talking = run(overBot(["yeah"], 5000).slice(0, -1), botSpeaking()).state; // still speaking
-    const { state, effects } = run([{ kind: "bargeInTimer", at: ONSET + POLICY.maxMs }], talking);
-    expect(effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "speech", speechStartToConfirmMs: POLICY.maxMs });
-    expect(state.userWords).toEqual(["yeah"]);
-    // Speech that ended past maxMs confirms at its end.
-    const long = run(overBot([], POLICY.maxMs + 100), botSpeaking());
+  test("the length that confirms is the voiced speech (its last speech frame less its onset, in context time), not the VAD's end, which comes redemptionMs later", () => {
+    const start: TurnEvent = { kind: "speechStart", pausedByWorker: false, at: ONSET, contextTime: 10 };
+    const word: TurnEvent = { kind: "word", text: "yeah", at: ONSET + 300 };
+    // Voiced 400 ms, ended by the VAD 600 ms later: a backchannel.
+    const short = run([start, word, { kind: "speechEnd", at: ONSET + 1000, voiceEnd: 10.4 }], botSpeaking());
+    expect(short.effects.at(-1)).toEqual({ kind: "backchannel", words: ["yeah"], speechMs: 400 });
+    // Voiced past maxMs: an interruption, whatever its words, and the held "yeah" is the user's.
+    const long = run([start, word, { kind: "speechEnd", at: ONSET + 1300, voiceEnd: 10 + POLICY.maxMs / 1000 + 0.05 }], botSpeaking());
     expect(long.effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "speech" });
+    expect(long.state.userWords).toEqual(["yeah"]);
   });
 
-  test("a second utterance before the first one's words decided it keeps the one pause and is timed on its own", () => {
-    const first = run(overBot(["mm"], 300), botSpeaking()).state;
+  test("a second utterance while the first one waits for its words keeps the one pause; the first one's wait no longer applies", () => {
+    const first = run(overBot([], 300), botSpeaking()).state;
     const again = run([{ kind: "speechStart", pausedByWorker: false, at: ONSET + 500 }], first);
-    expect(again.effects).toEqual([{ kind: "armBargeInTimer", at: ONSET + 500 + POLICY.maxMs }]);
-    // The first utterance's word wait is stale now; the second is still going at its maxMs: confirmed.
+    expect(again.effects).toEqual([]);
     expect(run([{ kind: "bargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs }], again.state).effects).toEqual([]);
-    expect(kinds(run([{ kind: "bargeInTimer", at: ONSET + 500 + POLICY.maxMs }], again.state).effects)).toContain("announceInterruption");
+    const done = run([{ kind: "word", text: "yeah", at: ONSET + 700 }, { kind: "speechEnd", at: ONSET + 900 }], again.state);
+    expect(done.effects).toEqual([
+      { kind: "resumePlayback", token: 1 },
+      { kind: "backchannel", words: ["yeah"], speechMs: 400 },
+    ]);
   });
 
-  test("without the policy, the same \"yeah\" interrupts at its word (today's default)", () => {
+  test('without the policy, the same "yeah" interrupts at the VAD\'s real start (today\'s default)', () => {
     const plain: TurnConfig = { ...CONFIG, backchannel: undefined };
     const { effects } = run(overBot(["yeah"], 400), botSpeaking(plain), plain);
     expect(effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "speech", speechStartToConfirmMs: 200 });

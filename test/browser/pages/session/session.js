@@ -30,6 +30,7 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   session.on("warning", (e) => log.warnings.push(`${e.service}: ${e.message}`));
   session.on("turn", (e) => log.turns.push(e));
   session.on("interruption", (e) => log.interruptions.push(e));
+  session.on("backchannel", (e) => (log.backchannels ??= []).push(e));
   session.on("vad", (e) => {
     log.vad.push(e.kind);
     if (e.kind !== "meter") log.vadEvents.push({ kind: e.kind, direct: e.direct, contextTime: e.contextTime });
