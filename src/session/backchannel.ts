@@ -41,7 +41,7 @@ export const BACKCHANNEL_WORDS_EN: readonly string[] = [
 export interface BackchannelEvent {
   /** The STT's words for it (empty when none came in time: a hum, a laugh). */
   words: readonly string[];
-  /** How long the speech lasted, from the VAD's onset to its end, in ms. */
+  /** How long it was voiced, from its onset to its last speech frame (not the VAD's end, `redemptionMs` later), in ms. */
   speechMs: number;
 }
 

@@ -149,33 +149,23 @@ export class SttLink {
    */
   async flush(timeoutMs: number): Promise<{ missed: boolean; cause?: unknown }> {
     const limit = timeout(timeoutMs, this.#o.signal);
-    // The turn ended while its stream was being replaced: its speech goes to the new stream (the replay), so
-    // its words come from there. Flushed at once instead, the dead stream (or none) returned nothing, the turn
-    // was dropped, and the question asked across a slow reconnect went unanswered (speech-to-speech-faults, in CI).
-    const reopening = this.#reopening;
-    if (reopening) {
-      try {
-        await abortable<void>((resolve) => void reopening.done.then(resolve), limit.signal);
-      } catch (cause) {
-        limit.clear();
-        return { missed: true, cause };
-      }
-    }
-    const open = this.#current();
-    if (!open) {
-      limit.clear();
-      return { missed: false };
-    }
-    const { stream, uplink } = open;
-    // The provider's flush resolves when the marker arrives; the words before
-    // it are handled once the events loop reaches the marker too.
     let seen: (() => void) | undefined;
-    const handled = abortable<void>((resolve) => {
-      seen = resolve;
-      this.#markerSeen.add(resolve);
-      return () => this.#markerSeen.delete(resolve);
-    }, limit.signal);
     try {
+      // The turn ended while its stream was being replaced: its speech goes to the new stream (the replay), so
+      // its words come from there. Flushed at once instead, the dead stream (or none) returned nothing, the turn
+      // was dropped, and the question asked across a slow reconnect went unanswered (speech-to-speech-faults, in CI).
+      const reopening = this.#reopening;
+      if (reopening) await abortable<void>((resolve) => void reopening.done.then(resolve), limit.signal);
+      const open = this.#current();
+      if (!open) return { missed: false };
+      const { stream, uplink } = open;
+      // The provider's flush resolves when the marker arrives; the words before
+      // it are handled once the events loop reaches the marker too.
+      const handled = abortable<void>((resolve) => {
+        seen = resolve;
+        this.#markerSeen.add(resolve);
+        return () => this.#markerSeen.delete(resolve);
+      }, limit.signal);
       // The audio still queued goes ahead of the provider's end marker (Uplink.sendQueued).
       uplink.sendQueued();
       const before = stream.bufferedAmount;
