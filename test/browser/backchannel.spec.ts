@@ -34,7 +34,7 @@ test("with bargeIn.backchannels, \"okay\" said over the bot pauses it and lets i
     const { until } = (window as any).sessionPage;
     const t = (window as any).replying;
     const said = await t.say("okay", { fromOnset: true });
-    await until(() => (t.log.backchannels ?? []).length === 1 || t.log.interruptions.length > 0, 10000, 'the backchannel "okay"').catch((e: Error) => {
+    await until(() => t.log.backchannels.length === 1 || t.log.interruptions.length > 0, 10000, 'the backchannel "okay"').catch((e: Error) => {
       throw new Error(`${e.message}: vad ${JSON.stringify(t.log.vadEvents.slice(-8))}, states ${t.log.states.join(" ")}, transcripts ${JSON.stringify(t.log.transcripts)}, state ${t.session.state}, said at ${said.onset}, now ${t.context.currentTime}`);
     });
     await until(() => t.session.state === "listening", 30000, "the reply's end");
@@ -85,7 +85,7 @@ test("with bargeIn.backchannels, \"wait a moment\" over the bot still interrupts
   });
   console.log(`wait: ${JSON.stringify(r.log.interruptions[0])}; history ${JSON.stringify(r.history.map((m: any) => `${m.role}: ${m.text}`))}`);
   expect(r.log.interruptions[0].reason).toBe("words");
-  expect(r.log.backchannels ?? []).toEqual([]);
+  expect(r.log.backchannels).toEqual([]);
   expect(r.history[1]).toMatchObject({ role: "assistant", interrupted: true });
   expect(r.history[2].role).toBe("user");
   expect(r.history[2].text.toLowerCase().split(/\s+/)).toContain("wait");

@@ -14,7 +14,7 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   const mic = context.createMediaStreamDestination();
   // Open speakers: the bot's output comes back into the mic through a room.
   const echoPath = echo ? connectEchoPath(context, output, mic, echo) : undefined;
-  const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], vad: [], vadEvents: [], echoPath };
+  const log = { states: [], transcripts: [], errors: [], warnings: [], turns: [], interruptions: [], backchannels: [], vad: [], vadEvents: [], echoPath };
   const session = new VoiceSession({
     stt: referenceProvider("stt", "", {}, { token }),
     tts: referenceProvider("tts", "", {}, { token }),
@@ -30,7 +30,7 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
   session.on("warning", (e) => log.warnings.push(`${e.service}: ${e.message}`));
   session.on("turn", (e) => log.turns.push(e));
   session.on("interruption", (e) => log.interruptions.push(e));
-  session.on("backchannel", (e) => (log.backchannels ??= []).push(e));
+  session.on("backchannel", (e) => log.backchannels.push(e));
   session.on("vad", (e) => {
     log.vad.push(e.kind);
     if (e.kind !== "meter") log.vadEvents.push({ kind: e.kind, direct: e.direct, contextTime: e.contextTime });
