@@ -95,6 +95,8 @@ export type {
   MicrophoneEvents,
 } from "./audio/microphone.js";
 export { Player } from "./audio/player.js";
+export { openWebrtcLoopback } from "./audio/webrtc-loopback.js";
+export type { WebrtcLoopback } from "./audio/webrtc-loopback.js";
 export type { PlayerOptions, PlayerWriteOptions, PlayerPosition, PlayerStarted, PlayerUnderrun, PlayerEnded, PlayerFlushed, PlayerEvents } from "./audio/player.js";
 export { playbackControl, pausePlayback, resumePlayback, flushPlayback } from "./audio/playback-control.js";
 export { PlaybackSlot } from "./protocol/audio-messages.js";

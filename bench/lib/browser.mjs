@@ -92,7 +92,7 @@ export async function startServer({ port = 8799, env = {}, probePort = true } = 
   if (probePort) await assertPortFree(port);
   const instance = randomUUID();
   const child = spawn(process.execPath, ["--no-turbo-fast-api-calls", "demo/server/main.mjs"], {
-    env: { ...process.env, PORT: String(port), ...env, BARGEIN_INSTANCE: instance },
+    env: { ...process.env, PORT: String(port), ...env, BARGEIN_INSTANCE: instance, BARGEIN_EXIT_WITH_PARENT: "1" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderrTail = "";

@@ -1,6 +1,7 @@
 // `npm run demo`: the reference backend on 127.0.0.1 (PORT, default 8080).
 // Env: HOST, PORT, BARGEIN_TOKEN (require auth_id / Bearer), BARGEIN_INSTANCE (echoed in
-// the X-Bargein-Instance header: a bench checks that the backend answering is the one it spawned).
+// the X-Bargein-Instance header: a bench checks that the backend answering is the one it spawned),
+// BARGEIN_EXIT_WITH_PARENT=1 (exit once the spawning process is gone: see the end of this file).
 // See demo/README.md.
 // If pocketsphinx is missing it is installed when we are root (apt-get); otherwise
 // the command is printed and the STT answers with an Error (the demo page then
@@ -35,4 +36,17 @@ console.log(`bargein reference backend on ${backend.url}/`);
 
 for (const signal of /** @type {const} */ (["SIGINT", "SIGTERM"])) {
   process.once(signal, () => backend.close().then(() => process.exit(0)));
+}
+
+// BARGEIN_EXIT_WITH_PARENT=1 (set by the benches' startServer): exit when the process that spawned us is
+// gone. A bench killed by a signal (a SIGSEGV in flite's WASI, a SIGKILL) never runs its `finally`, and
+// its backend stayed behind holding the port. Checked once a second: an orphan is re-parented.
+if (process.env.BARGEIN_EXIT_WITH_PARENT === "1") {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) {
+      console.error(`reference backend: the process that started it (pid ${parent}) is gone; stopping`);
+      void backend.close().finally(() => process.exit(0));
+    }
+  }, 1000).unref();
 }

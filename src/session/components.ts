@@ -8,6 +8,7 @@ import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
 import { AudioContextError, ConfigError } from "../errors.js";
 import { LevelMeter, LevelReader, SILENT_DB, readChannel } from "../audio/level-meter.js";
+import { openWebrtcLoopback, type WebrtcLoopback } from "../audio/webrtc-loopback.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
 import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
 import { echoGuardEnabled } from "./session-options.js";
@@ -60,7 +61,12 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
   try {
     // The echo guard's tap joins this session's player and capture, by a name of their own.
     const echoTap = echoGuardEnabled(options) === false ? undefined : `bargein-echo-${++tapCount}-${Math.random().toString(36).slice(2)}`;
-    const player = new Player({ context, assetsPath, assets, prebufferMs: options.audio?.prebufferMs, destination: options.audio?.output, echoTap });
+    let loopback: WebrtcLoopback | undefined;
+    if (options.audio?.outputRoute === "webrtc-loopback") {
+      loopback = await openWebrtcLoopback(context);
+      releases.push(() => loopback?.close());
+    }
+    const player = new Player({ context, assetsPath, assets, prebufferMs: options.audio?.prebufferMs, destination: loopback?.input ?? options.audio?.output, echoTap });
     const vad = new VadWorker({
       assetsPath,
       assets,
@@ -90,7 +96,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     vad.connectPlaybackControl(player.createControlPort(), player.controlBuffer);
     mic.connectVad(vad.framePort());
     const components: SessionComponents = {
-      player: playerPort(player, context, ownsContext),
+      player: playerPort(player, context, ownsContext, loopback),
       vad: vadPort(vad),
       capture: capturePort(mic),
       devices: devicesPort(),
@@ -132,12 +138,14 @@ async function setSinkId(context: AudioContext, deviceId: string): Promise<void>
   await sink.call(context, deviceId);
 }
 
-function playerPort(player: Player, context: AudioContext, ownsContext: boolean): PlayerPort {
+function playerPort(player: Player, context: AudioContext, ownsContext: boolean, loopback: WebrtcLoopback | undefined): PlayerPort {
   let meter: LevelMeter | undefined;
   // On a crossOriginIsolated page the playback worklet keeps the level in shared memory: no analyser for it.
   const shared = player.levelCell && new LevelReader(player.levelCell);
+  // Rendered → heard: the context's own latency, and the loopback's on that route.
+  const outputLatency = () => player.outputLatency + (loopback?.latency ?? 0);
   return {
-    setSinkId: (deviceId) => setSinkId(context, deviceId),
+    setSinkId: (deviceId) => (loopback ? loopback.setSinkId(deviceId) : setSinkId(context, deviceId)),
     level: (bins) => {
       const node = player.node;
       if (!node) return { rmsDb: SILENT_DB };
@@ -157,7 +165,7 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean)
       return position.generation === player.generation ? position.seconds : 0;
     },
     get outputLatency() {
-      return player.outputLatency;
+      return outputLatency();
     },
     on: ((name: "started" | "ended" | "contextState", fn: (e: any) => void) => {
       if (name === "contextState") return watchContext(context, ownsContext, fn);
@@ -167,8 +175,8 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean)
         const renderedAgoMs = (context.currentTime - e.contextTime) * 1000;
         fn({
           generation: e.generation,
-          at: performance.now() - renderedAgoMs + player.outputLatency * 1000,
-          audibleContextTime: e.contextTime + player.outputLatency,
+          at: performance.now() - renderedAgoMs + outputLatency() * 1000,
+          audibleContextTime: e.contextTime + outputLatency(),
         });
       });
     }) as PlayerPort["on"],

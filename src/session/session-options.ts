@@ -57,6 +57,13 @@ export function checkSessionOptions(options: VoiceSessionOptions): ResolvedSessi
   if (wordWindowMs !== undefined && !(wordWindowMs >= 0)) {
     throw new ConfigError(`VoiceSession: \`echoGuard.wordWindowMs\` must be a number ≥ 0, not ${wordWindowMs}`);
   }
+  const route = options.audio?.outputRoute;
+  if (route !== undefined && route !== "context" && route !== "webrtc-loopback") {
+    throw new ConfigError(`VoiceSession: \`audio.outputRoute\` must be "context" or "webrtc-loopback", not ${JSON.stringify(route)}`);
+  }
+  if (route === "webrtc-loopback" && options.audio?.output) {
+    throw new ConfigError("VoiceSession: give `audio.output` (your own node) or `audio.outputRoute: \"webrtc-loopback\"`, not both: the loopback is where the bot's audio goes");
+  }
   const minSpeechMs = options.bargeIn?.minSpeechMs;
   if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
     throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);

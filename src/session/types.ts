@@ -225,6 +225,15 @@ export interface VoiceSessionOptions {
     prebufferMs?: number;
     /** Where the bot's audio goes (a node of `context`). Default: the context's destination. */
     output?: AudioNode;
+    /**
+     * How the bot's audio reaches the speakers. `"context"` (default): the
+     * AudioContext's destination. `"webrtc-loopback"`: through a local
+     * RTCPeerConnection pair into a hidden `<audio>` element, which is the
+     * output Chromium's echo canceller takes as its reference (it ignores
+     * Web Audio output, crbug 687574), at the cost of the loopback's latency
+     * (about 40–70 ms more, measured: README, "Open speakers"). Not with `output`.
+     */
+    outputRoute?: "context" | "webrtc-loopback";
   };
   /**
    * Builds the session's audio parts (player, VAD, capture; see

@@ -1,7 +1,7 @@
 // The benchmarks' harness (bench/lib/with-bench.mjs) stops what it starts and
 // fails fast, naming the cause: a taken port, a missing Chromium, a backend
 // that dies mid-step, a step that hangs, a runner stopped by SIGTERM. Each case
-// starts the real reference backend on its own port (8812–8816) and checks the
+// starts the real reference backend on its own port (8812–8817) and checks the
 // processes and the port afterwards, not only the error. The cases of
 // startServer's own checks (a stale server answering on its port, its child's
 // death mid-step with no browser) use ports 9120–9122; the benches' own
@@ -169,6 +169,30 @@ describe("withBench", () => {
     expect(r.stderr).toContain(`SIGTERM: stopping reference backend :${port} (pid ${pid})`);
     expect(existsSync(`/proc/${pid}`)).toBe(false);
     expect(backendsOnPort(port)).toEqual([]);
+  }, CASE_MS);
+
+  test("SIGKILL to a bench runner (no finally runs): the backend it started notices its parent is gone and exits within 3 s, freeing the port", async () => {
+    const port = 8817;
+    const run = runNode(
+      `import { withBench } from "./bench/lib/with-bench.mjs";
+       await withBench({ port: ${port}, browser: false }, async ({ server }) => {
+         console.log("READY " + server.pid);
+         await new Promise(() => {});
+       });`,
+      {},
+    );
+    const deadline = Date.now() + 60_000;
+    while (!/READY \d+/.test(run.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const pid = Number(/READY (\d+)/.exec(run.stdout())?.[1]);
+    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    run.child.kill("SIGKILL");
+    const killedAt = Date.now();
+    await run.done;
+    while (existsSync(`/proc/${pid}`) && Date.now() - killedAt < 10_000) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+    expect(Date.now() - killedAt).toBeLessThan(3000);
+    expect(backendsOnPort(port)).toEqual([]);
+    expect(await isPortFree(port)).toBe(true);
   }, CASE_MS);
 });
 

@@ -30,4 +30,13 @@ describe("echoGuard options", () => {
     expect(() => fakeSession({ echoGuard: { wordWindowMs: -1 } })).toThrow(/echoGuard\.wordWindowMs/);
     expect(() => fakeSession({ echoGuard: { tailMs: 768, wordWindowMs: 0 } })).not.toThrow();
   });
+
+  test("audio.outputRoute: only \"context\" or \"webrtc-loopback\", and the loopback not with the app's own output node", () => {
+    for (const outputRoute of ["webrtc", "", 1]) {
+      expect(() => fakeSession({ audio: { outputRoute } as never })).toThrow(/audio\.outputRoute/);
+    }
+    expect(() => fakeSession({ audio: { outputRoute: "webrtc-loopback", output: {} as AudioNode } })).toThrow(/not both/);
+    expect(() => fakeSession({ audio: { outputRoute: "webrtc-loopback" } })).not.toThrow();
+    expect(() => fakeSession({ audio: { outputRoute: "context" } })).not.toThrow();
+  });
 });
