@@ -16,9 +16,26 @@
 // "speech end" instant falls; audibleAgreementMs compares the session's
 // audible instant with the recorded first sample (expected: the output
 // latency, give or take the clock mapping, a few ms).
+//
+// turn-taking (issue #19): the corpus of bench/lib/turn-corpus.mjs (50
+// utterances, 40 with pauses inside: hesitations, lists, afterthoughts; the
+// turn's end labelled) under each end-of-turn policy of TURN_POLICIES, in the
+// same run (bench/pages/session/turn-taking.js): voice to voice from the
+// labelled end, premature ends, wasted LLM requests.
+//
+// backchannel (issue #19): the corpus of bench/lib/backchannel-corpus.mjs (34
+// backchannels and short bursts, 30 real interruptions; flite and recordings
+// of real people) said over the bot's story, under the backchannel policy
+// (`bargeIn.backchannels: true`) and under today's default, where any word
+// confirms (bench/pages/session/backchannel.js), in the same run.
 import { PAGE_OP_MS, withBench } from "./lib/with-bench.mjs";
 import { quantile } from "./lib/results.mjs";
 import { DEFAULT_PROVIDER } from "./lib/bench-args.mjs";
+import { prepareBackchannelCorpus } from "./lib/backchannel-corpus.mjs";
+import { summariseBackchannels } from "./lib/backchannel-summary.mjs";
+import { prepareTurnCorpus } from "./lib/turn-corpus.mjs";
+import { summariseTurnTaking } from "./lib/turn-taking-summary.mjs";
+import { prng } from "../test/lib/prng.mjs";
 
 const PORT = 8850;
 const FIXTURES = ["weather-question", "help-me", "turn-on-lights", "stop-please"];
@@ -30,13 +47,39 @@ const TURNS = 8;
  */
 const WARMUP_TURNS = 2;
 
+/**
+ * The end-of-turn policies compared. baseline: the earlier default, the VAD's 600 ms of silence. policy: 300 ms
+ * of silence, and a turn whose last word leaves it unfinished held 700 ms more (turn.holdUnfinished);
+ * policyShort: the same with 200 ms of silence and 800 ms of hold. The session's defaults are `policy`.
+ */
+const TURN_POLICIES = {
+  baseline: { vad: { redemptionMs: 600 }, turn: { holdUnfinished: false } },
+  policy: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 } } },
+  policyShort: { vad: { redemptionMs: 200 }, turn: { holdUnfinished: { holdMs: 800 } } },
+};
+/** Which of TURN_POLICIES the README's defaults give. */
+const DEFAULT_POLICY = "policy";
+
 const round = (v) => Math.round(v * 10) / 10;
 const stats = (values) => ({ p50: round(quantile(values, 0.5)), p95: round(quantile(values, 0.95)) });
 
 /** `npm run bench -- turn --provider NAME` runs the turns on that STT or TTS (bench/lib/bench-args.mjs). */
 export const takesProvider = true;
 
+/** The corpus in a seeded order, kinds mixed, so neither policy meets the same item at the same point of a reply. */
+function shuffled(items, seed) {
+  const random = prng(seed);
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
+  const corpus = prepareBackchannelCorpus();
+  const utterances = prepareTurnCorpus();
   return withBench({ port: PORT }, async ({ server, browser, step }) => {
     const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
     const pageErrors = [];
@@ -48,6 +91,41 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
     const fixtures = Array.from({ length: WARMUP_TURNS + TURNS }, (_, i) => FIXTURES[i % FIXTURES.length]);
     // A turn takes a few seconds; a minute each is a bound, not a measurement.
     const r = await step(`run ${fixtures.length} turns`, () => page.evaluate((o) => window.bench.run(o), { fixtures, provider }), { timeoutMs: 60_000 * fixtures.length });
+    const turnTaking = {};
+    const turnTakingResults = {};
+    for (const [name, sessionOptions] of Object.entries(TURN_POLICIES)) {
+      const ttPage = await step("open turn-taking.html", async () => {
+        const p = await browser.newPage();
+        p.on("pageerror", (e) => pageErrors.push(e.message));
+        await p.goto(`${server.base}/bench/pages/session/turn-taking.html`);
+        await p.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+        return p;
+      });
+      const tt = await step(`say ${utterances.length} utterances with pauses (${name})`, () => ttPage.evaluate((o) => window.bench.run(o), { sessionOptions, items: utterances }), { timeoutMs: 40_000 * utterances.length });
+      await step("close turn-taking.html", () => ttPage.close(), { timeoutMs: PAGE_OP_MS });
+      turnTaking[name] = summariseTurnTaking(tt.results);
+      turnTakingResults[name] = tt.results;
+      r.errors.push(...tt.errors.map((e) => `turn-taking ${name}: ${e}`), ...tt.csp.map((e) => `turn-taking ${name}: csp ${e}`));
+      console.log(`  turn-taking ${name}: ${JSON.stringify(turnTaking[name])}`);
+    }
+    const backchannel = {};
+    const backchannelTrials = {};
+    for (const [name, policy] of [["policy", true], ["anyWord", false]]) {
+      const bcPage = await step("open backchannel.html", async () => {
+        const p = await browser.newPage();
+        p.on("pageerror", (e) => pageErrors.push(e.message));
+        await p.goto(`${server.base}/bench/pages/session/backchannel.html`);
+        await p.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
+        return p;
+      });
+      // An item takes 4–8 s; 30 s each is a bound, not a measurement.
+      const b = await step(`say ${corpus.length} backchannels and interruptions over the bot (${name})`, () => bcPage.evaluate((o) => window.bench.run(o), { policy, items: shuffled(corpus, 19) }), { timeoutMs: 30_000 * corpus.length });
+      await step("close backchannel.html", () => bcPage.close(), { timeoutMs: PAGE_OP_MS });
+      backchannel[name] = summariseBackchannels(b.trials);
+      backchannelTrials[name] = b.trials;
+      r.errors.push(...b.errors.map((e) => `backchannel ${name}: ${e}`));
+      console.log(`  backchannel ${name}: ${JSON.stringify(backchannel[name])}`);
+    }
     const warmup = r.turns.slice(0, WARMUP_TURNS);
     const turns = r.turns.slice(WARMUP_TURNS);
     const pick = (f) => turns.map(f).filter((v) => Number.isFinite(v));
@@ -88,6 +166,23 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
         voiceToVoiceTruthMs: round(t.voiceToVoiceTruthMs),
         unknownQuanta: t.recorded.unknownQuanta,
       })),
+      utterances: utterances.length,
+      ...turnTaking,
+      // Not built yet: a speculative reply started before the end of the turn is certain.
+      preemptive: null,
+      default: { policy: DEFAULT_POLICY, ...turnTaking[DEFAULT_POLICY] },
+      turnTaking: {
+        policies: TURN_POLICIES,
+        corpus: "bench/lib/turn-corpus.mjs: 20 hesitations (one 300–900 ms pause mid-phrase), 10 lists (a pause after each item but the last), 10 questions with an afterthought after a pause, 10 plain sentences; flite slt and rms; the turn's end labelled",
+        method: "voiceToVoiceMs: labelled end of the utterance → the first sample of the reply that began after it, in an in-context recording, plus the output latency (utterances with no premature end); sdkVoiceToVoiceMs: the session's own TurnMetrics.voiceToVoiceMs for that reply. prematureEndRate: utterances where a reply began (bot_thinking) before the labelled end. wastedLlmRequestsPerTurn: replies never heard, per utterance.",
+        perUtterance: turnTakingResults,
+      },
+      backchannel: {
+        ...backchannel,
+        corpus: "bench/lib/backchannel-corpus.mjs: 24 flite backchannels (12 phrases × slt/rms) and 10 bursts of 160–260 ms cut from recordings of real people; 20 flite interruptions (10 phrases × slt/rms) and the 10 recordings whole; said 1.2 s or more into the bot's story reply, over a −53 dBFS room bed",
+        method: "policy: bargeIn.backchannels true; anyWord: the default (any word confirms). backchannelInterruptRate: backchannel items whose outcome was an interruption; realInterruptConfirmMs: onset → the interruption event (context time) of real interruptions that interrupted. An item whose reply ended under it is said again once (voided).",
+        perTrial: backchannelTrials,
+      },
       // Turns the session took that no fixture asked for (late STT words after a flush timeout), left out above.
       phantomTurns: r.phantoms,
       sampleRate: r.sampleRate,

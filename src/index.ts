@@ -105,6 +105,8 @@ export { VoiceSession } from "./session/voice-session.js";
 export { backoffReconnectPolicy } from "./session/reconnect-policy.js";
 export { BACKCHANNEL_WORDS_EN } from "./session/backchannel.js";
 export type { BackchannelEvent, BackchannelOptions } from "./session/backchannel.js";
+export { CONTINUATION_WORDS_EN } from "./session/turn-end.js";
+export type { HoldUnfinishedOptions } from "./session/turn-end.js";
 export type { ReconnectPolicy, ReconnectContext, BackoffPolicyOptions } from "./session/reconnect-policy.js";
 export type {
   VoiceSessionOptions,

@@ -5,6 +5,7 @@
  */
 import { ConfigError } from "../errors.js";
 import { backchannelPolicyOf } from "./backchannel.js";
+import { turnEndPolicyOf } from "./turn-end.js";
 import type { TurnConfig } from "./turn-machine.js";
 import type { VoiceSessionOptions } from "./types.js";
 
@@ -97,5 +98,7 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     // Words near the bot's audio need real speech to vouch for them only with the guard on.
     vouchWordsMs: echoGuardEnabled(options) ? echoWordWindowMs(options) : undefined,
     backchannel: backchannelPolicyOf(options.bargeIn?.backchannels),
+    // On by default (with the VAD's 300 ms of silence, components.ts): README, "Turn-taking".
+    turnEnd: turnEndPolicyOf(options.turn?.holdUnfinished ?? true),
   };
 }

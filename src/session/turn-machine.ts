@@ -14,6 +14,7 @@
 import { isBackchannel } from "./backchannel.js";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BackchannelWait, type BargeInReason } from "./barge-in.js";
 import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
+import { looksUnfinished } from "./turn-end.js";
 import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
 import type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
 
@@ -34,6 +35,7 @@ export const INITIAL_TURN_STATE: TurnState = {
   realSpeechAt: -Infinity,
   voiceEnd: undefined,
   heldWords: [],
+  holdUntil: undefined,
 };
 
 type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnConfig) => TurnStep;
@@ -62,7 +64,9 @@ const HANDLERS: Handlers = {
   },
 
   // With backchannels, speech confirms only by its words, or at its end by having lasted `maxMs`.
-  speechRealStart: (s, e, config) => then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at }, e.at, config), (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at))),
+  // A held turn goes on (holdUntil cleared): its words stay, and this speech adds to them.
+  speechRealStart: (s, e, config) =>
+    then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at, holdUntil: undefined }, e.at, config), (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at))),
 
   speechEnd: (s, e, config) => {
     const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at, voiceEnd: e.voiceEnd }, e.at, config);
@@ -80,7 +84,9 @@ const HANDLERS: Handlers = {
       return { state: { ...quiet, bargeIn: misfired.bargeIn, userWords: s.userWords.slice(0, misfired.wordsBefore) }, effects: [...echo, ...misfired.effects] };
     }
     const next = s.phase === "user_speaking" && s.userWords.length === 0 ? to(quiet, "listening") : same(quiet);
-    return { state: next.state, effects: [...echo, ...next.effects] };
+    // A cough during a held turn: the hold stands, and its timer (which may have come meanwhile) is asked again.
+    const hold: TurnEffect[] = s.holdUntil === undefined ? [] : [{ kind: "armTimer", at: s.holdUntil }];
+    return { state: next.state, effects: [...echo, ...next.effects, ...hold] };
   },
 
   word: (s, e, config) => {
@@ -121,8 +127,9 @@ const HANDLERS: Handlers = {
     return { state: { ...s, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
   },
 
+  // Not during a held turn: it was flushed already, and its hold decides (a pause there would only restart it).
   sttPause: (s, e, config) =>
-    !config.pushToTalk &&
+    !config.pushToTalk && s.holdUntil === undefined &&
     e.probability >= config.pauseThreshold && s.userWords.length > 0 && !s.vadSpeaking && userHasFloor(s) ? endUserTurn(s) : same(s),
 
   sttMarker: (s) => same({ ...s, lateWords: false }),
@@ -131,10 +138,17 @@ const HANDLERS: Handlers = {
 
   sttLost: (s) => linkChanged(s, { ...s, sttDown: true }),
 
-  turnFlushed: (s, e) => {
+  turnFlushed: (s, e, config) => {
     const text = s.userWords.join(" ").trim();
     const flushed = { ...s, endingTurn: false, userWords: [] };
     if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
+    // Unfinished words (turn-end.ts), or the user already speaking again: the turn goes on (held until holdMs).
+    const policy = config.turnEnd;
+    if (policy && !config.pushToTalk && !s.reply && (s.vadSpeaking || looksUnfinished(policy, text))) {
+      if (s.vadSpeaking) return same({ ...s, endingTurn: false });
+      const holdUntil = e.at + policy.holdMs;
+      return { state: { ...s, endingTurn: false, holdUntil }, effects: [{ kind: "armTimer", at: holdUntil }] };
+    }
     return startReply(flushed, text, e.missed);
   },
 
@@ -157,8 +171,13 @@ const HANDLERS: Handlers = {
 
   interrupt: (s, e) => interrupt(s, e.reason, undefined),
 
-  // The word wait after a short utterance over the bot is over, and no word came: it was a hum, a laugh, a backchannel.
-  bargeInTimer: (s, e, config) => {
+  timer: (s, e, config) => {
+    // A held turn's time is up with no more speech: it is answered as it stands.
+    if (s.holdUntil !== undefined && !s.vadSpeaking && e.at >= s.holdUntil) {
+      const text = s.userWords.join(" ").trim();
+      return text ? startReply({ ...s, userWords: [] }, text, false) : same({ ...s, holdUntil: undefined });
+    }
+    // The word wait after a short utterance over the bot is over, and no word came: it was a hum, a laugh, a backchannel.
     const wait = backchannelWait(s);
     if (!wait || !config.backchannel || wait.endedAt === undefined || wait.speechMs === undefined) return same(s);
     return e.at < wait.endedAt + config.backchannel.wordWaitMs ? same(s) : backchannelHeard(s, wait, wait.speechMs);
@@ -231,7 +250,7 @@ function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined
   const speechMs = voiceEnd !== undefined && wait.onsetContextTime !== undefined ? Math.max(0, (voiceEnd - wait.onsetContextTime) * 1000) : at - wait.speechAt;
   if (speechMs >= policy.maxMs) return confirm(s, "speech", at);
   if (wait.words.length > 0) return backchannelHeard(s, wait, speechMs);
-  return { state: withWait(s, { ...wait, endedAt: at, speechMs }), effects: [{ kind: "armBargeInTimer", at: at + policy.wordWaitMs }] };
+  return { state: withWait(s, { ...wait, endedAt: at, speechMs }), effects: [{ kind: "armTimer", at: at + policy.wordWaitMs }] };
 }
 
 /** Only backchannels (or no words) came: the reply goes on where it paused, and the user's words are as before. */
@@ -300,7 +319,7 @@ function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
 function startReply(s: TurnState, text: string, lateWords: boolean): TurnStep {
   const generation = s.generation + 1;
   return {
-    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords },
+    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined },
     effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), { kind: "startReply", generation }],
   };
 }

@@ -7,6 +7,7 @@ import type { BackchannelPolicy } from "./backchannel.js";
 import type { BargeIn, PlaybackEffect } from "./barge-in.js";
 import type { FloorPhase } from "./floor.js";
 import type { HeldWord } from "./held-words.js";
+import type { TurnEndPolicy } from "./turn-end.js";
 import type { InterruptionEvent, SessionState } from "./types.js";
 
 export interface TurnConfig {
@@ -28,6 +29,8 @@ export interface TurnConfig {
   vouchWordsMs?: number;
   /** `bargeIn.backchannels`: a listener's "yeah" over the bot does not interrupt (backchannel.ts). Undefined: off. */
   backchannel?: BackchannelPolicy;
+  /** `turn.holdUnfinished`: a turn whose last word leaves it unfinished waits for more speech (turn-end.ts). Undefined: off. */
+  turnEnd?: TurnEndPolicy;
 }
 
 export interface TurnState {
@@ -63,6 +66,12 @@ export interface TurnState {
    * user's, a misfire or the window passing makes them echo.
    */
   readonly heldWords: readonly HeldWord[];
+  /**
+   * The user's turn was flushed and its words left it unfinished (turn-end.ts):
+   * it is answered at this time (ms) unless the user speaks again first.
+   * Undefined: no turn is held.
+   */
+  readonly holdUntil: number | undefined;
 }
 
 export type InterruptReason = InterruptionEvent["reason"];
@@ -94,15 +103,15 @@ export type TurnEvent =
   | { kind: "sttConnected" }
   /** The STT stream failed; the link reconnects it (the user is not heard until `sttConnected`). */
   | { kind: "sttLost" }
-  /** The `endUserTurn` effect is done; `missed`: the STT did not confirm its last words in time. */
-  | { kind: "turnFlushed"; missed: boolean }
+  /** The `endUserTurn` effect is done (at `at`, ms); `missed`: the STT did not confirm its last words in time. */
+  | { kind: "turnFlushed"; missed: boolean; at: number }
   /** The first sample of reply `generation` is audible. */
   | { kind: "replyAudible"; generation: number }
   /** Reply `generation` has played out (or ended with no audio). */
   | { kind: "replyDone"; generation: number }
   | { kind: "interrupt"; reason: "api" | "stall" }
-  /** The time an `armBargeInTimer` effect asked for has come. */
-  | { kind: "bargeInTimer"; at: number }
+  /** The time an `armTimer` effect asked for has come (the machine's one timer: a backchannel's word wait, a held turn). */
+  | { kind: "timer"; at: number }
   /** sendText(): a user turn typed instead of spoken. */
   | { kind: "text"; text: string }
   /** Push-to-talk: the app's button went down (startTurn()) or up (endTurn()). */
@@ -128,8 +137,8 @@ export type TurnEffect =
   | { kind: "endUserTurn"; voiceEnd: number | undefined }
   /** The user's turn goes into the history, final. */
   | { kind: "addUserMessage"; text: string }
-  /** Send `bargeInTimer` at `at` (one timer: a new one replaces the last). */
-  | { kind: "armBargeInTimer"; at: number }
+  /** Send `timer` at `at` (one timer: a new one replaces the last). */
+  | { kind: "armTimer"; at: number }
   /** The speech over the bot was a backchannel: its pause resumed, and it is no user turn. */
   | { kind: "backchannel"; words: readonly string[]; speechMs: number }
   /** Make `generation` the player's current one: older audio is fenced off. */

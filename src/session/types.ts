@@ -1,4 +1,6 @@
 /** VoiceSession's options, events and metrics: all public. */
+import type { TurnOptions } from "./turn-options.js";
+export type { TurnOptions } from "./turn-options.js";
 import type { AssetUrls } from "../assets/asset-urls.js";
 import type { BargeinError } from "../errors.js";
 import type { LlmProvider, SpeechToSpeechProvider, SttProvider, TtsProvider } from "../providers/types.js";
@@ -78,30 +80,6 @@ export interface HistorySeed {
 }
 
 
-export interface TurnOptions {
-  /**
-   * End the user's turn when the STT's pause probability reaches this (0..1),
-   * if the STT gives one and the user said a word. Default 0.8.
-   * Set to 1.01 to end turns on the VAD's speech end only.
-   */
-  pauseThreshold?: number;
-  /** How long to wait (ms) for the STT to return the last words after a turn ends. Default 1500. */
-  flushTimeoutMs?: number;
-  /**
-   * A reply whose LLM and TTS both send nothing for this long (ms) while it is
-   * still being generated is cut off: a `warning` names the stalled service,
-   * an `interruption` with reason "stall" keeps what was heard, and the
-   * session listens again. Default 8000.
-   */
-  replyStallMs?: number;
-  /**
-   * Who ends the user's turn. "vad" (default): the VAD's speech end or the
-   * STT's pause. "push-to-talk": the app's button. The microphone is muted
-   * except between `startTurn()` and `endTurn()`, and only `endTurn()` ends
-   * the turn. Speech while the button is held over the bot barges in as usual.
-   */
-  mode?: "vad" | "push-to-talk";
-}
 
 export interface VoiceSessionOptions {
   /** The cascaded trio: speech to text, a language model, text to speech. Required unless `realtime` is given. */

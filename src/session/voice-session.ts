@@ -73,8 +73,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   #lastUser: UserMessage | undefined;
   /** When the user's turn was decided over, how long the STT took to confirm it, and where the voice ended. */
   #turnTiming: TurnTiming = { speechEndAt: 0 };
-  /** The turn machine's one timer (armBargeInTimer: the backchannel policy's deadlines). */
-  #bargeInTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The turn machine's one timer (armTimer: a backchannel's word wait, a held turn's end). */
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(given: VoiceSessionOptions) {
     super();
@@ -271,7 +271,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   async #stopOnce(): Promise<void> {
     // The words said so far and the heard part of a reply stay in the history.
     this.#dispatch({ kind: "stop" });
-    clearTimeout(this.#bargeInTimer);
+    clearTimeout(this.#timer);
     this.#replies.clear();
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
@@ -331,10 +331,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         return components?.player.resume(effect.token);
       case "armAutoPause":
         return components?.vad.setAutoPause(effect.token);
-      case "armBargeInTimer": {
-        clearTimeout(this.#bargeInTimer);
+      case "armTimer": {
+        clearTimeout(this.#timer);
         const at = effect.at;
-        this.#bargeInTimer = setTimeout(() => this.#dispatch({ kind: "bargeInTimer", at }), Math.max(0, at - performance.now()));
+        this.#timer = setTimeout(() => this.#dispatch({ kind: "timer", at }), Math.max(0, at - performance.now()));
         return;
       }
       case "backchannel":
@@ -386,7 +386,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       this.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: flushed.cause });
     }
     this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt, voiceEnd };
-    this.#dispatch({ kind: "turnFlushed", missed: flushed.missed });
+    this.#dispatch({ kind: "turnFlushed", missed: flushed.missed, at: performance.now() });
   }
 
   // ─── plumbing ─────────────────────────────────────────────────────────────

@@ -67,13 +67,13 @@ describe("turn machine with backchannels", () => {
 
   test("speech that ends before any word waits wordWaitMs for one: a backchannel then lets the bot go on at once, none lets it go on when the wait is over", () => {
     const ended = run(overBot([], 300), botSpeaking());
-    expect(ended.effects.at(-1)).toEqual({ kind: "armBargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs });
+    expect(ended.effects.at(-1)).toEqual({ kind: "armTimer", at: ONSET + 300 + POLICY.wordWaitMs });
     expect(run([{ kind: "word", text: "mhm", at: ONSET + 500 }], ended.state).effects).toEqual([
       { kind: "resumePlayback", token: 1 },
       { kind: "backchannel", words: ["mhm"], speechMs: 300 },
     ]);
-    expect(run([{ kind: "bargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs - 1 }], ended.state).effects).toEqual([]);
-    expect(run([{ kind: "bargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs }], ended.state).effects).toEqual([
+    expect(run([{ kind: "timer", at: ONSET + 300 + POLICY.wordWaitMs - 1 }], ended.state).effects).toEqual([]);
+    expect(run([{ kind: "timer", at: ONSET + 300 + POLICY.wordWaitMs }], ended.state).effects).toEqual([
       { kind: "resumePlayback", token: 1 },
       { kind: "backchannel", words: [], speechMs: 300 },
     ]);
@@ -107,7 +107,7 @@ describe("turn machine with backchannels", () => {
     const first = run(overBot([], 300), botSpeaking()).state;
     const again = run([{ kind: "speechStart", pausedByWorker: false, at: ONSET + 500 }], first);
     expect(again.effects).toEqual([]);
-    expect(run([{ kind: "bargeInTimer", at: ONSET + 300 + POLICY.wordWaitMs }], again.state).effects).toEqual([]);
+    expect(run([{ kind: "timer", at: ONSET + 300 + POLICY.wordWaitMs }], again.state).effects).toEqual([]);
     const done = run([{ kind: "word", text: "yeah", at: ONSET + 700 }, { kind: "speechEnd", at: ONSET + 900 }], again.state);
     expect(done.effects).toEqual([
       { kind: "resumePlayback", token: 1 },

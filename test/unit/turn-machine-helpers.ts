@@ -25,7 +25,7 @@ export function botSpeakingState(config = BASE_CONFIG): TurnState {
       { kind: "word", text: "hello", at: 100 },
       { kind: "word", text: "there", at: 200 },
       { kind: "speechEnd", at: 900 },
-      { kind: "turnFlushed", missed: false },
+      { kind: "turnFlushed", missed: false, at: 0 },
       { kind: "replyAudible", generation: 1 },
     ],
     INITIAL_TURN_STATE,

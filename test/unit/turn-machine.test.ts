@@ -24,7 +24,7 @@ describe("turn machine", () => {
     ]);
     expect(state.phase).toBe("user_speaking");
     expect(kinds(effects)).toEqual(["state:listening", "state:user_speaking", "userTranscript", "endUserTurn"]);
-    const flushed = run([{ kind: "turnFlushed", missed: false }], state);
+    const flushed = run([{ kind: "turnFlushed", missed: false, at: 0 }], state);
     expect(flushed.effects).toEqual([
       { kind: "addUserMessage", text: "hello" },
       { kind: "fence", generation: 1 },
@@ -54,16 +54,16 @@ describe("turn machine", () => {
 
   test("a turn with no words goes back to listening, or to user_speaking when the user started again", () => {
     const ending = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "speechEnd", at: 500 }]).state;
-    expect(run([{ kind: "turnFlushed", missed: false }], ending).effects).toEqual([{ kind: "setState", state: "listening" }]);
+    expect(run([{ kind: "turnFlushed", missed: false, at: 0 }], ending).effects).toEqual([{ kind: "setState", state: "listening" }]);
     const again = run([{ kind: "speechStart", pausedByWorker: false, at: 600 }], ending).state;
-    const flushed = run([{ kind: "turnFlushed", missed: false }], again);
+    const flushed = run([{ kind: "turnFlushed", missed: false, at: 0 }], again);
     expect(flushed.effects).toEqual([]);
     expect(flushed.state.phase).toBe("user_speaking");
   });
 
   test("a missed flush sends the STT's late words to the last user message, until its marker or a new stream", () => {
     const ending = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "word", text: "turn", at: 1 }, { kind: "speechEnd", at: 2 }]).state;
-    const missed = run([{ kind: "turnFlushed", missed: true }, { kind: "word", text: "lights", at: 3 }], ending);
+    const missed = run([{ kind: "turnFlushed", missed: true, at: 0 }, { kind: "word", text: "lights", at: 3 }], ending);
     expect(missed.effects.at(-1)).toEqual({ kind: "lateUserWord", text: "lights" });
     expect(missed.state.userWords).toEqual([]);
     for (const end of [{ kind: "sttMarker" }, { kind: "sttConnected" }] as const) {
@@ -317,7 +317,7 @@ describe("turn machine: where the voice ended (for voiceToVoiceMs, test/unit/voi
       { kind: "listen" },
       { kind: "speechStart", pausedByWorker: false, at: 0 },
       { kind: "speechEnd", at: 700, voiceEnd: 1.0 }, // a cough: the STT has no words for it
-      { kind: "turnFlushed", missed: false },
+      { kind: "turnFlushed", missed: false, at: 0 },
       { kind: "speechStart", pausedByWorker: false, at: 900 },
       { kind: "word", text: "hello", at: 1100 },
       { kind: "sttPause", probability: 0.9 }, // the VAD still hears speech: not the end

@@ -28,7 +28,7 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   const clock = new ClockMap(context);
   const ttsStreams = [];
   const chat = openaiChat({ url: `${location.origin}/v1`, model: "eliza" });
-  const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], vad: [], thinkingAt: [] };
+  const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], backchannels: [], vad: [], thinkingAt: [] };
   const session = new VoiceSession({
     stt,
     tts: observedTts(tts, ttsStreams, clock),
@@ -48,6 +48,7 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   session.on("overload", (e) => log.overloads.push({ ...e, contextTime: context.currentTime }));
   session.on("turn", (e) => log.turns.push({ ...e, at: performance.now() }));
   session.on("interruption", (e) => log.interruptions.push({ ...e, contextTime: context.currentTime, at: performance.now() }));
+  session.on("backchannel", (e) => log.backchannels.push({ ...e, contextTime: context.currentTime }));
   session.on("vad", (e) => e.kind !== "meter" && log.vad.push({ kind: e.kind, direct: e.direct, contextTime: e.contextTime }));
 
   const buffers = new Map();
@@ -58,14 +59,16 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
    */
   async function say(name, { onsetAt } = {}) {
     if (!buffers.has(name)) {
-      // "human/…": a recording of a real person, copied here by bench/lib/human-speech.mjs.
-      const base = name.startsWith("human/") ? `/bench/pages/session/${name}` : `/test/fixtures/speech/${name}`;
+      // "human/…": a recording of a real person, copied here by bench/lib/human-speech.mjs; "backchannel/…": the
+      // turn bench's corpora (bench/lib/backchannel-corpus.mjs, turn-corpus.mjs). All are labelled; flite's fixtures are measured.
+      const labelled = ["human/", "backchannel/", "turn-corpus/"].some((prefix) => name.startsWith(prefix));
+      const base = labelled ? `/bench/pages/session/${name}` : `/test/fixtures/speech/${name}`;
       const data = await (await fetch(`${base}.wav`)).arrayBuffer();
       const buffer = await context.decodeAudioData(data);
       const meta = await (await fetch(`${base}.json`)).json();
       // A recording of a person has its onset labelled (bench/lib/human-speech.mjs: 20 ms held, so a click
-      // before the first word is not its onset); flite's clean fixtures are measured as they decode.
-      const onsetS = name.startsWith("human/") ? meta.onsetSamples / meta.sampleRate : envelopeOnsetSeconds(buffer);
+      // before the first word is not its onset).
+      const onsetS = labelled ? meta.onsetSamples / meta.sampleRate : envelopeOnsetSeconds(buffer);
       buffers.set(name, { buffer, meta, onsetS });
     }
     const { buffer, meta, onsetS } = buffers.get(name);

@@ -1,0 +1,75 @@
+// `npm run bench -- turn`, the turn-taking part (issue #19): each utterance of
+// the corpus (bench/lib/turn-corpus.mjs: pauses inside, the turn's true end
+// labelled) is said once the session listens, under one end-of-turn policy
+// (`sessionOptions`), and measured from the recording and the session's log:
+// - premature: a reply began (bot_thinking) before the labelled end: the
+//   user's words went into two turns;
+// - voiceToVoiceTruthMs: the labelled end → the first sample of the reply
+//   that began after it, in the recording, plus the output latency; beside
+//   it the session's own `voiceToVoiceMs` for that reply;
+// - llmRequests / wastedLlmRequests: replies started for the utterance, and
+//   those never heard (cancelled before their first audible sample).
+import { makeBenchSession, sessionDetail, until, windowView } from "./bench-session.js";
+
+/** Louder than this is "loud" for the first audible sample (-40 dBFS), as in turn.js. */
+const LOUD = 0.01;
+/** After the labelled end, how long a reply may take to start before the utterance counts as unanswered. */
+const ANSWER_S = 8;
+
+async function run({ sessionOptions = {}, items, gapMs = 500 }) {
+  const t = await makeBenchSession({ sessionOptions });
+  const heardAt = new Map();
+  t.session.on("turn", (e) => heardAt.set(e.turn, e));
+  await t.session.start();
+  const sampleRate = t.context.sampleRate;
+  const outputLatency = (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0);
+  const waitFor = (cond, ms, what) => until(cond, ms, what).catch((err) => Promise.reject(new Error(`${err.message} (${sessionDetail(t)})`, { cause: err })));
+  const results = [];
+  try {
+    for (const item of items) {
+      await waitFor(() => t.session.state === "listening", 30000, "listening");
+      await new Promise((r) => setTimeout(r, gapMs));
+      const repliesBefore = t.log.thinkingAt.length;
+      const streamsBefore = t.ttsStreams.length;
+      const turnsBefore = t.log.turns.length;
+      const spoken = await t.say(item.name);
+      // Answered: a reply began after the labelled end, and the session listens again after it.
+      await waitFor(() => t.log.thinkingAt.slice(repliesBefore).some((at) => at > spoken.speechEnd) || t.context.currentTime > spoken.speechEnd + ANSWER_S, (spoken.end - t.context.currentTime + ANSWER_S + 5) * 1000, `a reply to ${item.name}`);
+      await waitFor(() => t.session.state === "listening" && t.context.currentTime > spoken.end, 45000, `the reply to ${item.name} played`);
+      const starts = t.log.thinkingAt.slice(repliesBefore);
+      const premature = starts.some((at) => at < spoken.speechEnd);
+      const answerIndex = starts.findIndex((at) => at > spoken.speechEnd);
+      const turns = t.log.turns.slice(turnsBefore);
+      const streams = t.ttsStreams.slice(streamsBefore);
+      let truth = null;
+      let sdk = null;
+      if (!premature && answerIndex >= 0) {
+        const tts = streams[answerIndex];
+        const rec = await t.recording(spoken.speechEnd - 0.05, t.context.currentTime);
+        const view = windowView(rec, sampleRate);
+        const firstLoud = view.firstLoud(view.index(spoken.speechEnd), view.length, LOUD);
+        if (firstLoud >= 0 && tts) truth = ((view.timeOf(firstLoud) - (tts.firstLoudS ?? 0) + outputLatency - spoken.speechEnd) * 1000);
+        sdk = turns.find((m) => !m.interrupted)?.voiceToVoiceMs ?? null;
+      }
+      results.push({
+        name: item.name,
+        kind: item.kind,
+        pauses: item.pauses,
+        premature,
+        answered: answerIndex >= 0,
+        userTurns: starts.length,
+        llmRequests: starts.length,
+        wastedLlmRequests: turns.filter((m) => m.voiceToVoiceMs === undefined).length,
+        voiceToVoiceTruthMs: truth === null ? null : Math.round(truth * 10) / 10,
+        voiceToVoiceMs: sdk === null ? null : Math.round(sdk * 10) / 10,
+        heard: t.session.history.filter((m) => m.role === "user").slice(-starts.length).map((m) => m.text),
+      });
+    }
+  } finally {
+    await t.close();
+  }
+  return { results, outputLatency, errors: t.log.errors, warnings: t.log.warnings.slice(0, 20), csp: window.cspViolations };
+}
+
+window.bench = { run };
+window.benchReady = true;

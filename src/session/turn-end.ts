@@ -1,0 +1,66 @@
+/**
+ * The end of the user's turn by its words: after the VAD's silence, a turn
+ * whose last word leaves it unfinished ("I want to go to…", "and…", "um…")
+ * is held open a while longer for the user to go on; one that reads as
+ * finished ends at once. So the VAD's silence (`vad.redemptionMs`) can be
+ * short, answering a finished question sooner, while a hesitation after
+ * "to" or "and" does not split the user's words into two turns.
+ *
+ * The words judged are the STT's, after its flush at the VAD's end of speech
+ * (so the last word is in), lower-cased, letters and digits only. Only the
+ * last word counts: a list of English function words, fillers and
+ * continuations (CONTINUATION_WORDS_EN), configurable per language.
+ *
+ * Pure: no clock, no I/O; the turn machine applies it at `turnFlushed`.
+ */
+import { ConfigError } from "../errors.js";
+import { normaliseWord } from "./backchannel.js";
+
+/** `turn.holdUnfinished`: true for the defaults, or these. */
+export interface HoldUnfinishedOptions {
+  /** How long (ms) after the flush an unfinished turn waits for more speech before it is answered anyway. Default 700. */
+  holdMs?: number;
+  /** Last words that leave a turn unfinished. Default CONTINUATION_WORDS_EN. */
+  words?: readonly string[];
+}
+
+export interface TurnEndPolicy {
+  readonly holdMs: number;
+  readonly words: ReadonlySet<string>;
+}
+
+export const HOLD_UNFINISHED_DEFAULTS = { holdMs: 700 };
+
+/**
+ * English words after which a sentence is seldom over: conjunctions,
+ * articles, prepositions, possessives, auxiliaries and fillers. Not nouns,
+ * verbs at a clause's end, or "please", "thanks", "yes", "no".
+ */
+export const CONTINUATION_WORDS_EN: readonly string[] = [
+  "and", "but", "or", "so", "because", "if", "when", "then", "that", "which", "who", "while", "although", "unless", "than",
+  "the", "a", "an", "some", "any", "this", "these", "those", "every", "each",
+  "to", "of", "in", "on", "at", "for", "with", "from", "by", "about", "into", "like", "as", "between", "after", "before",
+  "my", "your", "his", "her", "our", "their", "its",
+  "i", "we", "you", "he", "she", "they", "it's", "i'm",
+  "is", "are", "was", "were", "be", "am", "have", "has", "had", "do", "does", "did", "can", "could", "will", "would", "should", "want", "wanna", "gonna",
+  "um", "uh", "er", "erm", "hmm", "mm", "like", "well", "also", "maybe", "just",
+];
+
+/** The policy for `turn.holdUnfinished`, or undefined when it is off. Throws a ConfigError naming a bad value. */
+export function turnEndPolicyOf(option: boolean | HoldUnfinishedOptions | undefined): TurnEndPolicy | undefined {
+  if (option === undefined || option === false) return undefined;
+  const given = option === true ? {} : option;
+  if (typeof given !== "object" || given === null) throw new ConfigError(`VoiceSession: \`turn.holdUnfinished\` must be true, false or an object, not ${JSON.stringify(option)}`);
+  const holdMs = given.holdMs ?? HOLD_UNFINISHED_DEFAULTS.holdMs;
+  if (!(Number.isFinite(holdMs) && holdMs >= 0)) throw new ConfigError(`VoiceSession: \`turn.holdUnfinished.holdMs\` must be a number of ms ≥ 0, not ${holdMs}`);
+  const words = given.words ?? CONTINUATION_WORDS_EN;
+  if (!Array.isArray(words) || words.some((w) => typeof w !== "string")) throw new ConfigError("VoiceSession: `turn.holdUnfinished.words` must be an array of strings");
+  return { holdMs, words: new Set(words.map(normaliseWord).filter((w) => w.length > 0)) };
+}
+
+/** True when the turn's last word leaves it unfinished. An empty text is not (there is nothing to hold). */
+export function looksUnfinished(policy: TurnEndPolicy, text: string): boolean {
+  const last = text.trim().split(/\s+/).at(-1) ?? "";
+  const word = normaliseWord(last);
+  return word.length > 0 && policy.words.has(word);
+}

@@ -1,0 +1,38 @@
+/** `VoiceSessionOptions.turn`: when the user's turn ends (public; apart from types.ts for its length). */
+import type { HoldUnfinishedOptions } from "./turn-end.js";
+
+export interface TurnOptions {
+  /**
+   * End the user's turn when the STT's pause probability reaches this (0..1),
+   * if the STT gives one and the user said a word. Default 0.8.
+   * Set to 1.01 to end turns on the VAD's speech end only.
+   */
+  pauseThreshold?: number;
+  /** How long to wait (ms) for the STT to return the last words after a turn ends. Default 1500. */
+  flushTimeoutMs?: number;
+  /**
+   * After the VAD's end of speech and the STT's flush, a turn whose last word
+   * leaves it unfinished ("…and", "…to the", "um") waits `holdMs` (700) more
+   * for the user to go on, and one the user is already continuing goes on;
+   * any other turn is answered at once. With it, a shorter `vad.redemptionMs`
+   * answers finished turns sooner without splitting hesitations. `true` or
+   * `{ holdMs, words }` (`words`: the last words that leave a turn
+   * unfinished, default `CONTINUATION_WORDS_EN`). `false` turns it off.
+   * Default on, with the VAD's 300 ms of silence (README, "Turn-taking").
+   */
+  holdUnfinished?: boolean | HoldUnfinishedOptions;
+  /**
+   * A reply whose LLM and TTS both send nothing for this long (ms) while it is
+   * still being generated is cut off: a `warning` names the stalled service,
+   * an `interruption` with reason "stall" keeps what was heard, and the
+   * session listens again. Default 8000.
+   */
+  replyStallMs?: number;
+  /**
+   * Who ends the user's turn. "vad" (default): the VAD's speech end or the
+   * STT's pause. "push-to-talk": the app's button. The microphone is muted
+   * except between `startTurn()` and `endTurn()`, and only `endTurn()` ends
+   * the turn. Speech while the button is held over the bot barges in as usual.
+   */
+  mode?: "vad" | "push-to-talk";
+}
