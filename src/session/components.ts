@@ -22,9 +22,9 @@ const UPLINK_FRAME_MS = (rate: number) => (rate === 24000 ? 80 : 20);
  * utterances; a conversation wants the turn back sooner. 300 ms, with the
  * turn-end policy's hold of a turn whose words are unfinished
  * (`turn.holdUnfinished`, on by default): chosen by `npm run bench -- turn`
- * on 50 utterances with pauses, where it answered 210 ms sooner at p50 than
- * 600 ms alone (793 against 1,003 ms voice to voice) with fewer premature
- * ends (52 % against 56 %) and fewer wasted requests (README, "Turn-taking").
+ * on 50 utterances with pauses, where it answered about 240 ms sooner at p50
+ * than 600 ms alone (796 against 1,040 ms voice to voice) with fewer premature
+ * ends (48 % against 58 %) and fewer wasted requests (README, "Turn-taking").
  */
 const DEFAULT_REDEMPTION_MS = 300;
 

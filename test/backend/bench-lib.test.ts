@@ -59,6 +59,23 @@ function runProcess(args: string[], env: Record<string, string>) {
   return { child, done, stdout: () => stdout };
 }
 
+/** A bench runner whose body waits for ever, once its reference backend (on `port`) is up: the runner and the backend's pid. */
+async function benchRunnerWithBackend(port: number) {
+  const run = runNode(
+    `import { withBench } from "./bench/lib/with-bench.mjs";
+     await withBench({ port: ${port}, browser: false }, async ({ server }) => {
+       console.log("READY " + server.pid);
+       await new Promise(() => {});
+     });`,
+    {},
+  );
+  const deadline = Date.now() + 60_000;
+  while (!/READY \d+/.test(run.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const pid = Number(/READY (\d+)/.exec(run.stdout())?.[1]);
+  expect(existsSync(`/proc/${pid}`)).toBe(true);
+  return { run, pid };
+}
+
 let squatter: Pick<Server, "close"> | undefined;
 afterEach(async () => {
   await new Promise<void>((resolve) => (squatter ? squatter.close(() => resolve()) : resolve()));
@@ -151,18 +168,7 @@ describe("withBench", () => {
 
   test("SIGTERM to a bench runner stops the backend it started and exits 143", async () => {
     const port = 8815;
-    const run = runNode(
-      `import { withBench } from "./bench/lib/with-bench.mjs";
-       await withBench({ port: ${port}, browser: false }, async ({ server }) => {
-         console.log("READY " + server.pid);
-         await new Promise(() => {});
-       });`,
-      {},
-    );
-    const deadline = Date.now() + 60_000;
-    while (!/READY \d+/.test(run.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const pid = Number(/READY (\d+)/.exec(run.stdout())?.[1]);
-    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    const { run, pid } = await benchRunnerWithBackend(port);
     run.child.kill("SIGTERM");
     const r = await run.done;
     expect(r.code).toBe(143);
@@ -173,18 +179,7 @@ describe("withBench", () => {
 
   test("SIGKILL to a bench runner (no finally runs): the backend it started notices its parent is gone and exits within 3 s, freeing the port", async () => {
     const port = 8817;
-    const run = runNode(
-      `import { withBench } from "./bench/lib/with-bench.mjs";
-       await withBench({ port: ${port}, browser: false }, async ({ server }) => {
-         console.log("READY " + server.pid);
-         await new Promise(() => {});
-       });`,
-      {},
-    );
-    const deadline = Date.now() + 60_000;
-    while (!/READY \d+/.test(run.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const pid = Number(/READY (\d+)/.exec(run.stdout())?.[1]);
-    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    const { run, pid } = await benchRunnerWithBackend(port);
     run.child.kill("SIGKILL");
     const killedAt = Date.now();
     await run.done;

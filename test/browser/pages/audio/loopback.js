@@ -6,6 +6,7 @@
 // test/browser/output-route.spec.ts.
 import { Player, VoiceSession, openWebrtcLoopback } from "/dist/bargein.js";
 import { referenceProvider } from "../session/reference-providers.js";
+import { recorderNode, snapshot } from "./recorder-node.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,14 +52,7 @@ async function run({ count = 4 } = {}) {
   const openMs = performance.now() - openedAt;
   const player = new Player({ context, assetsPath: "/dist/", destination: route.input });
   await player.start();
-  const recorder = new AudioWorkletNode(context, "test-recorder", {
-    numberOfInputs: 1,
-    numberOfOutputs: 1,
-    outputChannelCount: [1],
-    channelCount: 1,
-    channelCountMode: "explicit",
-    processorOptions: { capacity: Math.ceil(context.sampleRate * (count * 1.5 + 4)) },
-  });
+  const recorder = recorderNode(context, count * 1.5 + 4);
   const mute = context.createGain();
   mute.gain.value = 0;
   recorder.connect(mute).connect(context.destination);
@@ -78,10 +72,7 @@ async function run({ count = 4 } = {}) {
     events.push({ renderedFrame: Math.round(contextTime * rate), pauseFrame });
   }
   await sleep(300);
-  const rec = await new Promise((resolve) => {
-    recorder.port.onmessage = (e) => resolve(e.data);
-    recorder.port.postMessage({ kind: "snapshot" });
-  });
+  const rec = await snapshot(recorder);
   const results = events.map(({ renderedFrame, pauseFrame }) => {
     const heard = firstLoud(rec.samples, renderedFrame - rec.startFrame, 0.05);
     const quiet = firstQuiet(rec.samples, pauseFrame - rec.startFrame, 0.01);
@@ -134,14 +125,7 @@ async function session() {
   s.on("error", (e) => errors.push(`${e.error.name}: ${e.error.message}`));
   s.on("turn", (e) => turns.push(e));
   await s.start();
-  const recorder = new AudioWorkletNode(context, "test-recorder", {
-    numberOfInputs: 1,
-    numberOfOutputs: 1,
-    outputChannelCount: [1],
-    channelCount: 1,
-    channelCountMode: "explicit",
-    processorOptions: { capacity: Math.ceil(context.sampleRate * 30) },
-  });
+  const recorder = recorderNode(context, 30);
   const mute = context.createGain();
   mute.gain.value = 0;
   recorder.connect(mute).connect(context.destination);
@@ -153,10 +137,7 @@ async function session() {
   source.start();
   const deadline = performance.now() + 30000;
   while (performance.now() < deadline && !(s.history.length >= 2 && s.state === "listening")) await sleep(50);
-  const rec = await new Promise((resolve) => {
-    recorder.port.onmessage = (e) => resolve(e.data);
-    recorder.port.postMessage({ kind: "snapshot" });
-  });
+  const rec = await snapshot(recorder);
   let peak = 0;
   for (const v of rec.samples) peak = Math.max(peak, Math.abs(v));
   const history = JSON.parse(JSON.stringify(s.history));

@@ -5,6 +5,7 @@ import { Player } from "/dist/bargein.js";
 import { accountPauses, generationOf, generationSignal, silenceFrom } from "./analysis.js";
 import { prng } from "/test/lib/prng.mjs";
 import { startTicker } from "./ticker.js";
+import { recorderNode } from "./recorder-node.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -12,14 +13,7 @@ async function rig({ prebufferMs, profile, profileClock, seconds = 60 } = {}) {
   const context = new AudioContext();
   await context.audioWorklet.addModule("/test/browser/pages/audio/recorder-worklet.js");
   const clockBuffer = typeof SharedArrayBuffer === "function" && crossOriginIsolated ? new SharedArrayBuffer(4) : undefined;
-  const recorder = new AudioWorkletNode(context, "test-recorder", {
-    numberOfInputs: 1,
-    numberOfOutputs: 1,
-    outputChannelCount: [1],
-    channelCount: 1,
-    channelCountMode: "explicit",
-    processorOptions: { capacity: Math.ceil(context.sampleRate * seconds), clock: clockBuffer },
-  });
+  const recorder = recorderNode(context, seconds, clockBuffer);
   recorder.connect(context.destination);
   const player = new Player({ context, assetsPath: "/dist/", destination: recorder, prebufferMs, profile, profileClock });
   await player.start();

@@ -7,6 +7,7 @@
 import { Player, VadWorker } from "/dist/bargein.js";
 import { accountPauses, generationOf, generationSignal } from "../audio/analysis.js";
 import { loadFixture } from "./fixtures.js";
+import { recorderNode } from "../audio/recorder-node.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const within = (promise, ms) => Promise.race([promise, sleep(ms).then(() => undefined)]);
@@ -18,14 +19,7 @@ const FRAME = 512;
 async function rig({ minSpeechMs, onsetPause = false } = {}) {
   const context = new AudioContext();
   await context.audioWorklet.addModule("/test/browser/pages/audio/recorder-worklet.js");
-  const recorder = new AudioWorkletNode(context, "test-recorder", {
-    numberOfInputs: 1,
-    numberOfOutputs: 1,
-    outputChannelCount: [1],
-    channelCount: 1,
-    channelCountMode: "explicit",
-    processorOptions: { capacity: Math.ceil(context.sampleRate * 20) },
-  });
+  const recorder = recorderNode(context, 20);
   recorder.connect(context.destination);
   const player = new Player({ context, assetsPath: "/dist/", destination: recorder });
   await player.start();
