@@ -24,7 +24,7 @@ import { timeout } from "../util/timeout.js";
 export interface WebrtcLoopback {
   /** Connect the player's node here. */
   readonly input: AudioNode;
-  /** The element that plays the bot (hidden, not in the document). */
+  /** The element that plays the bot (hidden, not in the document); its `setSinkId` moves the bot to another output. */
   readonly element: HTMLAudioElement;
   /**
    * Seconds the loopback adds between the worklet's render and the element's
@@ -33,8 +33,6 @@ export interface WebrtcLoopback {
    * Refreshed once a second; the packet time alone until the first report.
    */
   readonly latency: number;
-  /** Plays the bot on another output (HTMLMediaElement.setSinkId, which leaves the capture's echo cancellation on). */
-  setSinkId(deviceId: string): Promise<void>;
   close(): void;
 }
 
@@ -106,11 +104,6 @@ export async function openWebrtcLoopback(context: AudioContext, { timeoutMs = 50
     element,
     get latency() {
       return latency;
-    },
-    setSinkId: async (deviceId) => {
-      const sink = (element as HTMLAudioElement & { setSinkId?: (id: string) => Promise<void> }).setSinkId;
-      if (typeof sink !== "function") throw new ConfigError("VoiceSession.setOutputDevice(): this browser lacks HTMLMediaElement.setSinkId; let the user pick the output in the system settings");
-      await sink.call(element, deviceId);
     },
     close,
   };

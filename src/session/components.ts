@@ -129,17 +129,21 @@ function watchContext(context: AudioContext, ownsContext: boolean, fn: (e: { sta
 }
 
 /**
+ * Moves the bot's audio to another output: the AudioContext's, or on the
+ * "webrtc-loopback" route the loopback's `<audio>` element's.
  * vad-web #159: in Chromium, AudioContext.setSinkId can turn off the
  * microphone's echo cancellation, which only cancels audio the browser
- * routes itself. bargein's echo guard (`echoGuard`) does not depend on it.
+ * routes itself; the element's does not. bargein's echo guard (`echoGuard`)
+ * depends on neither.
  * https://developer.mozilla.org/en-US/docs/Web/API/AudioContext/setSinkId
  */
-async function setSinkId(context: AudioContext, deviceId: string): Promise<void> {
-  const sink = (context as AudioContext & { setSinkId?: (id: string) => Promise<void> }).setSinkId;
+async function setSinkId(target: AudioContext | HTMLAudioElement, deviceId: string): Promise<void> {
+  const sink = (target as { setSinkId?: (id: string) => Promise<void> }).setSinkId;
   if (typeof sink !== "function") {
-    throw new ConfigError("VoiceSession.setOutputDevice(): this browser lacks AudioContext.setSinkId, so the bot's audio cannot be moved to another output; let the user pick the output in the system settings");
+    const what = target instanceof AudioContext ? "AudioContext.setSinkId" : "HTMLMediaElement.setSinkId";
+    throw new ConfigError(`VoiceSession.setOutputDevice(): this browser lacks ${what}, so the bot's audio cannot be moved to another output; let the user pick the output in the system settings`);
   }
-  await sink.call(context, deviceId);
+  await sink.call(target, deviceId);
 }
 
 function playerPort(player: Player, context: AudioContext, ownsContext: boolean, loopback: WebrtcLoopback | undefined): PlayerPort {
@@ -149,7 +153,7 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean,
   // Rendered → heard: the context's own latency, and the loopback's on that route.
   const outputLatency = () => player.outputLatency + (loopback?.latency ?? 0);
   return {
-    setSinkId: (deviceId) => (loopback ? loopback.setSinkId(deviceId) : setSinkId(context, deviceId)),
+    setSinkId: (deviceId) => setSinkId(loopback?.element ?? context, deviceId),
     level: (bins) => {
       const node = player.node;
       if (!node) return { rmsDb: SILENT_DB };
