@@ -60,9 +60,9 @@ test("useVoiceSession under StrictMode: one microphone, listening, the spoken qu
     };
     await waitFor(replied, 30_000, "the question and a heard reply in the DOM, then listening");
     // levels(): read now, with no re-render; the input is the mic before the mute, so the looping question shows.
-    // Up to one loop of the file (4.7 s: its 2.5 s lead, the question, the tail), until the question shows.
+    // Up to one loop of the file (7.2 s: its 5 s lead, the question, the tail), until the question shows.
     const inputDb: number[] = [];
-    for (let i = 0; i < 220 && !(Math.max(...inputDb) > -50); i++) {
+    for (let i = 0; i < 320 && !(Math.max(...inputDb) > -50); i++) {
       inputDb.push(seen.result.levels().input.rmsDb);
       await settle(25);
     }
