@@ -20,8 +20,11 @@ export interface InputSink {
   counters: SessionCounters;
   /** The VAD's speech start (true) or end (false), for the STT replay. */
   noteSpeech(speaking: boolean): void;
-  /** One uplink frame for the STT; `capturedAtMs` on performance.now()'s clock, when known. */
-  sendAudio(pcm: Float32Array | Int16Array, capturedAtMs?: number): void;
+  /**
+   * One uplink frame for the STT; `capturedAtMs` on performance.now()'s clock, when known;
+   * `capturedAt`, the AudioContext time (s) at the frame's end.
+   */
+  sendAudio(pcm: Float32Array | Int16Array, capturedAtMs?: number, capturedAt?: number): void;
   /** The player's first sample of `generation` is audible at `at` (performance.now()) and `audibleContextTime` (AudioContext s), when known. */
   playbackStarted(generation: number, at: number, audibleContextTime: number | undefined): void;
   /** Is this STT word the bot's own voice heard back, and was the bot audible just now? (echo-words.ts) */
@@ -62,7 +65,7 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     }),
     player.on("started", (e) => sink.playbackStarted(e.generation, e.at, e.audibleContextTime)),
     player.on("ended", (e) => dispatch({ kind: "replyDone", generation: e.generation })),
-    capture.on("frame", (e) => sink.sendAudio(e.pcm, e.capturedAtMs)),
+    capture.on("frame", (e) => sink.sendAudio(e.pcm, e.capturedAtMs, e.capturedAt)),
     capture.on("gap", (e) => sink.counters.captureGap(e.ms)),
     capture.on("echo", (e) => sink.counters.echoStats(e)),
     // Without the microphone or the VAD there is no conversation: end it

@@ -31,6 +31,7 @@ export const INITIAL_TURN_STATE: TurnState = {
   reply: undefined,
   bargeIn: NO_BARGE_IN,
   speechStartAt: -Infinity,
+  speechStartTime: undefined,
   realSpeech: false,
   realSpeechAt: -Infinity,
   voiceEnd: undefined,
@@ -47,7 +48,8 @@ const HANDLERS: Handlers = {
   listen: (s) => (s.phase === "idle" || s.phase === "connecting" ? to(s, "listening") : same(s)),
 
   speechStart: (s, e, config) => {
-    const speaking = { ...s, vadSpeaking: true, speechStartAt: s.vadSpeaking ? s.speechStartAt : e.at, voiceEnd: undefined };
+    const onset = s.vadSpeaking ? { speechStartAt: s.speechStartAt, speechStartTime: s.speechStartTime } : { speechStartAt: e.at, speechStartTime: e.contextTime };
+    const speaking = { ...s, vadSpeaking: true, ...onset, voiceEnd: undefined };
     if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
       const policy = config.backchannel;
       const wait = backchannelWait(s);

@@ -55,6 +55,8 @@ export interface TurnState {
   readonly bargeIn: BargeIn;
   /** When the VAD's current (or last) utterance began (ms). */
   readonly speechStartAt: number;
+  /** The same onset on the audio clock (AudioContext s, the VAD frame's), when the VAD gave it. */
+  readonly speechStartTime: number | undefined;
   /** Inside an utterance the VAD confirmed (its real start came), and when it last did (ms). */
   readonly realSpeech: boolean;
   readonly realSpeechAt: number;

@@ -36,6 +36,7 @@ import type { AudioLevels } from "./device-types.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { ToolRunner } from "./tool-runner.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
+import { onsetAgeS } from "./onset-age.js";
 import { floorFree, presentedState } from "./floor.js";
 import type { SessionMetrics, SessionState, ToolHandler, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
@@ -64,6 +65,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   #controller: AbortController | undefined;
   #quests: QuestManager | undefined;
   #components: SessionComponents | undefined;
+  /** The AudioContext time (s) at the end of the newest captured frame; undefined until one came in this start(). */
+  #capturedUntil: number | undefined;
   #stt: SttLink | undefined;
   #unsubscribe: Array<() => void> = [];
   #stopping: Promise<void> | undefined;
@@ -286,6 +289,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     // Ready for another start(): the history and the message ids carry on.
     this.#controller = undefined;
     this.#stt = undefined;
+    this.#capturedUntil = undefined;
     this.#stopping = undefined;
   }
 
@@ -295,7 +299,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     events: this.emitter,
     counters: this.#counters,
     noteSpeech: (speaking) => this.#stt?.noteSpeech(speaking),
-    sendAudio: (pcm, capturedAtMs) => {
+    sendAudio: (pcm, capturedAtMs, capturedAt) => {
+      if (capturedAt !== undefined) this.#capturedUntil = capturedAt;
       this.#replies.sampleRendered(this.#components?.player);
       this.#stt?.send(pcm, capturedAtMs);
     },
@@ -416,9 +421,9 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.emit("state", { state, previous });
   }
 
-  /** How long ago (s) the user's turn began: at the VAD's speech start, or now (push-to-talk, a typed start). */
+  /** How long ago (s) the user's turn began (onsetAgeS). */
   #turnOnsetS(): number {
-    return this.#turn.vadSpeaking ? Math.max(0, performance.now() - this.#turn.speechStartAt) / 1000 : 0;
+    return onsetAgeS(this.#turn, performance.now(), this.#capturedUntil);
   }
 
   #emitError(err: unknown, fatal: boolean): void {

@@ -70,6 +70,21 @@ test("a full turn on a session seeded with history: the context gets that histor
   }
 });
 
+test("the main thread stalls 600 ms at the onset: the turn still opens with the speech since the onset, by the audio's clock, and the service hears the question whole", { timeout: 40_000 }, async () => {
+  const r = rig();
+  try {
+    await r.session.start();
+    await r.say(WEATHER, { stallAtOnsetMs: 600 });
+    await r.until("the reply", () => r.session.history.length === 2 && r.session.state === "listening");
+    // By the main thread's clock alone the onset was "now", and the service heard "today" (2026-12-05).
+    const words = r.session.history[0]!.text.toLowerCase().split(/\W+/);
+    expect(["what", "is", "the", "like", "today"].filter((w) => words.includes(w)), r.session.history[0]!.text).toHaveLength(5);
+    expect(r.errors).toEqual([]);
+  } finally {
+    await r.close();
+  }
+});
+
 test("a barge-in: the model is told the heard words (a clientContent that asks no reply), and its next turn reads them after what it had sent", { timeout: 45_000 }, async () => {
   const r = rig();
   try {

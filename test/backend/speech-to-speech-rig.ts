@@ -198,8 +198,10 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
   /**
    * The user says `text`: its speech goes out; the VAD starts 60 ms in, confirms at 260 ms and ends 400 ms after it.
    * `misfire`: the VAD calls it a misfire 120 ms after its start instead.
+   * `stallAtOnsetMs`: this thread is busy that long just before the onset's event, as a page's main
+   * thread can be: the frames since the onset then come in one burst with the event.
    */
-  async function say(text: string, { misfire = false } = {}): Promise<void> {
+  async function say(text: string, { misfire = false, stallAtOnsetMs = 0 } = {}): Promise<void> {
     const pcm = speech(kind, text);
     const frames: Int16Array[] = [];
     for (let i = 0; i < pcm.length; i += FRAME) {
@@ -208,8 +210,15 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
       frames.push(f);
     }
     queue = frames;
+    // The onset on the audio's clock (the frames' capturedAt), as a VAD stamps it: 60 ms into the
+    // speech, however late this process's timer fires under load.
+    const onsetTime = sent * 0.02 + 0.06;
     await sleep(60);
-    vad.emit("speechStart", { pausedPlayback: false, contextTime: clock.now / 1000 });
+    if (stallAtOnsetMs > 0) {
+      for (const t = performance.now(); performance.now() - t < stallAtOnsetMs; );
+      await sleep(15); // the pump's burst first, as queued frames come before the event
+    }
+    vad.emit("speechStart", { pausedPlayback: false, contextTime: onsetTime });
     if (misfire) {
       await sleep(120);
       vad.emit("misfire", { resumedPlayback: false, contextTime: clock.now / 1000 });
