@@ -79,6 +79,15 @@ export interface VadPauseMessage {
 export interface VadResumeMessage {
   kind: "resume";
 }
+/**
+ * The STT service judged the user's turn over: end the current utterance
+ * (speechEnd, or misfire) once it has been quiet `quietMs`, unless the voice
+ * comes back first (SpeechDetector.endWhenQuiet).
+ */
+export interface VadEndWhenQuietMessage {
+  kind: "end-when-quiet";
+  quietMs: number;
+}
 /** Release the ORT session and close every port; answered by `disposed`. */
 export interface VadDisposeMessage {
   kind: "dispose";
@@ -96,6 +105,7 @@ export type MainToVadMessage =
   | ConnectPlaybackControlMessage
   | VadPauseMessage
   | VadResumeMessage
+  | VadEndWhenQuietMessage
   | VadDisposeMessage
   | VadPingMessage;
 

@@ -82,6 +82,13 @@ export interface VadPort {
   on(name: "error", fn: (e: { error: Error }) => void): () => void;
   /** Turns the probability stream on or off (off by default). */
   setMeter(on: boolean): void;
+  /**
+   * The STT service judged the user's turn over (`turn.serviceEndOfTurn`): end
+   * the current utterance with its `speechEnd` once it has been quiet
+   * `quietMs`, unless the voice comes back first. Optional: without it the
+   * service's end of turn waits for the VAD's own end.
+   */
+  endWhenQuiet?(quietMs: number): void;
 }
 
 /** The microphone's uplink frames, at the STT's rate and encoding. */

@@ -122,6 +122,10 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
       return dispatch({ kind: "sttMarker" });
     case "pause":
       return dispatch({ kind: "sttPause", probability: e.probability });
+    case "endOfTurn":
+      return dispatch({ kind: "sttEndOfTurn", eager: e.eager, at: now() });
+    case "turnResumed":
+      return dispatch({ kind: "sttTurnResumed" });
     case "wordRetracted":
       return dispatch({ kind: "wordRetracted" });
     case "connected":

@@ -5,7 +5,7 @@
  */
 import { ConfigError } from "../errors.js";
 import { backchannelPolicyOf } from "./backchannel.js";
-import { turnEndPolicyOf } from "./turn-end.js";
+import { serviceEndOfTurnOf, turnEndPolicyOf } from "./turn-end.js";
 import type { TurnConfig } from "./turn-machine.js";
 import type { VoiceSessionOptions } from "./types.js";
 
@@ -100,5 +100,6 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     backchannel: backchannelPolicyOf(options.bargeIn?.backchannels),
     // On by default (with the VAD's 300 ms of silence, components.ts): README, "Turn-taking".
     turnEnd: turnEndPolicyOf(options.turn?.holdUnfinished ?? true),
+    serviceEndOfTurn: serviceEndOfTurnOf(options.turn?.serviceEndOfTurn),
   };
 }

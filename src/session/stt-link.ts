@@ -26,6 +26,9 @@ export type SttLinkEvent =
   | { kind: "word"; text: string; spokenAtMs?: number }
   | { kind: "marker" }
   | { kind: "pause"; probability: number }
+  /** The service judged the turn over (`eager`: likely, may resume), or heard the user go on or begin anew. */
+  | { kind: "endOfTurn"; eager: boolean }
+  | { kind: "turnResumed" }
   /** The new stream hears the last word again (it was still open): take it back. */
   | { kind: "wordRetracted" }
   /** A stream is up; `attempts`: the reconnect attempts it took (0 for the first connection). */
@@ -256,6 +259,10 @@ export class SttLink {
           for (const seen of this.#markerSeen) seen();
         } else if (event.kind === "pause") {
           this.#o.emit({ kind: "pause", probability: event.probability });
+        } else if (event.kind === "end-of-turn") {
+          this.#o.emit({ kind: "endOfTurn", eager: event.eager });
+        } else if (event.kind === "turn-resumed" || event.kind === "speech-start") {
+          this.#o.emit({ kind: "turnResumed" });
         } else if (event.kind === "move") {
           // This stream goes on until the new one replaces it (its quest's removal ends this loop).
           void this.#move(event.message, event.withinMs, signal);

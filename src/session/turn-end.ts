@@ -58,6 +58,23 @@ export function turnEndPolicyOf(option: boolean | HoldUnfinishedOptions | undefi
   return { holdMs, words: new Set(words.map(normaliseWord).filter((w) => w.length > 0)) };
 }
 
+/** `turn.serviceEndOfTurn` as the turn machine takes it (TurnConfig.serviceEndOfTurn); undefined: off. */
+export function serviceEndOfTurnOf(option: boolean | { quietMs?: number } | undefined): { quietMs: number } | undefined {
+  if (option === false) return undefined;
+  const given = option === undefined || option === true ? {} : option;
+  if (typeof given !== "object" || given === null) throw new ConfigError(`VoiceSession: \`turn.serviceEndOfTurn\` must be true, false or { quietMs }, not ${JSON.stringify(option)}`);
+  const quietMs = given.quietMs ?? SERVICE_END_OF_TURN_QUIET_MS;
+  if (!(Number.isFinite(quietMs) && quietMs >= 0)) throw new ConfigError(`VoiceSession: \`turn.serviceEndOfTurn.quietMs\` must be a number of ms ≥ 0, not ${quietMs}`);
+  return { quietMs };
+}
+
+/**
+ * The VAD's quiet a service's end of turn waits for: about three 32 ms frames,
+ * so that the VAD has seen the voice stop (the service may judge from words
+ * alone) and a breath's dip mid-word is not taken for the end.
+ */
+export const SERVICE_END_OF_TURN_QUIET_MS = 100;
+
 /** True when the turn's last word leaves it unfinished. An empty text is not (there is nothing to hold). */
 export function looksUnfinished(policy: TurnEndPolicy, text: string): boolean {
   const last = text.trim().split(/\s+/).at(-1) ?? "";

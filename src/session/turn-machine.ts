@@ -37,6 +37,7 @@ export const INITIAL_TURN_STATE: TurnState = {
   voiceEnd: undefined,
   heldWords: [],
   holdUntil: undefined,
+  serviceEnded: false,
 };
 
 type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnConfig) => TurnStep;
@@ -134,6 +135,19 @@ const HANDLERS: Handlers = {
     !config.pushToTalk && s.holdUntil === undefined &&
     e.probability >= config.pauseThreshold && s.userWords.length > 0 && !s.vadSpeaking && userHasFloor(s) ? endUserTurn(s) : same(s),
 
+  // The service's end of turn: at once after the VAD's end (a held turn is answered now), else when
+  // the VAD's utterance has been quiet a moment (its speechEnd, asked for early, ends the turn).
+  sttEndOfTurn: (s, e, config) => {
+    const policy = config.serviceEndOfTurn;
+    if (!policy || e.eager || config.pushToTalk || s.endingTurn || !userHasFloor(s) || s.reply || s.userWords.length === 0) return same(s);
+    const judged = { ...s, serviceEnded: true };
+    if (s.vadSpeaking) return { state: judged, effects: [{ kind: "endVadWhenQuiet", quietMs: policy.quietMs }] };
+    const text = s.userWords.join(" ").trim();
+    return s.holdUntil !== undefined ? startReply({ ...judged, userWords: [], holdUntil: undefined, serviceEnded: false }, text, false) : endUserTurn(judged);
+  },
+
+  sttTurnResumed: (s) => (s.serviceEnded ? same({ ...s, serviceEnded: false }) : same(s)),
+
   sttMarker: (s) => same({ ...s, lateWords: false }),
 
   sttConnected: (s) => linkChanged(s, { ...s, lateWords: false, sttDown: false }),
@@ -142,11 +156,12 @@ const HANDLERS: Handlers = {
 
   turnFlushed: (s, e, config) => {
     const text = s.userWords.join(" ").trim();
-    const flushed = { ...s, endingTurn: false, userWords: [] };
+    const flushed = { ...s, endingTurn: false, userWords: [], serviceEnded: false };
     if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
-    // Unfinished words (turn-end.ts), or the user already speaking again: the turn goes on (held until holdMs).
+    // Unfinished words (turn-end.ts; not when the service judged the turn over), or the user already
+    // speaking again: the turn goes on (held until holdMs).
     const policy = config.turnEnd;
-    if (policy && !config.pushToTalk && !s.reply && (s.vadSpeaking || looksUnfinished(policy, text))) {
+    if (policy && !config.pushToTalk && !s.reply && (s.vadSpeaking || (!s.serviceEnded && looksUnfinished(policy, text)))) {
       if (s.vadSpeaking) return same({ ...s, endingTurn: false });
       const holdUntil = e.at + policy.holdMs;
       return { state: { ...s, endingTurn: false, holdUntil }, effects: [{ kind: "armTimer", at: holdUntil }] };

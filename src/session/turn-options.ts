@@ -22,6 +22,18 @@ export interface TurnOptions {
    */
   holdUnfinished?: boolean | HoldUnfinishedOptions;
   /**
+   * Take the STT service's own end of turn, where it gives one (Deepgram
+   * Flux's `EndOfTurn`, AssemblyAI's `end_of_turn`; not an eager one): the
+   * user's turn ends as soon as the VAD has heard `quietMs` (100) of quiet,
+   * without waiting for `vad.redemptionMs`, and a turn the service ended is
+   * not held by `holdUnfinished` (the service judged its words complete). A
+   * held turn it ends is answered at once. Voice the VAD hears before its
+   * quiet keeps the turn going. `true` or `{ quietMs }`; `false` turns it off
+   * (the VAD's silence and `holdUnfinished` alone decide). Default on.
+   * Services without such an event (Kyutai, Deepgram Nova) are not affected.
+   */
+  serviceEndOfTurn?: boolean | { quietMs?: number };
+  /**
    * A reply whose LLM and TTS both send nothing for this long (ms) while it is
    * still being generated is cut off: a `warning` names the stalled service,
    * an `interruption` with reason "stall" keeps what was heard, and the

@@ -31,6 +31,13 @@ export interface TurnConfig {
   backchannel?: BackchannelPolicy;
   /** `turn.holdUnfinished`: a turn whose last word leaves it unfinished waits for more speech (turn-end.ts). Undefined: off. */
   turnEnd?: TurnEndPolicy;
+  /**
+   * `turn.serviceEndOfTurn`: the STT service's own end of turn (Deepgram Flux
+   * `EndOfTurn`, AssemblyAI `end_of_turn`) ends the user's turn once the VAD
+   * has heard `quietMs` of quiet, without waiting for `vad.redemptionMs`, and
+   * a turn it ends is not held for unfinished words. Undefined: off.
+   */
+  serviceEndOfTurn?: { quietMs: number };
 }
 
 export interface TurnState {
@@ -74,6 +81,8 @@ export interface TurnState {
    * Undefined: no turn is held.
    */
   readonly holdUntil: number | undefined;
+  /** The STT service judged this turn over (TurnConfig.serviceEndOfTurn): it is not held for unfinished words. */
+  readonly serviceEnded: boolean;
 }
 
 export type InterruptReason = InterruptionEvent["reason"];
@@ -100,6 +109,10 @@ export type TurnEvent =
   /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
   | { kind: "wordRetracted" }
   | { kind: "sttPause"; probability: number }
+  /** The STT service judged the user's turn over (`eager`: likely, may resume; SttEvent "end-of-turn"). */
+  | { kind: "sttEndOfTurn"; eager: boolean; at: number }
+  /** The STT service heard the user go on after its end of turn, or a new turn of speech begin. */
+  | { kind: "sttTurnResumed" }
   | { kind: "sttMarker" }
   /** A new STT stream is up: its words are new speech. */
   | { kind: "sttConnected" }
@@ -137,6 +150,8 @@ export type TurnEffect =
   | { kind: "lateUserWord"; text: string }
   /** Flush the STT for the turn's last words; answer with `turnFlushed`. `voiceEnd`: where the user's voice ended (AudioContext s), if known. */
   | { kind: "endUserTurn"; voiceEnd: number | undefined }
+  /** End the VAD's utterance (its `speechEnd`) once it has been quiet `quietMs` (VadPort.endWhenQuiet). */
+  | { kind: "endVadWhenQuiet"; quietMs: number }
   /** The user's turn goes into the history, final. */
   | { kind: "addUserMessage"; text: string }
   /** Send `timer` at `at` (one timer: a new one replaces the last). */

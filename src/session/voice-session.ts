@@ -355,6 +355,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
         return this.#transcript(this.#transcripts.final(this.#lastUser.id, "user", this.#lastUser.text));
       case "endUserTurn":
         return void this.#endUserTurn(effect.voiceEnd);
+      case "endVadWhenQuiet":
+        return components?.vad.endWhenQuiet?.(effect.quietMs);
       case "addUserMessage":
       case "keepUserWords":
         this.#lastUser = this.#history.addUser(this.#transcripts.closeUser(), effect.text);

@@ -36,6 +36,10 @@ export interface FakeSttControl {
   wordEnd(stopS: number): void;
   /** Emits a pause probability step. */
   pause(probability: number): void;
+  /** Emits the service's own end of turn (Flux `EndOfTurn`; `eager`: `EagerEndOfTurn`). */
+  endOfTurn(eager?: boolean): void;
+  /** Emits the service hearing the user go on after an end of turn (Flux `TurnResumed`). */
+  turnResumed(): void;
   /** Ends the current stream abnormally (a dropped socket). */
   drop(error: Error): void;
 }
@@ -117,6 +121,8 @@ export function fakeStt(options: { sampleRate?: number; encoding?: "f32" | "s16"
     word: (text, startS = 0) => current?.queue.push({ kind: "word", text, startS }),
     wordEnd: (stopS) => current?.queue.push({ kind: "word-end", stopS }),
     pause: (probability) => current?.queue.push({ kind: "pause", probability, stepIndex: step++ }),
+    endOfTurn: (eager = false) => current?.queue.push({ kind: "end-of-turn", eager }),
+    turnResumed: () => current?.queue.push({ kind: "turn-resumed" }),
     drop: (error) => current?.queue.fail(error),
   };
 }

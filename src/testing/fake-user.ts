@@ -47,6 +47,11 @@ export class FakeVad implements VadPort {
   setMeter(on: boolean): void {
     this.meter = on;
   }
+  /** Every `endWhenQuiet(quietMs)` the session asked for, in order (the test emits the speechEnd it leads to). */
+  readonly endRequests: number[] = [];
+  endWhenQuiet(quietMs: number): void {
+    this.endRequests.push(quietMs);
+  }
   on<K extends keyof VadEvents>(name: K, fn: (e: VadEvents[K]) => void): () => void {
     return this.emitter.on(name, fn);
   }

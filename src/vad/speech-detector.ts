@@ -65,6 +65,8 @@ export class SpeechDetector {
   #redemption = 0;
   /** The utterance's pause has lapsed (see `pauseLapse`). */
   #lapsed = false;
+  /** endWhenQuiet(): end the utterance once this many quiet frames have run (undefined: no request). */
+  #endAtQuietFrames: number | undefined;
   #last: FrameTiming = { sampleIndex: 0, contextTime: 0 };
   /** The current utterance's latest frame at or over the speech threshold. */
   #lastVoiced: FrameTiming = { sampleIndex: 0, contextTime: 0 };
@@ -99,6 +101,8 @@ export class SpeechDetector {
     // Without keepAudio only the counts matter: hold no audio at all.
     this.#held.push({ frame: this.#options.keepAudio ? frame : NO_AUDIO, sampleIndex: at.sampleIndex, isSpeech });
     if (voiced) this.#redemption = 0;
+    // The voice came back: whoever asked for the end heard a pause that was not one.
+    if (voiced) this.#endAtQuietFrames = undefined;
     if (isSpeech) this.#speechFrames++;
     if (voiced && !this.#speaking) {
       this.#speaking = true;
@@ -112,11 +116,8 @@ export class SpeechDetector {
       this.#realStartFired = true;
       events.push({ kind: "speechRealStart", at });
     }
-    if (
-      this.#speaking &&
-      (probability < this.#options.negativeSpeechThreshold || echo === "echo") &&
-      ++this.#redemption >= this.#redemptionFrames
-    ) {
+    const quietFrame = this.#speaking && (probability < this.#options.negativeSpeechThreshold || echo === "echo");
+    if (quietFrame && (++this.#redemption >= this.#redemptionFrames || (this.#endAtQuietFrames !== undefined && this.#redemption >= this.#endAtQuietFrames))) {
       events.push(this.#endSegment(at));
     } else if (this.#speaking && !this.#lapsed && this.#speechFrames === 0 && this.#redemption >= this.#lapseFrames) {
       this.#lapsed = true;
@@ -140,6 +141,20 @@ export class SpeechDetector {
     return [];
   }
 
+  /**
+   * Someone else judged the turn over (the STT service's own end of turn):
+   * end the utterance as soon as it has been quiet for `quietMs` (now, if it
+   * has), as redemptionMs would later. Voice before that cancels the request.
+   * With no utterance going on it does nothing.
+   */
+  endWhenQuiet(quietMs: number): SpeechEvent[] {
+    if (!this.#speaking) return [];
+    const frames = Math.max(1, Math.ceil(quietMs / this.#options.msPerFrame));
+    if (this.#redemption >= frames) return [this.#endSegment(this.#last)];
+    this.#endAtQuietFrames = frames;
+    return [];
+  }
+
   /** Forgets everything; the next frame starts from silence. */
   reset(): void {
     this.#held = [];
@@ -148,6 +163,7 @@ export class SpeechDetector {
     this.#speechFrames = 0;
     this.#redemption = 0;
     this.#lapsed = false;
+    this.#endAtQuietFrames = undefined;
   }
 
   #endSegment(at: FrameTiming): SpeechEvent {

@@ -293,6 +293,16 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
   }
 
   /**
+   * For a turn the STT service called over: ends the current utterance (`speechEnd` or `misfire`) once quiet
+   * `quietMs`, now if it is, as `redemptionMs` would later. Voice first cancels it; no utterance, no effect.
+   */
+  endWhenQuiet(quietMs: number): void {
+    this.#requireStarted("endWhenQuiet");
+    if (!(quietMs >= 0)) throw new ConfigError(`VadWorker.endWhenQuiet(): quietMs must be a number of ms, 0 or more (got ${quietMs})`);
+    this.#post({ kind: "end-when-quiet", quietMs });
+  }
+
+  /**
    * For apps that run the VAD on their own audio: feeds one 512-sample 16 kHz
    * frame from the main thread. The frame's buffer is transferred (do not reuse
    * it). `sampleIndex` defaults to continuing from the previous fed frame.

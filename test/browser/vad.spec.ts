@@ -1,6 +1,7 @@
 // The VAD worker in real Chromium: Silero through onnxruntime-web's wasm in a
 // module worker, under the strict CSP, on known audio from test/fixtures/vad/
 // (made by scripts/make-vad-fixtures.mjs, onsets labelled there).
+import { readFileSync } from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
@@ -79,6 +80,18 @@ test.describe("VadWorker", () => {
       expect(events).toEqual([]);
     });
   }
+
+  test("endWhenQuiet(100) after the speech: the utterance ends 100 ms into its quiet, not redemptionMs (1400) later, and once", async ({ page }) => {
+    const label: Label = JSON.parse(readFileSync(new URL("../fixtures/vad/speech-slt.json", import.meta.url), "utf8"));
+    const u = label.utterances[0];
+    const { events } = await feed(page, "speech-slt", { endWhenQuiet: { atSample: u.offsetSample + 16 * 150, quietMs: 100 } });
+    const ends = ofKind(events, "speechEnd");
+    expect(ends).toHaveLength(1);
+    expect(ofKind(events, "misfire")).toEqual([]);
+    // Asked 150 ms after the labelled end of speech, it ended on the next frame or so: within 250 ms, not 1,400.
+    expect(ends[0].sampleIndex).toBeGreaterThan(u.offsetSample);
+    expect(ends[0].sampleIndex - u.offsetSample, `ended ${(ends[0].sampleIndex - u.offsetSample) / 16} ms after the labelled end`).toBeLessThan(16 * 400);
+  });
 
   test("pause() drops the utterance in progress and ignores frames until resume()", async ({ page }) => {
     const dropped = await page.evaluate(() => (window as any).vadTest.pauseResume({}));

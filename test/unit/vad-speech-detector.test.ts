@@ -194,3 +194,42 @@ describe("resolveVadOptions", () => {
     expect(() => resolveVadOptions(options as never)).toThrow(name);
   });
 });
+
+describe("SpeechDetector.endWhenQuiet (the STT service judged the turn over)", () => {
+  const start = (probabilities: number[]) => {
+    const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, redemptionMs: 1400, msPerFrame: 32, keepAudio: false });
+    let i = 0;
+    const feed = (ps: number[]) => ps.flatMap((p) => detector.push(new Float32Array(FRAME), p, { sampleIndex: i++ * FRAME, contextTime: 0 }));
+    feed(probabilities);
+    return { detector, feed };
+  };
+
+  it("already quiet long enough: the utterance ends now, naming its last speech frame", () => {
+    const { detector } = start([...frames(20, 0.9), ...frames(4, 0.05)]);
+    const events = detector.endWhenQuiet(100);
+    expect(summary(events)).toEqual(["speechEnd@23"]);
+    expect(events[0].kind === "speechEnd" && events[0].lastSpeech.sampleIndex).toBe(19 * FRAME);
+    expect(detector.speaking).toBe(false);
+  });
+
+  it("not yet quiet long enough: it ends on the frame that makes 100 ms (4 frames), long before redemptionMs (1400)", () => {
+    const { detector, feed } = start([...frames(20, 0.9), ...frames(1, 0.05)]);
+    expect(detector.endWhenQuiet(100)).toEqual([]);
+    expect(summary(feed(frames(2, 0.05)))).toEqual([]);
+    expect(summary(feed(frames(1, 0.05)))).toEqual(["speechEnd@23"]);
+  });
+
+  it("the voice comes back first: the request is dropped, and the utterance ends by redemptionMs as ever", () => {
+    const { detector, feed } = start([...frames(20, 0.9), ...frames(1, 0.05)]);
+    detector.endWhenQuiet(100);
+    expect(summary(feed([...frames(3, 0.9), ...frames(10, 0.05)]))).toEqual([]);
+    // 1400 ms = 43 frames of quiet after the last speech frame (23).
+    expect(summary(feed(frames(33, 0.05)))).toEqual(["speechEnd@66"]);
+  });
+
+  it("too short to be speech: a misfire, as at any end; with no utterance going on, nothing", () => {
+    const { detector } = start([...frames(5, 0.9), ...frames(4, 0.05)]);
+    expect(summary(detector.endWhenQuiet(100))).toEqual(["misfire@8"]);
+    expect(detector.endWhenQuiet(100)).toEqual([]);
+  });
+});

@@ -102,6 +102,9 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
     case "resume":
       listening = true;
       break;
+    case "end-when-quiet":
+      if (detector && listening) emit(detector.endWhenQuiet(message.quietMs), now());
+      break;
     case "dispose":
       void dispose();
       break;

@@ -35,15 +35,27 @@ function record(vad) {
   return events;
 }
 
-/** Feeds a fixture from the main thread with feed(), waits with flush(); returns the events. */
-async function feedFixture(name, options = {}) {
+/**
+ * Feeds a fixture from the main thread with feed(), waits with flush(); returns the events.
+ * `endWhenQuiet: { atSample, quietMs }`: once the frames before `atSample` are through, asks
+ * the worker to end the utterance once quiet `quietMs` (as the session does on an STT's end of turn).
+ */
+async function feedFixture(name, { endWhenQuiet, ...options } = {}) {
   const { samples, label } = await loadFixture(name);
   const vad = new VadWorker({ assetsPath: "/dist/", ...options });
   const progress = [];
   vad.on("progress", (p) => progress.push(p));
   await vad.start();
   const events = record(vad);
-  for (let i = 0; i + 512 <= samples.length; i += 512) vad.feed(samples.slice(i, i + 512), i);
+  let asked = endWhenQuiet === undefined;
+  for (let i = 0; i + 512 <= samples.length; i += 512) {
+    if (!asked && i >= endWhenQuiet.atSample) {
+      asked = true;
+      await vad.flush();
+      vad.endWhenQuiet(endWhenQuiet.quietMs);
+    }
+    vad.feed(samples.slice(i, i + 512), i);
+  }
   await vad.flush();
   await vad.stop();
   const last = (asset) => progress.filter((p) => p.asset === asset).at(-1);

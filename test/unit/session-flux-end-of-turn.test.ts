@@ -1,0 +1,103 @@
+/**
+ * turn.serviceEndOfTurn on the wire: a VoiceSession with the real deepgramStt
+ * (Flux, /v2/listen) against the reference backend's Flux emulator, hearing a
+ * spoken question at real-time pace. The audio parts are the public fakes
+ * (no browser here): the VAD is scripted as the worker would report this
+ * audio, with a 1.5 s redemption, and when the session asks it to end the
+ * utterance once quiet (VadPort.endWhenQuiet) it ends it, as the worker does
+ * (test/browser/vad.spec.ts checks the worker itself). Flux's EndOfTurn comes
+ * about 0.7 s into the silence (its default eot_threshold), so with the
+ * option on the turn ends there, and with it off at the VAD's 1.5 s.
+ */
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
+import { readWav } from "../../demo/server/wav.mjs";
+import { deepgramStt } from "../../src/providers/deepgram-stt.js";
+import { VoiceSession } from "../../src/session/voice-session.js";
+import { FakeClock, FakeMicrophone, FakePlayer, FakeVad, fakeLlm, fakeTts } from "../../src/testing/index.js";
+
+const REDEMPTION_MS = 1500;
+let backend: ReferenceBackend;
+beforeAll(async () => {
+  backend = await startReferenceBackend({ serveStatic: false });
+}, 60_000);
+afterAll(() => backend?.close());
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A VAD that, asked to end the utterance once quiet, ends it: the audio is quiet by the time Flux ends a turn. */
+class EndingVad extends FakeVad {
+  endAt: number | undefined;
+  override endWhenQuiet(quietMs: number): void {
+    super.endWhenQuiet(quietMs);
+    this.endAt = performance.now();
+  }
+}
+
+async function oneTurn(serviceEndOfTurn: boolean) {
+  const wav = readWav(readFileSync(new URL("../fixtures/speech/weather-question.wav", import.meta.url)));
+  const meta = JSON.parse(readFileSync(new URL("../fixtures/speech/weather-question.json", import.meta.url), "utf8"));
+  const clock = new FakeClock();
+  const vad = new EndingVad();
+  const mic = new FakeMicrophone();
+  const player = new FakePlayer({ clock });
+  const session = new VoiceSession({
+    stt: deepgramStt({ urls: backend.wsUrl, token: async () => "any", model: "flux-general-en" }),
+    llm: fakeLlm({ reply: () => "It is sunny." }).provider,
+    tts: fakeTts().provider,
+    turn: { serviceEndOfTurn, holdUnfinished: false },
+    echoGuard: { enabled: false },
+    components: async () => ({ player, vad, capture: mic, dispose: async () => {} }),
+  });
+  let thinkingAt: number | undefined;
+  session.on("state", (e) => e.state === "bot_thinking" && thinkingAt === undefined && (thinkingAt = performance.now()));
+  clock.run();
+  await session.start();
+  // The question and 2.5 s of silence, in 20 ms frames at real-time pace; the VAD's events where the speech is.
+  const audio = new Int16Array(wav.samples.length + 16000 * 2.5);
+  audio.set(wav.samples);
+  const started = performance.now();
+  const at = (sample: number) => started + (sample / 16000) * 1000;
+  const voiceEndAt = at(meta.offsetSamples);
+  let sent = 0;
+  let speaking = false;
+  let endedBy: "the service" | "redemption" | undefined;
+  const endSpeech = (by: "the service" | "redemption") => {
+    if (endedBy) return;
+    endedBy = by;
+    vad.emit("speechEnd", { contextTime: sent / 16000, lastSpeechContextTime: meta.offsetSamples / 16000 });
+  };
+  while (sent < audio.length && !(thinkingAt !== undefined && performance.now() > thinkingAt + 200)) {
+    const due = Math.min(audio.length, Math.floor(((performance.now() - started) / 1000) * 16000 / 320) * 320);
+    for (; sent < due; sent += 320) mic.emit("frame", { pcm: audio.subarray(sent, sent + 320), capturedAt: (sent + 320) / 16000 });
+    const now = performance.now();
+    if (!speaking && now >= at(meta.onsetSamples) + 60) {
+      speaking = true;
+      vad.emit("speechStart", { pausedPlayback: false, contextTime: meta.onsetSamples / 16000 + 0.06 });
+      await sleep(0);
+      vad.emit("speechRealStart", { contextTime: meta.onsetSamples / 16000 + 0.26 });
+    }
+    if (speaking && vad.endAt !== undefined && now >= voiceEndAt + 100) endSpeech("the service");
+    if (speaking && now >= voiceEndAt + REDEMPTION_MS) endSpeech("redemption");
+    await sleep(10);
+  }
+  const history = session.history.map((m) => `${m.role}: ${m.text}`);
+  await session.stop();
+  clock.pause();
+  return { history, endedBy, endRequests: vad.endRequests, voiceEndToThinkingMs: thinkingAt === undefined ? undefined : thinkingAt - voiceEndAt };
+}
+
+test("Flux's EndOfTurn ends the turn about 0.7 s into the silence; without turn.serviceEndOfTurn the VAD's 1.5 s does", { timeout: 60_000 }, async () => {
+  const on = await oneTurn(true);
+  const off = await oneTurn(false);
+  console.log(`flux end of turn: voice end → bot_thinking ${Math.round(on.voiceEndToThinkingMs!)} ms with the service's end, ${Math.round(off.voiceEndToThinkingMs!)} ms with the VAD's 1.5 s alone`);
+  expect(on.history[0]).toMatch(/^user: .*today/);
+  expect(off.history[0]).toMatch(/^user: .*today/);
+  // Which ended the VAD's utterance: the session's request on Flux's EndOfTurn, or the redemption.
+  expect(on.endRequests).toEqual([100]);
+  expect(on.endedBy).toBe("the service");
+  expect(off.endRequests).toEqual([]);
+  expect(off.endedBy).toBe("redemption");
+  expect(off.voiceEndToThinkingMs).toBeGreaterThanOrEqual(REDEMPTION_MS);
+});
