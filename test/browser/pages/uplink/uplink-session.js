@@ -35,15 +35,43 @@ export async function primeWithSilence(stream, limitMs = 20000) {
 }
 
 /**
+ * Keeps a primed stream's buffers full (silence whenever `bufferedAmount` falls
+ * under `floorBytes`) until `stop()`. Primed once, a stalled loopback socket
+ * was seen to drain: the kernel took the 615 kB the browser held while the
+ * session was still starting (the kernel's buffers grow up to tcp_wmem's 4 MB
+ * and tcp_rmem's 32 MB here), so the session's uplink never saw backpressure
+ * and nothing fell behind (CI, 2026-12-05). Kept full, the stream is as a real
+ * slow network's would be by then.
+ */
+function keepFull(stream, floorBytes) {
+  const frame = new Float32Array(1920);
+  let on = true;
+  const tick = () => {
+    if (!on) return;
+    try {
+      for (let i = 0; i < 20 && stream.bufferedAmount < floorBytes; i++) stream.sendAudio(frame);
+    } catch {
+      return; // the session ended the stream
+    }
+    setTimeout(tick, 10);
+  };
+  tick();
+  return () => (on = false);
+}
+
+/**
  * A kyutaiStt whose n-th connection uses the n-th query (the last one after
  * that): the first can be a stalled server and the reconnect a healthy one.
- * `prime`: prime the first connection (see primeWithSilence).
+ * `prime`: prime the first connection (see primeWithSilence) and keep it full
+ * until `stopPriming()` (see keepFull).
  */
 export function sttSequence(queries, { prime = false } = {}) {
   const providers = queries.map((q) => kyutaiStt({ urls: `${ws}/?${q}`, startupTimeoutMs: 5000 }));
   const connections = [];
+  let stopKeeping = () => {};
   return {
     connections,
+    stopPriming: () => stopKeeping(),
     provider: {
       name: providers[0].name,
       audioFormat: providers[0].audioFormat,
@@ -52,7 +80,10 @@ export function sttSequence(queries, { prime = false } = {}) {
         const index = Math.min(connections.length, providers.length - 1);
         connections.push({ index, at: performance.now() });
         const stream = await providers[index].connect(signal);
-        if (prime && index === 0) connections.at(-1).primed = await primeWithSilence(stream);
+        if (prime && index === 0) {
+          connections.at(-1).primed = await primeWithSilence(stream);
+          stopKeeping = keepFull(stream, 240_000);
+        }
         return stream;
       },
     },
@@ -66,7 +97,8 @@ export async function endPolicyScenario({ stallQuery, budgetMs = 500 }) {
   const t = await makeSession({ sessionOptions: { stt: stt.provider, uplink: { budgetMs, policy: "end" } } });
   const overloads = [];
   t.session.on("overload", (e) => overloads.push({ ...e, at: performance.now() }));
-  await t.session.start();
+  t.session.on("overload", () => stt.stopPriming());
+  await t.session.start().finally(() => setTimeout(() => stt.stopPriming(), 10000));
   const startedAt = performance.now();
   // The primed first stream is over budget at the first frame: overload, end, reconnect.
   await until(() => stt.connections.length >= 2 && t.session.liveQuests.includes("stt") && (t.session.metrics.uplink?.sentSamples ?? 0) > 0, 20000).catch((err) => {
