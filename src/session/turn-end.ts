@@ -11,6 +11,9 @@
  * last word counts: a list of English function words, fillers and
  * continuations (CONTINUATION_WORDS_EN), configurable per language.
  *
+ * A turn the STT service itself judged over (`turn.serviceEndOfTurn`, parsed
+ * here too) is not held: the service had the words and the audio.
+ *
  * Pure: no clock, no I/O; the turn machine applies it at `turnFlushed`.
  */
 import { ConfigError } from "../errors.js";
