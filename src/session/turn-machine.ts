@@ -143,7 +143,7 @@ const HANDLERS: Handlers = {
     const judged = { ...s, serviceEnded: true };
     if (s.vadSpeaking) return { state: judged, effects: [{ kind: "endVadWhenQuiet", quietMs: policy.quietMs }] };
     const text = s.userWords.join(" ").trim();
-    return s.holdUntil !== undefined ? startReply({ ...judged, userWords: [], holdUntil: undefined, serviceEnded: false }, text, false) : endUserTurn(judged);
+    return s.holdUntil !== undefined ? startReply(s, text, false) : endUserTurn(judged);
   },
 
   sttTurnResumed: (s) => (s.serviceEnded ? same({ ...s, serviceEnded: false }) : same(s)),
@@ -192,7 +192,7 @@ const HANDLERS: Handlers = {
     // A held turn's time is up with no more speech: it is answered as it stands.
     if (s.holdUntil !== undefined && !s.vadSpeaking && e.at >= s.holdUntil) {
       const text = s.userWords.join(" ").trim();
-      return text ? startReply({ ...s, userWords: [] }, text, false) : same({ ...s, holdUntil: undefined });
+      return text ? startReply(s, text, false) : same({ ...s, holdUntil: undefined });
     }
     // The word wait after a short utterance over the bot is over, and no word came: it was a hum, a laugh, a backchannel.
     const wait = backchannelWait(s);

@@ -65,7 +65,7 @@ export class SpeechDetector {
   #redemption = 0;
   /** The utterance's pause has lapsed (see `pauseLapse`). */
   #lapsed = false;
-  /** endWhenQuiet(): end the utterance once this many quiet frames have run (undefined: no request). */
+  /** endWhenQuiet(): end the utterance once this many quiet frames have run, at most #redemptionFrames (undefined: no request). */
   #endAtQuietFrames: number | undefined;
   #last: FrameTiming = { sampleIndex: 0, contextTime: 0 };
   /** The current utterance's latest frame at or over the speech threshold. */
@@ -100,9 +100,11 @@ export class SpeechDetector {
     const isSpeech = voiced && (echo === "clear" || (echo === "doubleTalk" && probability >= DOUBLE_TALK_THRESHOLD));
     // Without keepAudio only the counts matter: hold no audio at all.
     this.#held.push({ frame: this.#options.keepAudio ? frame : NO_AUDIO, sampleIndex: at.sampleIndex, isSpeech });
-    if (voiced) this.#redemption = 0;
-    // The voice came back: whoever asked for the end heard a pause that was not one.
-    if (voiced) this.#endAtQuietFrames = undefined;
+    if (voiced) {
+      this.#redemption = 0;
+      // The voice came back: whoever asked for the end (endWhenQuiet) heard a pause that was not one.
+      this.#endAtQuietFrames = undefined;
+    }
     if (isSpeech) this.#speechFrames++;
     if (voiced && !this.#speaking) {
       this.#speaking = true;
@@ -117,7 +119,7 @@ export class SpeechDetector {
       events.push({ kind: "speechRealStart", at });
     }
     const quietFrame = this.#speaking && (probability < this.#options.negativeSpeechThreshold || echo === "echo");
-    if (quietFrame && (++this.#redemption >= this.#redemptionFrames || (this.#endAtQuietFrames !== undefined && this.#redemption >= this.#endAtQuietFrames))) {
+    if (quietFrame && ++this.#redemption >= (this.#endAtQuietFrames ?? this.#redemptionFrames)) {
       events.push(this.#endSegment(at));
     } else if (this.#speaking && !this.#lapsed && this.#speechFrames === 0 && this.#redemption >= this.#lapseFrames) {
       this.#lapsed = true;
@@ -151,7 +153,7 @@ export class SpeechDetector {
     if (!this.#speaking) return [];
     const frames = Math.max(1, Math.ceil(quietMs / this.#options.msPerFrame));
     if (this.#redemption >= frames) return [this.#endSegment(this.#last)];
-    this.#endAtQuietFrames = frames;
+    this.#endAtQuietFrames = Math.min(frames, this.#redemptionFrames);
     return [];
   }
 
