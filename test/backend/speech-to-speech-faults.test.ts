@@ -123,6 +123,12 @@ function rows(kind: SpeechToSpeech): Row[] {
   ];
 }
 
+/** The OpenAI emulator's commits on its last two sockets (a failing row's dropped one and its reconnect). */
+async function realtimeCommits(backend: ReferenceBackend): Promise<unknown> {
+  const { sessions } = (await (await fetch(`${backend.url}/__realtime/log`)).json()) as { sessions: Array<{ commits?: unknown[] }> };
+  return sessions.slice(-2).map((s) => s.commits);
+}
+
 /** The history as "role: text" lines, for messages. */
 const lines = (r: Rig) => r.session.history.map((m) => `${m.role}${"interrupted" in m && m.interrupted ? " (interrupted)" : ""}: ${m.text}`);
 
@@ -212,7 +218,11 @@ async function runRow(row: Row, kind: SpeechToSpeech, backend: ReferenceBackend,
       // The user's words are in the history: every turn said, the first with all of its words.
       expect(users().length, JSON.stringify(lines(r))).toBe(messages);
       const firstWords = users()[0]!.text.toLowerCase().split(/\s+/);
-      for (const word of want.firstTurnHas ?? []) expect(firstWords, `"${word}" lost from the turn: ${JSON.stringify(lines(r))}`).toContain(word);
+      if (!(want.firstTurnHas ?? []).every((w) => firstWords.includes(w))) {
+        // What the service got (its commits: audio, where its recogniser cut it) and what the uplink did, to tell a lost frame from a misheard one.
+        const why = { history: lines(r), events: r.seen.events, uplink: r.session.metrics.uplink, replayedSamples: r.session.metrics.sttReplayedSamples, service: kind === "openai" ? await realtimeCommits(backend) : undefined };
+        for (const word of want.firstTurnHas ?? []) expect(firstWords, `"${word}" lost from the turn: ${JSON.stringify(why)}`).toContain(word);
+      }
       // A reply cut by the fault keeps what was heard, marked as cut.
       if (messages > 1) expect(r.session.history[1], JSON.stringify(lines(r))).toMatchObject({ role: "assistant", interrupted: true });
     }

@@ -189,10 +189,11 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
   let sent = 0;
   const started = performance.now();
   // Frames at real-time pace, by the wall clock (setInterval drifts).
-  const pump = setInterval(() => {
+  const pumpDue = () => {
     const due = Math.floor((performance.now() - started) / 20);
     for (; sent < due; sent++) mic.emit("frame", { pcm: queue.shift() ?? new Int16Array(FRAME), capturedAt: sent * 0.02 });
-  }, 10);
+  };
+  const pump = setInterval(pumpDue, 10);
   clock.run();
 
   /**
@@ -209,6 +210,9 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
       f.set(pcm.subarray(i, i + FRAME));
       frames.push(f);
     }
+    // The silence already due goes first, so that the speech starts now: queued behind a late pump's backlog,
+    // its first frames went out at once in the catch-up burst, as if said in the past.
+    pumpDue();
     queue = frames;
     // The onset on the audio's clock (the frames' capturedAt), as a VAD stamps it: 60 ms into the
     // speech, however late this process's timer fires under load.
@@ -226,7 +230,11 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
     }
     await sleep(200);
     vad.emit("speechRealStart", { contextTime: clock.now / 1000 });
-    await sleep(frames.length * 20 - 260 + 400);
+    // The VAD ends 400 ms after the speech's last frame went out. Not by a sleep counted from the frames
+    // left (the pump shifts them out of `frames` meanwhile): under load that ended the turn before the
+    // last word was sent, and the service heard "can you help me" as "can you help her own" (CI).
+    while (queue.length > 0) await sleep(10);
+    await sleep(400);
     vad.emit("speechEnd", { contextTime: clock.now / 1000 });
   }
 

@@ -6,7 +6,8 @@
 //   GET  /__realtime/log                 what the emulator got, per socket: every truncate
 //                                        {item_id, audio_end_ms, audioSentMs, accepted, heard} and every
 //                                        response's input (what the "model" read), its item id and
-//                                        word timings, for the tests and the realtime bench
+//                                        word timings, for the tests and the realtime bench; every commit
+//                                        {audio_ms, utterances, heard} (client turn detection)
 // Client events: session.update, input_audio_buffer.append / commit / clear, conversation.item.create
 // (user text, function_call_output), conversation.item.retrieve, conversation.item.truncate, conversation.item.delete,
 // response.create, response.cancel. The conversation's items and truncation rules are
@@ -133,7 +134,9 @@ class RealtimeSocket {
     this.nextUserItem = newId("item");
     this.work = Promise.resolve();
     this.closed = false;
-    this.record = { session_id: this.session.id, model, truncates: /** @type {any[]} */ ([]), responses: /** @type {any[]} */ ([]), errors: /** @type {any[]} */ ([]) };
+    /** Utterances the recogniser ended inside the buffer since the last commit (turn detection off). */
+    this.bufferUtterances = 0;
+    this.record = { session_id: this.session.id, model, truncates: /** @type {any[]} */ ([]), responses: /** @type {any[]} */ ([]), errors: /** @type {any[]} */ ([]), commits: /** @type {any[]} */ ([]) };
   }
 
   /** @param {Record<string, unknown>} event */
@@ -221,6 +224,7 @@ class RealtimeSocket {
         this.pending = new Float32Array(0);
         this.bufferMs = 0;
         this.bufferWords = [];
+        this.bufferUtterances = 0;
         return this.send({ type: "input_audio_buffer.cleared" });
       case "conversation.item.create":
         return this.createItem(event);
@@ -277,6 +281,7 @@ class RealtimeSocket {
       if (!r.ended) continue;
       if (!vad) {
         this.bufferWords.push(...r.words.map((w) => w.word));
+        this.bufferUtterances++;
         continue;
       }
       const endMs = Math.round(((r.processed / DECODER_RATE) - r.silentSeconds) * 1000);
@@ -294,6 +299,8 @@ class RealtimeSocket {
     }
     await this.decodeFrames(true);
     const last = (await this.recogniser?.finish()) ?? [];
+    // For a test that finds words missing: how much audio the buffer had, and where the recogniser cut it.
+    this.record.commits.push({ audio_ms: Math.round(this.bufferMs), utterances: this.bufferUtterances + (last.length ? 1 : 0), heard: [...this.bufferWords, ...last.map((w) => w.word)].join(" ") });
     this.commitWords([...this.bufferWords, ...last.map((w) => w.word)]);
   }
 
@@ -307,6 +314,7 @@ class RealtimeSocket {
     this.nextUserItem = newId("item");
     this.bufferMs = 0;
     this.bufferWords = [];
+    this.bufferUtterances = 0;
     const added = addItem(this.items, item, null);
     if ("error" in added) return this.error(added.error);
     this.items = added.items;
