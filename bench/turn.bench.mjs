@@ -51,12 +51,18 @@ const WARMUP_TURNS = 2;
  * The end-of-turn policies compared. baseline: the earlier default, the VAD's 600 ms of silence. policy: 300 ms
  * of silence, and a turn whose last word leaves it unfinished held 700 ms more (turn.holdUnfinished);
  * policyShort: the same with 200 ms of silence and 800 ms of hold. The session's defaults are `policy`.
+ * preemptive: `policy` with the preemptive reply prepared at 160 ms of quiet (turn.preemptive);
+ * preemptiveLong: 600 ms of silence (the baseline's, fewer premature ends) with the reply prepared at 160 ms.
  */
 const TURN_POLICIES = {
   baseline: { vad: { redemptionMs: 600 }, turn: { holdUnfinished: false } },
   policy: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 } } },
   policyShort: { vad: { redemptionMs: 200 }, turn: { holdUnfinished: { holdMs: 800 } } },
+  preemptive: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 }, preemptive: { quietMs: 160 } } },
+  preemptiveLong: { vad: { redemptionMs: 600 }, turn: { holdUnfinished: { holdMs: 700 }, preemptive: { quietMs: 160 } } },
 };
+/** The policies that prepare a preemptive reply, reported under `preemptive` too. */
+const PREEMPTIVE_POLICIES = ["preemptive", "preemptiveLong"];
 /** Which of TURN_POLICIES the README's defaults give. */
 const DEFAULT_POLICY = "policy";
 
@@ -168,8 +174,8 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
       })),
       utterances: utterances.length,
       ...turnTaking,
-      // Not built yet: a speculative reply started before the end of the turn is certain.
-      preemptive: null,
+      // turn.preemptive, the same corpus and run (also under their own names above).
+      preemptiveReply: Object.fromEntries(PREEMPTIVE_POLICIES.map((name) => [name, turnTaking[name]])),
       default: { policy: DEFAULT_POLICY, ...turnTaking[DEFAULT_POLICY] },
       turnTaking: {
         policies: TURN_POLICIES,

@@ -33,6 +33,8 @@ export type {
   VadSpeechEnd,
   VadMisfire,
   VadPauseLapse,
+  VadSpeechQuiet,
+  VadSpeechResumed,
   VadOnsetPause,
   VadProbability,
   VadLoadProgress,
@@ -107,6 +109,7 @@ export { BACKCHANNEL_WORDS_EN } from "./session/backchannel.js";
 export type { BackchannelEvent, BackchannelOptions } from "./session/backchannel.js";
 export { CONTINUATION_WORDS_EN } from "./session/turn-end.js";
 export type { HoldUnfinishedOptions } from "./session/turn-end.js";
+export type { PreemptiveOptions } from "./session/turn-options.js";
 export type { ReconnectPolicy, ReconnectContext, BackoffPolicyOptions } from "./session/reconnect-policy.js";
 export type {
   VoiceSessionOptions,

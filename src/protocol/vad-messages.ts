@@ -88,6 +88,15 @@ export interface VadEndWhenQuietMessage {
   kind: "end-when-quiet";
   quietMs: number;
 }
+/**
+ * From now on, send `speechQuiet` when a confirmed utterance has been quiet
+ * `quietMs` (short of redemptionMs), and `speechResumed` when its voice comes
+ * back after that; `null` stops it (SpeechDetector.noticeQuiet).
+ */
+export interface VadNoticeQuietMessage {
+  kind: "notice-quiet";
+  quietMs: number | null;
+}
 /** Release the ORT session and close every port; answered by `disposed`. */
 export interface VadDisposeMessage {
   kind: "dispose";
@@ -106,6 +115,7 @@ export type MainToVadMessage =
   | VadPauseMessage
   | VadResumeMessage
   | VadEndWhenQuietMessage
+  | VadNoticeQuietMessage
   | VadDisposeMessage
   | VadPingMessage;
 
@@ -201,6 +211,20 @@ export interface VadPauseLapseMessage extends VadEventTiming {
   pauseToken: number;
 }
 /**
+ * A confirmed utterance has been quiet the `notice-quiet` time, short of
+ * redemptionMs: the user may be done (the utterance goes on). The last
+ * speech frame is where the voice stopped.
+ */
+export interface VadSpeechQuietMessage extends VadEventTiming {
+  kind: "speechQuiet";
+  lastSpeechSampleIndex: number;
+  lastSpeechContextTime: number;
+}
+/** The voice came back after a `speechQuiet`, in the same utterance. */
+export interface VadSpeechResumedMessage extends VadEventTiming {
+  kind: "speechResumed";
+}
+/**
  * The onset cue paused playback (`paused: true`) on a sudden rise of the
  * level, before any speech start; or released that pause (`paused: false`)
  * when no speech started. A speech start while it stands takes it over (its
@@ -243,6 +267,8 @@ export type VadToMainMessage =
   | VadSpeechEndMessage
   | VadMisfireMessage
   | VadPauseLapseMessage
+  | VadSpeechQuietMessage
+  | VadSpeechResumedMessage
   | VadOnsetPauseMessage
   | VadProbabilityMessage
   | VadRuntimeErrorMessage

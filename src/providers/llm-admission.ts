@@ -33,6 +33,8 @@ export interface AdmissionMetrics {
   admitted: number;
   rejectedFull: number;
   expired: number;
+  /** Of `admitted`, the preemptive replies' requests (LlmRequest.speculative): made before the turn was certainly over. */
+  speculative: number;
   /** p95 over the last 256 requests, ms from the call to the request being sent. */
   queueWaitMsP95: number;
   /** p95 over the last 256 completed requests, ms from sending to the last token. */
@@ -55,7 +57,7 @@ export class LlmAdmission {
   readonly #now: () => number;
   readonly #queue: Waiter[] = [];
   #running = 0;
-  readonly #counts = { admitted: 0, rejectedFull: 0, expired: 0 };
+  readonly #counts = { admitted: 0, rejectedFull: 0, expired: 0, speculative: 0 };
   readonly #waits: number[] = [];
   readonly #generations: number[] = [];
 
@@ -77,6 +79,7 @@ export class LlmAdmission {
       on: llm.on?.bind(llm),
       async *stream(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest) {
         const release = await admission.#acquire(signal);
+        if (request?.speculative) admission.#counts.speculative++;
         const sentAt = admission.#now();
         let completed = false;
         try {

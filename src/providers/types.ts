@@ -243,6 +243,12 @@ export type LlmOutput = string | LlmToolCalls;
 export interface LlmRequest {
   /** The tools the model may call in this reply (none: the request offers none). */
   tools?: readonly ToolDefinition[];
+  /**
+   * A preemptive reply's request (`turn.preemptive`): made before the user's
+   * turn was certainly over, and cancelled if they go on. Providers need not
+   * read it; the session's admission queue counts these apart.
+   */
+  speculative?: boolean;
 }
 
 /** A language model that streams text, and the tool calls it asks for. */

@@ -196,7 +196,8 @@ function vadPort(vad: VadWorker): VadPort {
     setAutoPause: (token) => vad.setAutoPause(token),
     setMeter: (on) => vad.setMeter(on),
     endWhenQuiet: (quietMs) => vad.endWhenQuiet(quietMs),
-    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "onsetPause" | "probability" | "error", fn: (e: any) => void) =>
+    noticeQuiet: (quietMs) => vad.noticeQuiet(quietMs),
+    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "onsetPause" | "probability" | "error", fn: (e: any) => void) =>
       name === "error" ? vad.on("error", (error) => fn({ error })) : vad.on(name, fn)) as VadPort["on"],
   };
 }

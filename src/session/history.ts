@@ -94,6 +94,11 @@ export class ConversationHistory {
     return message;
   }
 
+  /** Adds an assistant message made outside the history (a held reply's, at its release). */
+  append(message: AssistantMessage): void {
+    this.#messages.push(message);
+  }
+
   /** Marks `message` interrupted and keeps only its heard part. */
   interrupt(message: AssistantMessage, words: readonly TimedWord[], heardS: number): { heard: string; unheard: string } {
     const split = splitHeard(words, message.text, heardS);

@@ -72,6 +72,13 @@ export interface VadPort {
    */
   on(name: "speechEnd", fn: (e: { contextTime: number; lastSpeechContextTime?: number }) => void): () => void;
   on(name: "misfire", fn: (e: { resumedPlayback: boolean; contextTime: number }) => void): () => void;
+  /**
+   * Only once asked for (`noticeQuiet`): a confirmed utterance went quiet
+   * that long, short of its end (`lastSpeechContextTime`: where the voice
+   * stopped); `speechResumed`: its voice came back after that.
+   */
+  on(name: "speechQuiet", fn: (e: { contextTime: number; lastSpeechContextTime?: number }) => void): () => void;
+  on(name: "speechResumed", fn: (e: { contextTime: number }) => void): () => void;
   /** The worker's own pause lapsed (the bot plays again while unvouched speech is quiet) or was renewed: for the app's `vad` events only. */
   on(name: "pauseLapse", fn: (e: { lapsed: boolean; contextTime: number }) => void): () => void;
   /** The worker's onset cue paused (or released) playback before any speech start: for the app's `vad` events only. */
@@ -89,6 +96,13 @@ export interface VadPort {
    * service's end of turn waits for the VAD's own end.
    */
   endWhenQuiet?(quietMs: number): void;
+  /**
+   * `turn.preemptive`: from now on, `speechQuiet` once a confirmed utterance
+   * has been quiet `quietMs` (before its end), and `speechResumed` when its
+   * voice comes back after that (null: off). Optional: without it there is no
+   * preemptive reply.
+   */
+  noticeQuiet?(quietMs: number | null): void;
 }
 
 /** The microphone's uplink frames, at the STT's rate and encoding. */

@@ -13,7 +13,7 @@ import type { LlmProvider, TtsProvider } from "../providers/types.js";
 import type { QuestManager } from "../quest/quest-manager.js";
 import type { Emitter } from "../util/emitter.js";
 import type { RecentBotWords } from "./echo-words.js";
-import type { ConversationHistory } from "./history.js";
+import type { AssistantMessage, ConversationHistory } from "./history.js";
 import { Reply, type TurnTiming } from "./reply.js";
 import type { SessionCounters } from "./session-metrics.js";
 import type { ToolRunner } from "./tool-runner.js";
@@ -47,6 +47,8 @@ type Heard = Pick<InterruptionEvent, "heardText" | "unheardText" | "heardMs">;
 export class ReplySlot {
   readonly #o: ReplySlotOptions;
   #reply: Reply | undefined;
+  /** While the reply is held (turn.preemptive): what it reported, for its release. */
+  #pending: Array<() => void> | undefined;
   /** What interrupt step 1 kept, for the `interruption` event that follows it. */
   #heard: Heard | undefined;
   /** Interrupt step 4 of the latest interruption, for interrupt()'s promise. */
@@ -61,15 +63,26 @@ export class ReplySlot {
     return this.#reply;
   }
 
-  /** Starts reply `generation` for the history as it is (LLM → TTS → player). */
-  start(generation: number, player: PlayerPort, quests: QuestManager, timing: TurnTiming): void {
+  /**
+   * Starts reply `generation` for the history as it is (LLM → TTS → player).
+   * `held` (turn.preemptive): a reply to the user's turn `text`, which is not
+   * in the history yet; nothing of it shows or plays until `release()`.
+   */
+  start(generation: number, player: PlayerPort, quests: QuestManager, timing: TurnTiming, held?: { text: string }): void {
     const o = this.#o;
-    const message = o.history.addAssistant(o.transcripts.newId("assistant"));
-    const reply = new Reply({
+    // A held reply's message joins the history (and gets its id) when it is released, after the user's.
+    const message = held ? detachedAssistant() : o.history.addAssistant(o.transcripts.newId("assistant"));
+    const chat = o.history.toChat(o.instructions);
+    if (held) chat.push({ role: "user", content: held.text });
+    // What a held reply reports waits for its release (its transcript, its end, a stall).
+    const pending: Array<() => void> | undefined = held ? [] : undefined;
+    const later = (report: () => void) => (this.#pending && this.#reply === reply ? this.#pending.push(report) : report());
+    const reply: Reply = new Reply({
       generation,
-      index: o.counters.nextTurn(),
+      index: held ? 0 : o.counters.nextTurn(),
       message,
-      chat: o.history.toChat(o.instructions),
+      chat,
+      held: held !== undefined,
       tools: o.tools,
       history: o.history,
       ...timing,
@@ -79,29 +92,59 @@ export class ReplySlot {
       quests,
       stallMs: o.stallMs,
       hooks: {
-        transcript: (text) => this.#transcript(o.transcripts.partial(message.id, "assistant", text)),
+        transcript: (text) => later(() => this.#transcript(o.transcripts.partial(message.id, "assistant", text))),
         error: (err) => o.error(err),
-        stalled: (warning) => {
-          o.events.emit("warning", warning);
-          o.dispatch({ kind: "interrupt", reason: "stall" });
-        },
-        silentEnd: () => o.dispatch({ kind: "replyDone", generation }),
+        stalled: (warning) =>
+          later(() => {
+            o.events.emit("warning", warning);
+            o.dispatch({ kind: "interrupt", reason: "stall" });
+          }),
+        silentEnd: () => later(() => o.dispatch({ kind: "replyDone", generation })),
         warning: (warning) => o.events.emit("warning", warning),
       },
     });
     this.#reply = reply;
-    o.botWords?.replyStarted();
+    this.#pending = pending;
+    if (held) o.counters.preemptive.started++;
+    else o.botWords?.replyStarted();
     void reply.start();
+  }
+
+  /** The held reply `generation` is the reply now: its message joins the history, then its audio and what it reported go out. */
+  release(generation: number): void {
+    const reply = this.#of(generation);
+    const pending = this.#pending;
+    if (!reply || !pending) return;
+    const o = this.#o;
+    this.#pending = undefined;
+    reply.message.id = o.transcripts.newId("assistant");
+    o.history.append(reply.message);
+    reply.metrics.turn = o.counters.nextTurn();
+    o.counters.preemptive.released++;
+    o.botWords?.replyStarted();
+    reply.release();
+    for (const report of pending) report();
+  }
+
+  /** The held reply `generation` is not needed (the user went on): its streams are cancelled, and it is counted as wasted. Nothing is reported. */
+  drop(generation: number): void {
+    const reply = this.#of(generation);
+    if (!reply || !this.#pending) return;
+    this.#reply = undefined;
+    this.#pending = undefined;
+    this.#o.counters.preemptive.dropped++;
+    this.cancelling = reply.removeStreams().catch((err) => this.#o.error(err));
   }
 
   /** A mic frame arrived: note where the playing reply is, for judging the STT's late words (echo-words.ts). */
   sampleRendered(player: PlayerPort | undefined): void {
-    if (this.#reply && player && this.#o.botWords) this.#o.botWords.rendered(performance.now(), player.renderedSeconds());
+    if (this.#reply && !this.#pending && player && this.#o.botWords) this.#o.botWords.rendered(performance.now(), player.renderedSeconds());
   }
 
   /** Is this STT word the bot's own voice heard back, and was the bot audible just now? */
   echoOf(text: string, player: PlayerPort | undefined, spokenAt?: number): { echo: boolean; nearBot: boolean } {
-    const reply = this.#reply;
+    // A held reply is not playing: its words are no echo yet.
+    const reply = this.#pending ? undefined : this.#reply;
     const playing = reply && player ? { words: reply.words, renderedS: player.renderedSeconds() } : undefined;
     return this.#o.botWords?.judge(text, performance.now(), playing, spokenAt) ?? { echo: false, nearBot: false };
   }
@@ -148,6 +191,7 @@ export class ReplySlot {
   clear(): void {
     this.#reply?.cancel();
     this.#reply = undefined;
+    this.#pending = undefined;
   }
 
   #of(generation: number): Reply | undefined {
@@ -188,4 +232,9 @@ export class ReplySlot {
     this.#o.events.emit("turn", this.#o.counters.report(reply.metrics));
     this.#o.events.emit("metrics", this.#o.metrics());
   }
+}
+
+/** A held reply's message, outside the history until its release gives it an id and a place. */
+function detachedAssistant(): AssistantMessage {
+  return { id: "", role: "assistant", text: "", interrupted: false, unheardText: "" };
 }

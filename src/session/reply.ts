@@ -64,6 +64,12 @@ export interface ReplyOptions extends TurnTiming {
   quests: QuestManager;
   /** turn.replyStallMs */
   stallMs: number;
+  /**
+   * A preemptive reply (turn.preemptive): its LLM and TTS run, but its audio
+   * waits here, not in the player, until `release()`. Its LLM request says so
+   * (`LlmRequest.speculative`), for the admission queue's count.
+   */
+  held?: boolean;
   hooks: ReplyHooks;
   now?: () => number;
 }
@@ -88,6 +94,8 @@ export class Reply {
   /** A tool is running: the stall watchdog waits for it. */
   #toolRunning = false;
   #ttsStream: TtsStream | undefined;
+  /** While held: the audio for the player, in order, and whether the TTS ended its generation. */
+  #held: { audio: Array<{ pcm: Float32Array | Int16Array; sampleRate: number }>; ended: boolean } | undefined;
 
   constructor(options: ReplyOptions) {
     this.#o = options;
@@ -95,6 +103,16 @@ export class Reply {
     this.generation = options.generation;
     this.message = options.message;
     this.metrics = { turn: options.index, speechEndToSttFinalMs: options.sttFinalMs, interrupted: false };
+    if (options.held) this.#held = { audio: [], ended: false };
+  }
+
+  /** A held reply goes to the player now: what its TTS sent so far first, then the rest as it comes. */
+  release(): void {
+    const held = this.#held;
+    if (!held) return;
+    this.#held = undefined;
+    for (const { pcm, sampleRate } of held.audio) this.#o.player.write(pcm, { sampleRate, generation: this.generation });
+    if (held.ended) this.#o.player.endGeneration(this.generation);
   }
 
   /** Opens the TTS first, so its connection is opening while the LLM thinks. */
@@ -207,7 +225,8 @@ export class Reply {
       });
     };
     const tools = this.#o.tools;
-    const request: LlmRequest | undefined = tools?.definitions.length ? { tools: tools.definitions } : undefined;
+    const request: LlmRequest | undefined =
+      tools?.definitions.length || this.#o.held ? { ...(tools?.definitions.length ? { tools: tools.definitions } : {}), ...(this.#o.held ? { speculative: true } : {}) } : undefined;
     let chat = this.#o.chat;
     try {
       for (let round = 0; ; round++) {
@@ -282,7 +301,8 @@ export class Reply {
             this.metrics.speechEndToFirstAudioByteMs = this.#firstAudioByteAt - this.#o.speechEndAt;
           }
           this.#audioWritten = true;
-          player.write(event.pcm, { sampleRate: event.sampleRate, generation });
+          if (this.#held) this.#held.audio.push({ pcm: event.pcm, sampleRate: event.sampleRate });
+          else player.write(event.pcm, { sampleRate: event.sampleRate, generation });
         } else {
           this.words.push({ text: event.text, startS: event.startS, stopS: event.stopS });
         }
@@ -293,7 +313,8 @@ export class Reply {
       this.#o.hooks.error(err);
     }
     this.#ttsDone = true;
-    player.endGeneration(generation);
+    if (this.#held) this.#held.ended = true;
+    else player.endGeneration(generation);
     this.#maybeSilentEnd();
   }
 

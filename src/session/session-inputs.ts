@@ -58,6 +58,9 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     }),
     vad.on("onsetPause", (e) => events.emit("vad", { kind: e.paused ? "onsetPause" : "onsetRelease", direct: true, contextTime: e.contextTime })),
     vad.on("pauseLapse", (e) => events.emit("vad", { kind: e.lapsed ? "pauseLapse" : "pauseRenew", direct: true, contextTime: e.contextTime })),
+    // turn.preemptive's cues (only once the session asked for them: VadPort.noticeQuiet).
+    vad.on("speechQuiet", (e) => dispatch({ kind: "speechQuiet", at: now(), voiceEnd: e.lastSpeechContextTime })),
+    vad.on("speechResumed", () => dispatch({ kind: "speechResumed", at: now() })),
     vad.on("speechEnd", (e) => {
       sink.noteSpeech(false);
       events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });

@@ -15,6 +15,8 @@ export class SessionCounters {
   readonly captureGaps = { count: 0, ms: 0 };
   /** STT words taken for the bot's own echo. */
   echoWords = 0;
+  /** turn.preemptive: replies prepared held, released, dropped. */
+  readonly preemptive = { started: 0, released: 0, dropped: 0 };
   #echo: { erleDb: number; delayMs: number; converged: boolean } | undefined;
 
   echoStats(stats: { erleDb: number; delayMs: number; converged: boolean }): void {
@@ -53,6 +55,7 @@ export class SessionCounters {
       llm: parts.llm,
       mic: parts.mic,
       devices: parts.devices,
+      preemptive: { ...this.preemptive },
       echo: this.#echo || this.echoWords ? { erleDb: NaN, delayMs: NaN, converged: false, ...this.#echo, echoWords: this.echoWords } : undefined,
     };
   }

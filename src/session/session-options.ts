@@ -6,6 +6,7 @@
 import { ConfigError } from "../errors.js";
 import { backchannelPolicyOf } from "./backchannel.js";
 import { serviceEndOfTurnOf, turnEndPolicyOf } from "./turn-end.js";
+import { preemptiveOf } from "./preemptive.js";
 import type { TurnConfig } from "./turn-machine.js";
 import type { VoiceSessionOptions } from "./types.js";
 
@@ -69,6 +70,14 @@ export function checkSessionOptions(options: VoiceSessionOptions): ResolvedSessi
   if (minSpeechMs !== undefined && !(minSpeechMs >= 0)) {
     throw new ConfigError(`VoiceSession: \`bargeIn.minSpeechMs\` must be a number ≥ 0, not ${minSpeechMs}`);
   }
+  const preemptive = preemptiveOf(options.turn?.preemptive);
+  if (preemptive && realtime) {
+    throw new ConfigError("VoiceSession: `turn.preemptive` needs the `stt`, `llm` and `tts` providers; a `realtime` service answers the user's turn itself, so leave it out");
+  }
+  const redemptionMs = options.vad?.redemptionMs;
+  if (preemptive && redemptionMs !== undefined && !(preemptive.quietMs < redemptionMs)) {
+    throw new ConfigError(`VoiceSession: \`turn.preemptive.quietMs\` (${preemptive.quietMs}) must be less than \`vad.redemptionMs\` (${redemptionMs}): the reply is prepared in the quiet before the VAD ends the turn`);
+  }
   if (!realtime) return options as ResolvedSessionOptions;
   const turn = { ...options.turn, flushTimeoutMs: options.turn?.flushTimeoutMs ?? DEFAULTS.realtimeFlushTimeoutMs };
   return { ...options, turn, stt: realtime.stt, llm: realtime.llm, tts: realtime.tts };
@@ -101,5 +110,6 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     // On by default (with the VAD's 300 ms of silence, components.ts): README, "Turn-taking".
     turnEnd: turnEndPolicyOf(options.turn?.holdUnfinished ?? true),
     serviceEndOfTurn: serviceEndOfTurnOf(options.turn?.serviceEndOfTurn),
+    preemptive: preemptiveOf(options.turn?.preemptive),
   };
 }

@@ -15,6 +15,7 @@ import { isBackchannel } from "./backchannel.js";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BackchannelWait, type BargeInReason } from "./barge-in.js";
 import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
 import { looksUnfinished } from "./turn-end.js";
+import { dropSpeculation, preemptiveFlushed, quietNoticed, utteranceEnded, voiceResumed } from "./preemptive.js";
 import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
 import type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
 
@@ -38,6 +39,8 @@ export const INITIAL_TURN_STATE: TurnState = {
   heldWords: [],
   holdUntil: undefined,
   serviceEnded: false,
+  speculation: undefined,
+  speculated: false,
 };
 
 type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnConfig) => TurnStep;
@@ -74,9 +77,19 @@ const HANDLERS: Handlers = {
   speechEnd: (s, e, config) => {
     const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at, voiceEnd: e.voiceEnd }, e.at, config);
     const confirmed = then(vouched, (next) => speechEndOverBot(next, e.at, e.voiceEnd, config));
-    // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
-    return then(confirmed, (next) => (next.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(next) : same(next)));
+    return then(confirmed, (next) => {
+      // A held preemptive reply is released here (preemptive.ts); a flush under way for one becomes the turn's.
+      const ended = utteranceEnded(next);
+      if (ended.released) return ended.step;
+      // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
+      return then(ended.step, (n) => (n.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(n) : same(n)));
+    });
   },
+
+  // The turn is likely over: its reply is prepared, held (preemptive.ts).
+  speechQuiet: (s, e, config) => quietNoticed(s, e.voiceEnd, config) ?? same(s),
+
+  speechResumed: (s) => voiceResumed(s) ?? same(s),
 
   misfire: (s, e) => {
     // Held words the VAD would not vouch for were the bot's echo misheard.
@@ -155,8 +168,9 @@ const HANDLERS: Handlers = {
   sttLost: (s) => linkChanged(s, { ...s, sttDown: true }),
 
   turnFlushed: (s, e, config) => {
+    if (s.speculation?.stage === "flushing") return preemptiveFlushed(s, e.missed, config);
     const text = s.userWords.join(" ").trim();
-    const flushed = { ...s, endingTurn: false, userWords: [], serviceEnded: false };
+    const flushed = { ...s, endingTurn: false, userWords: [], serviceEnded: false, speculated: false };
     if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
     // Unfinished words (turn-end.ts; not when the service judged the turn over), or the user already
     // speaking again: the turn goes on (held until holdMs).
@@ -205,12 +219,15 @@ const HANDLERS: Handlers = {
 
   pushEnd: (s) => (userHasFloor(s) && s.phase !== "listening" ? endUserTurn(s) : same(s)),
 
-  text: (s, e) => {
+  text: (t, e) => {
     const typed = e.text.trim();
-    if (!typed || s.phase === "idle" || s.phase === "connecting") return same(s);
+    if (!typed || t.phase === "idle" || t.phase === "connecting") return same(t);
+    // A preemptive reply held for the spoken words is not this turn's: the typed text joins them.
+    const dropped = dropSpeculation(t);
+    const s = dropped.state;
     // Words the user was saying join the typed ones: one turn, not two replies racing.
     const text = [...s.userWords, typed].join(" ");
-    if (!s.reply) return startReply(s, text, false);
+    if (!s.reply) return then(dropped, (next) => startReply(next, text, false));
     // Typed over the bot: the ordered interrupt (what was heard is kept), then the reply to the text.
     // The floor goes straight to the new reply: no "listening" in between.
     const cut = interrupt(s, "text", undefined);
@@ -220,10 +237,11 @@ const HANDLERS: Handlers = {
 
   stop: (s) => {
     const text = s.userWords.join(" ").trim();
-    const effects: TurnEffect[] = [];
+    // A held preemptive reply never played: it goes with its streams (the words it answered are kept below).
+    const effects: TurnEffect[] = [...dropSpeculation(s).effects];
     if (text) effects.push({ kind: "keepUserWords", text });
     if (s.reply) effects.push({ kind: "keepHeardReply", generation: s.reply.generation });
-    return { state: { ...s, userWords: [], reply: undefined, bargeIn: NO_BARGE_IN }, effects };
+    return { state: { ...s, userWords: [], reply: undefined, bargeIn: NO_BARGE_IN, speculation: undefined }, effects };
   },
 
   stopped: (s) => ({ state: { ...INITIAL_TURN_STATE, generation: s.generation }, effects: changeState(s, "idle") }),
@@ -336,7 +354,7 @@ function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
 function startReply(s: TurnState, text: string, lateWords: boolean): TurnStep {
   const generation = s.generation + 1;
   return {
-    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined },
+    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined, speculated: false },
     effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), { kind: "startReply", generation }],
   };
 }

@@ -1,6 +1,12 @@
 /** `VoiceSessionOptions.turn`: when the user's turn ends (public; apart from types.ts for its length). */
 import type { HoldUnfinishedOptions } from "./turn-end.js";
 
+/** `turn.preemptive`: `true` for the defaults, or these. */
+export interface PreemptiveOptions {
+  /** The VAD's quiet (ms) after which the reply is prepared, held. Default 160; less than `vad.redemptionMs`. */
+  quietMs?: number;
+}
+
 export interface TurnOptions {
   /**
    * End the user's turn when the STT's pause probability reaches this (0..1),
@@ -33,6 +39,19 @@ export interface TurnOptions {
    * Services without such an event (Kyutai, Deepgram Nova) are not affected.
    */
   serviceEndOfTurn?: boolean | { quietMs?: number };
+  /**
+   * The preemptive reply: once the VAD's utterance has been quiet `quietMs`
+   * (160), before `vad.redemptionMs` ends it, the STT is flushed and, for
+   * words that read as finished (see `holdUnfinished`), the reply is started
+   * but held: its LLM request and TTS run, nothing of it plays or shows. The
+   * utterance's end (no voice since) releases it at once, its audio often
+   * ready; the voice coming back drops it (its streams are cancelled, counted
+   * in `metrics.preemptive.dropped`; none of it was heard) and the turn goes
+   * on. At most one a turn. `true` or `{ quietMs }` (less than
+   * `vad.redemptionMs`); not with `realtime`. Default off (README,
+   * "Turn-taking", for the measured trade-off).
+   */
+  preemptive?: boolean | PreemptiveOptions;
   /**
    * A reply whose LLM and TTS both send nothing for this long (ms) while it is
    * still being generated is cut off: a `warning` names the stalled service,

@@ -38,7 +38,22 @@ export interface TurnConfig {
    * a turn it ends is not held for unfinished words. Undefined: off.
    */
   serviceEndOfTurn?: { quietMs: number };
+  /**
+   * `turn.preemptive`: once the VAD's utterance has been quiet `quietMs`
+   * (its `speechQuiet`, before `vad.redemptionMs` ends it) the turn's words
+   * are flushed and its reply is prepared, held (it does not play); the
+   * utterance's end releases it, the voice coming back drops it. At most one
+   * a turn. Undefined: off.
+   */
+  preemptive?: { quietMs: number };
 }
+
+/**
+ * The turn's preemptive reply (TurnConfig.preemptive): its flush is under way
+ * (`resumed`: the voice came back meanwhile), or its reply is being prepared
+ * for `text`, held.
+ */
+export type Speculation = { readonly stage: "flushing"; readonly resumed: boolean } | { readonly stage: "held"; readonly generation: number; readonly text: string };
 
 export interface TurnState {
   readonly phase: FloorPhase;
@@ -83,6 +98,10 @@ export interface TurnState {
   readonly holdUntil: number | undefined;
   /** The STT service judged this turn over (TurnConfig.serviceEndOfTurn): it is not held for unfinished words. */
   readonly serviceEnded: boolean;
+  /** The turn's preemptive reply, while there is one. */
+  readonly speculation: Speculation | undefined;
+  /** The turn had its one preemptive reply (kept or dropped); cleared when a reply starts. */
+  readonly speculated: boolean;
 }
 
 export type InterruptReason = InterruptionEvent["reason"];
@@ -99,6 +118,10 @@ export type TurnEvent =
   /** `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. */
   | { kind: "speechEnd"; at: number; voiceEnd?: number }
   | { kind: "misfire"; resumedByWorker: boolean }
+  /** The VAD's confirmed utterance has been quiet `preemptive.quietMs` (it goes on); `voiceEnd`: its last speech frame (AudioContext s). */
+  | { kind: "speechQuiet"; at: number; voiceEnd?: number }
+  /** The voice came back after a `speechQuiet`, in the same utterance. */
+  | { kind: "speechResumed"; at: number }
   /**
    * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
    * the bot's own voice heard back; `nearBot`: the bot was audible within the
@@ -160,8 +183,16 @@ export type TurnEffect =
   | { kind: "backchannel"; words: readonly string[]; speechMs: number }
   /** Make `generation` the player's current one: older audio is fenced off. */
   | { kind: "fence"; generation: number }
-  /** Start reply `generation` (LLM → TTS → player) for the history as it is. */
-  | { kind: "startReply"; generation: number }
+  /**
+   * Start reply `generation` (LLM → TTS → player) for the history as it is.
+   * `held`: a preemptive reply to the user's turn `text`, not in the history
+   * yet: it is prepared but nothing of it plays or shows until `releaseReply`.
+   */
+  | { kind: "startReply"; generation: number; held?: { text: string } }
+  /** The held reply `generation` is the reply now: its message joins the history, and its audio and transcript go out. */
+  | { kind: "releaseReply"; generation: number }
+  /** The held reply `generation` is not needed (the user went on): its streams are cancelled, and it is counted as wasted. */
+  | { kind: "dropHeldReply"; generation: number }
   /** Interrupt step 1: the reply's history message keeps what was heard. */
   | { kind: "cutReplyToHeard"; generation: number }
   /** Interrupt step 2: silence within one render quantum. */

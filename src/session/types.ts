@@ -348,6 +348,13 @@ export interface SessionMetrics {
   mic: { muted: boolean; mutedMs: number };
   /** Input swaps (`setInputDevice()`, fallbacks) and the input lost across them. */
   devices: DeviceMetrics;
+  /**
+   * `turn.preemptive`, over the session: replies prepared before the turn was
+   * certainly over (`started`), those that played (`released`), and those
+   * dropped because the user went on (`dropped`: wasted LLM requests; none of
+   * their audio was heard).
+   */
+  preemptive: { started: number; released: number; dropped: number };
 }
 
 export interface WarningEvent {

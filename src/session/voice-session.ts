@@ -223,6 +223,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       };
       const components = (this.#components = checkComponents(await this.#makeComponents(context)));
       this.#mute.attach(components.capture);
+      // turn.preemptive: the VAD says when an utterance has gone quiet, before its end.
+      if (this.#config.preemptive) components.vad.noticeQuiet?.(this.#config.preemptive.quietMs);
       this.#stt = new SttLink({
         provider: this.#options.stt,
         quests,
@@ -364,7 +366,11 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "fence":
         return components?.player.setGeneration(effect.generation);
       case "startReply":
-        return this.#replies.start(effect.generation, components!.player, this.#quests!, this.#turnTiming);
+        return this.#replies.start(effect.generation, components!.player, this.#quests!, this.#turnTiming, effect.held);
+      case "releaseReply":
+        return this.#replies.release(effect.generation);
+      case "dropHeldReply":
+        return this.#replies.drop(effect.generation);
       case "cutReplyToHeard":
         return this.#replies.cut(effect.generation, components?.player);
       case "flushPlayback":

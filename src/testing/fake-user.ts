@@ -25,6 +25,8 @@ type VadEvents = {
   speechEnd: { contextTime: number; lastSpeechContextTime?: number };
   misfire: { resumedPlayback: boolean; contextTime: number };
   pauseLapse: { lapsed: boolean; contextTime: number };
+  speechQuiet: { contextTime: number; lastSpeechContextTime?: number };
+  speechResumed: { contextTime: number };
   onsetPause: { paused: boolean; contextTime: number };
   probability: { probability: number };
   error: { error: Error };
@@ -51,6 +53,11 @@ export class FakeVad implements VadPort {
   readonly endRequests: number[] = [];
   endWhenQuiet(quietMs: number): void {
     this.endRequests.push(quietMs);
+  }
+  /** The session's `noticeQuiet` request (turn.preemptive), null when none or off; the test emits the speechQuiet it leads to. */
+  quietNoticeMs: number | null = null;
+  noticeQuiet(quietMs: number | null): void {
+    this.quietNoticeMs = quietMs;
   }
   on<K extends keyof VadEvents>(name: K, fn: (e: VadEvents[K]) => void): () => void {
     return this.emitter.on(name, fn);

@@ -35,7 +35,15 @@ export type SpeechEvent =
    * may resume while it stays quiet (`lapsed: true`); its next voiced frame
    * renews the pause (`lapsed: false`). The utterance itself goes on.
    */
-  | { kind: "pauseLapse"; at: FrameTiming; lapsed: boolean };
+  | { kind: "pauseLapse"; at: FrameTiming; lapsed: boolean }
+  /**
+   * `noticeQuiet(ms)`: a confirmed utterance has been quiet that long, short
+   * of `redemptionMs` (it goes on): the user may be done. `lastSpeech`: where
+   * the voice stopped. Once per quiet stretch.
+   */
+  | { kind: "speechQuiet"; at: FrameTiming; lastSpeech: FrameTiming }
+  /** The voice came back after a `speechQuiet`, inside the same utterance: the user went on. */
+  | { kind: "speechResumed"; at: FrameTiming };
 
 interface HeldFrame {
   frame: Float32Array;
@@ -67,6 +75,10 @@ export class SpeechDetector {
   #lapsed = false;
   /** endWhenQuiet(): end the utterance once this many quiet frames have run, at most #redemptionFrames (undefined: no request). */
   #endAtQuietFrames: number | undefined;
+  /** noticeQuiet(): this many quiet frames in a confirmed utterance make a `speechQuiet` (undefined: off). */
+  #quietNoticeFrames: number | undefined;
+  /** A `speechQuiet` was sent for the quiet going on now. */
+  #quietNoticed = false;
   #last: FrameTiming = { sampleIndex: 0, contextTime: 0 };
   /** The current utterance's latest frame at or over the speech threshold. */
   #lastVoiced: FrameTiming = { sampleIndex: 0, contextTime: 0 };
@@ -104,6 +116,10 @@ export class SpeechDetector {
       this.#redemption = 0;
       // The voice came back: whoever asked for the end (endWhenQuiet) heard a pause that was not one.
       this.#endAtQuietFrames = undefined;
+      if (this.#quietNoticed) {
+        this.#quietNoticed = false;
+        events.push({ kind: "speechResumed", at });
+      }
     }
     if (isSpeech) this.#speechFrames++;
     if (voiced && !this.#speaking) {
@@ -121,6 +137,9 @@ export class SpeechDetector {
     const quietFrame = this.#speaking && (probability < this.#options.negativeSpeechThreshold || echo === "echo");
     if (quietFrame && ++this.#redemption >= (this.#endAtQuietFrames ?? this.#redemptionFrames)) {
       events.push(this.#endSegment(at));
+    } else if (quietFrame && this.#realStartFired && !this.#quietNoticed && this.#redemption === this.#quietNoticeFrames) {
+      this.#quietNoticed = true;
+      events.push({ kind: "speechQuiet", at, lastSpeech: this.#lastVoiced });
     } else if (this.#speaking && !this.#lapsed && this.#speechFrames === 0 && this.#redemption >= this.#lapseFrames) {
       this.#lapsed = true;
       events.push({ kind: "pauseLapse", at, lapsed: true });
@@ -157,6 +176,16 @@ export class SpeechDetector {
     return [];
   }
 
+  /**
+   * From now on, a confirmed utterance that has been quiet `quietMs` (short
+   * of `redemptionMs`) sends `speechQuiet`, and the voice coming back after
+   * it `speechResumed`: a likely end of turn, before the certain one (a
+   * preemptive reply starts there). `null` turns it off.
+   */
+  noticeQuiet(quietMs: number | null): void {
+    this.#quietNoticeFrames = quietMs === null ? undefined : Math.max(1, Math.ceil(quietMs / this.#options.msPerFrame));
+  }
+
   /** Forgets everything; the next frame starts from silence. */
   reset(): void {
     this.#held = [];
@@ -166,6 +195,7 @@ export class SpeechDetector {
     this.#redemption = 0;
     this.#lapsed = false;
     this.#endAtQuietFrames = undefined;
+    this.#quietNoticed = false;
   }
 
   #endSegment(at: FrameTiming): SpeechEvent {

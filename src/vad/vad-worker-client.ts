@@ -14,14 +14,8 @@
 import { AssetLoadError, BargeinError, ConfigError, ServiceTimeoutError } from "../errors.js";
 import type { ConnectFramesMessage, FrameEcho, VadFrameMessage } from "../protocol/frames.js";
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE } from "../protocol/frames.js";
-import type {
-  AssetKind,
-  MainToVadMessage,
-  VadEventTiming,
-  VadModel,
-  VadFlushMessage,
-  VadToMainMessage,
-} from "../protocol/vad-messages.js";
+import type { MainToVadMessage, VadModel, VadFlushMessage, VadToMainMessage } from "../protocol/vad-messages.js";
+import type { VadWorkerEvents } from "./vad-events.js";
 import { isPauseToken } from "../audio/pause-token.js";
 import { abortError } from "../util/abort.js";
 import { Emitter } from "../util/emitter.js";
@@ -35,75 +29,7 @@ import {
   type VadWorkerOptions,
 } from "./vad-options.js";
 
-export interface VadSpeechStart extends VadEventTiming {
-  probability: number;
-  /** The worker already paused playback (auto-pause was armed). */
-  pausedPlayback: boolean;
-  /** The token (playback generation) of that pause, or null: resume this one to undo it. */
-  pauseToken: number | null;
-}
-export type VadSpeechRealStart = VadEventTiming;
-export interface VadSpeechEnd extends VadEventTiming {
-  /** The utterance's last speech frame: where the user stopped talking (the event comes `redemptionMs` later). */
-  lastSpeechSampleIndex: number;
-  lastSpeechContextTime: number;
-  audioStartIndex: number;
-  audio?: Float32Array;
-}
-export interface VadMisfire extends VadEventTiming {
-  /** The worker resumed the pause it made at speech start. */
-  resumedPlayback: boolean;
-  /** The token it resumed, or null. */
-  pauseToken: number | null;
-}
-/**
- * The worker let its own pause lapse while the utterance it paused for stays
- * quiet and unvouched (`lapsed: true`: the bot plays again), or renewed it on
- * that utterance's next voiced frame (`lapsed: false`). See PAUSE_LAPSE_MS.
- */
-export interface VadPauseLapse extends VadEventTiming {
-  lapsed: boolean;
-  /** The token (playback generation) resumed or paused again. */
-  pauseToken: number;
-}
-/**
- * The onset cue (`onsetPause` option) paused playback on a sudden rise of the
- * mic's level before any speech start (`paused: true`), or let the bot play
- * on when no speech followed (`paused: false`). A speech start while it
- * stands keeps the pause (that speechStart has `pausedPlayback: true`).
- */
-export interface VadOnsetPause extends VadEventTiming {
-  paused: boolean;
-  /** The token (playback generation) paused or resumed. */
-  pauseToken: number;
-}
-export interface VadProbability extends VadEventTiming {
-  probability: number;
-  /** Time the frame spent in the model (ms). */
-  inferenceMs: number;
-  /** RMS of that frame (linear, 0..1). */
-  rms: number;
-}
-export interface VadLoadProgress {
-  asset: AssetKind;
-  url: string;
-  loaded: number;
-  total: number;
-  /** On the asset's last report only (see VadProgressMessage.cached). */
-  cached?: boolean;
-}
-
-export type VadWorkerEvents = {
-  speechStart: VadSpeechStart;
-  speechRealStart: VadSpeechRealStart;
-  speechEnd: VadSpeechEnd;
-  misfire: VadMisfire;
-  pauseLapse: VadPauseLapse;
-  onsetPause: VadOnsetPause;
-  probability: VadProbability;
-  progress: VadLoadProgress;
-  error: BargeinError;
-};
+export type { VadLoadProgress, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadWorkerEvents } from "./vad-events.js";
 
 export type VadWorkerState = "idle" | "loading" | "running" | "stopped";
 
@@ -303,6 +229,17 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
   }
 
   /**
+   * From now on, `speechQuiet` when a confirmed utterance has been quiet `quietMs` (short of `redemptionMs`;
+   * it goes on), and `speechResumed` when its voice comes back after that: a likely end of turn before the
+   * certain one, where a preemptive reply starts. `null` turns it off.
+   */
+  noticeQuiet(quietMs: number | null): void {
+    this.#requireStarted("noticeQuiet");
+    if (quietMs !== null && !(quietMs >= 0)) throw new ConfigError(`VadWorker.noticeQuiet(): quietMs must be a number of ms, 0 or more, or null (got ${quietMs})`);
+    this.#post({ kind: "notice-quiet", quietMs });
+  }
+
+  /**
    * For apps that run the VAD on their own audio: feeds one 512-sample 16 kHz
    * frame from the main thread. The frame's buffer is transferred (do not reuse
    * it). `sampleIndex` defaults to continuing from the previous fed frame.
@@ -397,39 +334,18 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
       case "progress":
         this.emit("progress", { asset: message.asset, url: message.url, loaded: message.loaded, total: message.total, ...(message.cached === undefined ? {} : { cached: message.cached }) });
         break;
-      case "speechStart": {
-        const { kind: _, ...payload } = message;
-        this.emit("speechStart", payload);
-        break;
-      }
-      case "speechRealStart": {
-        const { kind: _, ...payload } = message;
-        this.emit("speechRealStart", payload);
-        break;
-      }
-      case "speechEnd": {
-        const { kind: _, ...payload } = message;
-        this.emit("speechEnd", payload);
-        break;
-      }
-      case "misfire": {
-        const { kind: _, ...payload } = message;
-        this.emit("misfire", payload);
-        break;
-      }
-      case "pauseLapse": {
-        const { kind: _, ...payload } = message;
-        this.emit("pauseLapse", payload);
-        break;
-      }
-      case "onsetPause": {
-        const { kind: _, ...payload } = message;
-        this.emit("onsetPause", payload);
-        break;
-      }
+      case "speechStart":
+      case "speechRealStart":
+      case "speechEnd":
+      case "misfire":
+      case "pauseLapse":
+      case "speechQuiet":
+      case "speechResumed":
+      case "onsetPause":
       case "probability": {
-        const { kind: _, ...payload } = message;
-        this.emit("probability", payload);
+        // The message less its kind is the event of that name.
+        const { kind, ...payload } = message;
+        (this.emit as (name: typeof kind, event: typeof payload) => void)(kind, payload);
         break;
       }
       case "runtime-error":

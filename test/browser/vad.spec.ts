@@ -24,6 +24,7 @@ interface VadEventRecord {
   audioLength?: number;
   audioStartIndex?: number;
   message?: string;
+  lastSpeechSampleIndex?: number;
 }
 interface Label {
   utterances: { onsetSample: number; offsetSample: number; text: string }[];
@@ -91,6 +92,26 @@ test.describe("VadWorker", () => {
     // Asked 150 ms after the labelled end of speech, it ended on the next frame or so: within 250 ms, not 1,400.
     expect(ends[0].sampleIndex).toBeGreaterThan(u.offsetSample);
     expect(ends[0].sampleIndex - u.offsetSample, `ended ${(ends[0].sampleIndex - u.offsetSample) / 16} ms after the labelled end`).toBeLessThan(16 * 400);
+  });
+
+  test("noticeQuiet(96): speechQuiet 96 ms into the quiet after the speech, naming its last speech frame, before the speechEnd redemptionMs later; a quiet the voice breaks is followed by speechResumed", async ({ page }) => {
+    const { label, events } = await feed(page, "speech-slt", { noticeQuiet: 96, redemptionMs: 600 });
+    const u = label.utterances[0];
+    const kinds = events.filter((e) => e.kind !== "probability").map((e) => e.kind);
+    expect(kinds[0]).toBe("speechStart");
+    expect(kinds.at(-1)).toBe("speechEnd");
+    // Every quiet inside the utterance (a sentence's pause) is broken by the voice; the last one is not.
+    const quiets = ofKind(events, "speechQuiet");
+    expect(quiets.length).toBeGreaterThanOrEqual(1);
+    expect(ofKind(events, "speechResumed")).toHaveLength(quiets.length - 1);
+    expect(kinds.filter((k) => k === "speechQuiet" || k === "speechResumed").at(-1)).toBe("speechQuiet");
+    const last = quiets.at(-1)!;
+    const end = ofKind(events, "speechEnd")[0];
+    // The last speech frame it names is the speechEnd's; the quiet is 3 frames (96 ms) past it, the end 600 ms.
+    expect(Math.abs(last.lastSpeechSampleIndex! - u.offsetSample), "last speech frame vs the labelled end").toBeLessThanOrEqual(4 * FRAME);
+    expect(last.sampleIndex - last.lastSpeechSampleIndex!).toBe(3 * FRAME);
+    expect(end.lastSpeechSampleIndex).toBe(last.lastSpeechSampleIndex);
+    expect(end.sampleIndex - last.sampleIndex).toBe((Math.floor(600 / 32) - 3) * FRAME);
   });
 
   test("pause() drops the utterance in progress and ignores frames until resume()", async ({ page }) => {

@@ -233,3 +233,33 @@ describe("SpeechDetector.endWhenQuiet (the STT service judged the turn over)", (
     expect(detector.endWhenQuiet(100)).toEqual([]);
   });
 });
+
+describe("SpeechDetector.noticeQuiet (a likely end of turn, before redemptionMs: the preemptive reply's cue)", () => {
+  const start = (quietMs: number | null) => {
+    const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, redemptionMs: 320, msPerFrame: 32, keepAudio: false });
+    detector.noticeQuiet(quietMs);
+    let i = 0;
+    const feed = (ps: number[]) => ps.flatMap((p) => detector.push(new Float32Array(FRAME), p, { sampleIndex: i++ * FRAME, contextTime: i * 0.032 }));
+    return { detector, feed };
+  };
+
+  it("a confirmed utterance quiet 96 ms (3 frames): speechQuiet names the last speech frame; the utterance goes on to its end at redemptionMs (10 frames)", () => {
+    const { feed } = start(96);
+    const events = feed([...frames(20, 0.9), ...frames(10, 0.05)]);
+    expect(summary(events)).toEqual(["speechStart@0", "speechRealStart@11", "speechQuiet@22", "speechEnd@29"]);
+    const quiet = events.find((e) => e.kind === "speechQuiet")!;
+    expect(quiet.kind === "speechQuiet" && quiet.lastSpeech.sampleIndex).toBe(19 * FRAME);
+  });
+
+  it("the voice comes back after it: speechResumed on the voiced frame, and the next quiet stretch is noticed again", () => {
+    const { feed } = start(96);
+    const events = feed([...frames(20, 0.9), ...frames(4, 0.05), ...frames(5, 0.9), ...frames(10, 0.05)]);
+    expect(summary(events)).toEqual(["speechStart@0", "speechRealStart@11", "speechQuiet@22", "speechResumed@24", "speechQuiet@31", "speechEnd@38"]);
+  });
+
+  it("not before the utterance is confirmed (minSpeechMs), not at all when off, and never past redemptionMs", () => {
+    expect(summary(start(96).feed([...frames(5, 0.9), ...frames(10, 0.05)]))).toEqual(["speechStart@0", "misfire@14"]);
+    expect(summary(start(null).feed([...frames(20, 0.9), ...frames(10, 0.05)]))).toEqual(["speechStart@0", "speechRealStart@11", "speechEnd@29"]);
+    expect(summary(start(1000).feed([...frames(20, 0.9), ...frames(10, 0.05)]))).toEqual(["speechStart@0", "speechRealStart@11", "speechEnd@29"]);
+  });
+});

@@ -8,7 +8,8 @@
 //   that began after it, in the recording, plus the output latency; beside
 //   it the session's own `voiceToVoiceMs` for that reply;
 // - llmRequests / wastedLlmRequests: replies started for the utterance, and
-//   those never heard (cancelled before their first audible sample).
+//   those never heard (cancelled before their first audible sample, or a
+//   preemptive reply dropped unplayed: turn.preemptive).
 import { makeBenchSession, sessionDetail, until, windowView } from "./bench-session.js";
 
 /** Louder than this is "loud" for the first audible sample (-40 dBFS), as in turn.js. */
@@ -32,6 +33,7 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
       const repliesBefore = t.log.thinkingAt.length;
       const streamsBefore = t.ttsStreams.length;
       const turnsBefore = t.log.turns.length;
+      const droppedBefore = t.session.metrics.preemptive.dropped;
       const spoken = await t.say(item.name);
       // Answered: a reply began after the labelled end, and the session listens again after it.
       await waitFor(() => t.log.thinkingAt.slice(repliesBefore).some((at) => at > spoken.speechEnd) || t.context.currentTime > spoken.speechEnd + ANSWER_S, (spoken.end - t.context.currentTime + ANSWER_S + 5) * 1000, `a reply to ${item.name}`);
@@ -41,10 +43,12 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
       const answerIndex = starts.findIndex((at) => at > spoken.speechEnd);
       const turns = t.log.turns.slice(turnsBefore);
       const streams = t.ttsStreams.slice(streamsBefore);
+      // Preemptive replies dropped unplayed: their TTS streams came first (one a turn, before the turn's reply).
+      const dropped = t.session.metrics.preemptive.dropped - droppedBefore;
       let truth = null;
       let sdk = null;
       if (!premature && answerIndex >= 0) {
-        const tts = streams[answerIndex];
+        const tts = streams[answerIndex + dropped];
         const rec = await t.recording(spoken.speechEnd - 0.05, t.context.currentTime);
         const view = windowView(rec, sampleRate);
         const firstLoud = view.firstLoud(view.index(spoken.speechEnd), view.length, LOUD);
@@ -58,8 +62,9 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
         premature,
         answered: answerIndex >= 0,
         userTurns: starts.length,
-        llmRequests: starts.length,
-        wastedLlmRequests: turns.filter((m) => m.voiceToVoiceMs === undefined).length,
+        llmRequests: starts.length + dropped,
+        wastedLlmRequests: turns.filter((m) => m.voiceToVoiceMs === undefined).length + dropped,
+        preemptiveDropped: dropped,
         voiceToVoiceTruthMs: truth === null ? null : Math.round(truth * 10) / 10,
         voiceToVoiceMs: sdk === null ? null : Math.round(sdk * 10) / 10,
         heard: t.session.history.filter((m) => m.role === "user").slice(-starts.length).map((m) => m.text),

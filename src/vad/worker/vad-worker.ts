@@ -41,6 +41,8 @@ const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16000) * 1000;
 let settings: VadWorkerSettings | undefined;
 let model: SileroModel | undefined;
 let detector: SpeechDetector | undefined;
+/** The `notice-quiet` request, kept for a detector made after it. */
+let quietNoticeMs: number | null = null;
 /** The level cue that may pause before Silero calls speech (vad.onsetPause); undefined when off. */
 let onset: OnsetCue | undefined;
 const framePorts: MessagePort[] = [];
@@ -105,6 +107,10 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
     case "end-when-quiet":
       if (detector && listening) emit(detector.endWhenQuiet(message.quietMs), now());
       break;
+    case "notice-quiet":
+      quietNoticeMs = message.quietMs;
+      detector?.noticeQuiet(quietNoticeMs);
+      break;
     case "dispose":
       void dispose();
       break;
@@ -135,6 +141,7 @@ async function init(s: VadWorkerSettings): Promise<void> {
       return;
     }
     detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio });
+    detector.noticeQuiet(quietNoticeMs);
     onset = s.onsetPause ? new OnsetCue() : undefined;
     post({ kind: "ready", loadMs: performance.now() - started });
     startDrain();
@@ -218,6 +225,12 @@ function emit(events: SpeechEvent[], workerTime: number): void {
       }
       case "speechRealStart":
         post({ kind: "speechRealStart", ...timing });
+        break;
+      case "speechQuiet":
+        post({ kind: "speechQuiet", lastSpeechSampleIndex: e.lastSpeech.sampleIndex, lastSpeechContextTime: e.lastSpeech.contextTime, ...timing });
+        break;
+      case "speechResumed":
+        post({ kind: "speechResumed", ...timing });
         break;
       case "pauseLapse": {
         // Only our own pause lapses, by its token; a renewal takes the token armed now (a newer reply's, if one began).

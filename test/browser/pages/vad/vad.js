@@ -23,12 +23,12 @@ window.Worker = class CountingWorker extends NativeWorker {
 
 function record(vad) {
   const events = [];
-  for (const kind of ["speechStart", "speechRealStart", "speechEnd", "misfire", "probability", "error"]) {
+  for (const kind of ["speechStart", "speechRealStart", "speechQuiet", "speechResumed", "speechEnd", "misfire", "probability", "error"]) {
     vad.on(kind, (e) =>
       events.push(
         kind === "error"
           ? { kind, message: e.message }
-          : { kind, sampleIndex: e.sampleIndex, audioLength: e.audio?.length, audioStartIndex: e.audioStartIndex, probability: e.probability },
+          : { kind, sampleIndex: e.sampleIndex, audioLength: e.audio?.length, audioStartIndex: e.audioStartIndex, probability: e.probability, lastSpeechSampleIndex: e.lastSpeechSampleIndex },
       ),
     );
   }
@@ -39,14 +39,16 @@ function record(vad) {
  * Feeds a fixture from the main thread with feed(), waits with flush(); returns the events.
  * `endWhenQuiet: { atSample, quietMs }`: once the frames before `atSample` are through, asks
  * the worker to end the utterance once quiet `quietMs` (as the session does on an STT's end of turn).
+ * `noticeQuiet`: ms of quiet after which the worker says `speechQuiet` (turn.preemptive), asked before the first frame.
  */
-async function feedFixture(name, { endWhenQuiet, ...options } = {}) {
+async function feedFixture(name, { endWhenQuiet, noticeQuiet, ...options } = {}) {
   const { samples, label } = await loadFixture(name);
   const vad = new VadWorker({ assetsPath: "/dist/", ...options });
   const progress = [];
   vad.on("progress", (p) => progress.push(p));
   await vad.start();
   const events = record(vad);
+  if (noticeQuiet !== undefined) vad.noticeQuiet(noticeQuiet);
   let asked = endWhenQuiet === undefined;
   for (let i = 0; i + 512 <= samples.length; i += 512) {
     if (!asked && i >= endWhenQuiet.atSample) {

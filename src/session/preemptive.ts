@@ -1,0 +1,125 @@
+/**
+ * The preemptive reply (`turn.preemptive`): answer as soon as the user's turn
+ * is likely over, and play it only once it is certain.
+ *
+ * The VAD's utterance ends `vad.redemptionMs` after the voice stops; that wait
+ * is what keeps a pause inside a sentence from ending the turn, and it is
+ * dead time before every reply. With this policy the VAD also says when the
+ * utterance has been quiet a shorter `quietMs` (`speechQuiet`). Then:
+ * 1. the STT is flushed for the turn's words (the usual `endUserTurn`);
+ * 2. with words that look finished (turn-end.ts), a reply is started for them,
+ *    held: its LLM and TTS run, but nothing of it plays or shows;
+ * 3. the utterance's end (`speechEnd`, no voice since) releases it: the user's
+ *    message joins the history and the reply plays at once, its first audio
+ *    often ready already;
+ * 4. the voice coming back (`speechResumed`) drops it: its streams are
+ *    cancelled and counted as wasted, none of it was ever heard, and the turn
+ *    goes on with its words. So do new words by the utterance's end.
+ * At most one preemptive reply a turn: after a dropped one, the turn ends the
+ * usual way.
+ *
+ * Pure: the turn machine calls these with its state and applies the steps.
+ */
+import { ConfigError } from "../errors.js";
+import { presentedState, userHasFloor } from "./floor.js";
+import { looksUnfinished } from "./turn-end.js";
+import type { PreemptiveOptions } from "./turn-options.js";
+import type { Speculation, TurnConfig, TurnEffect, TurnState, TurnStep } from "./turn-types.js";
+
+/**
+ * A preemptive reply's cue by default: 5 VAD frames (32 ms each) of quiet.
+ * Under `vad.redemptionMs` (300) by enough that the reply's LLM and TTS get a
+ * head start; not so short that every breath between words starts one.
+ */
+export const PREEMPTIVE_QUIET_MS = 160;
+
+/** The VAD's utterance went quiet: flush for the turn's words, the first step of a held reply (once a turn). */
+export function quietNoticed(s: TurnState, voiceEnd: number | undefined, config: TurnConfig): TurnStep | undefined {
+  if (!config.preemptive || config.pushToTalk || s.phase !== "user_speaking" || !s.vadSpeaking) return undefined;
+  if (s.reply || s.endingTurn || s.speculated || s.speculation || s.holdUntil !== undefined || s.sttDown) return undefined;
+  return {
+    state: { ...s, endingTurn: true, speculated: true, speculation: { stage: "flushing", resumed: false } },
+    effects: [{ kind: "endUserTurn", voiceEnd }],
+  };
+}
+
+/** The voice came back: a flush under way starts no reply, and a held reply is dropped. The turn goes on. */
+export function voiceResumed(s: TurnState): TurnStep | undefined {
+  const speculation = s.speculation;
+  if (!speculation) return undefined;
+  if (speculation.stage === "flushing") return { state: { ...s, speculation: { ...speculation, resumed: true } }, effects: [] };
+  return { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] };
+}
+
+/**
+ * The preemptive flush is back: start the reply, held, for words that read
+ * as finished. Not when the voice came back meanwhile, the words are none or
+ * unfinished, or the flush missed (words may still come). The user's words
+ * stay in the turn either way: it has not ended.
+ */
+export function preemptiveFlushed(s: TurnState, missed: boolean, config: TurnConfig): TurnStep {
+  const speculation = s.speculation as Extract<Speculation, { stage: "flushing" }>;
+  const goOn: TurnState = { ...s, endingTurn: false, speculation: undefined };
+  const text = s.userWords.join(" ").trim();
+  const unfinished = config.turnEnd !== undefined && looksUnfinished(config.turnEnd, text);
+  if (speculation.resumed || missed || !text || unfinished || !userHasFloor(s) || s.reply) return { state: goOn, effects: [] };
+  const generation = s.generation + 1;
+  return {
+    state: { ...goOn, generation, speculation: { stage: "held", generation, text } },
+    effects: [{ kind: "startReply", generation, held: { text } }],
+  };
+}
+
+/**
+ * The VAD's utterance ended. A flush under way becomes the turn's own (its
+ * `turnFlushed` ends the turn as usual). A held reply whose words are still
+ * the turn's is released now (`released`), with no second flush: the VAD
+ * heard no voice since its flush. One whose words changed is dropped, and the
+ * turn ends the usual way.
+ */
+export function utteranceEnded(s: TurnState): { step: TurnStep; released: boolean } {
+  const speculation = s.speculation;
+  if (!speculation) return { step: { state: s, effects: [] }, released: false };
+  if (speculation.stage === "flushing") return { step: { state: { ...s, speculation: undefined }, effects: [] }, released: false };
+  if (s.userWords.join(" ").trim() !== speculation.text) {
+    return { step: { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] }, released: false };
+  }
+  const { generation, text } = speculation;
+  const state: TurnState = {
+    ...s,
+    phase: "bot_thinking",
+    userWords: [],
+    reply: { generation, audible: false },
+    lateWords: false,
+    holdUntil: undefined,
+    serviceEnded: false,
+    speculation: undefined,
+    speculated: false,
+  };
+  const shown = presentedState(state);
+  const effects: TurnEffect[] = [
+    { kind: "addUserMessage", text },
+    { kind: "fence", generation },
+    ...(presentedState(s) === shown ? [] : [{ kind: "setState", state: shown } as const]),
+    { kind: "releaseReply", generation },
+  ];
+  return { step: { state, effects }, released: true };
+}
+
+/** The turn is taken over (typed text, stop()): a held reply is dropped; a flush under way just ends. */
+export function dropSpeculation(s: TurnState): TurnStep {
+  const speculation = s.speculation;
+  if (!speculation) return { state: s, effects: [] };
+  const effects: TurnEffect[] = speculation.stage === "held" ? [{ kind: "dropHeldReply", generation: speculation.generation }] : [];
+  return { state: { ...s, speculation: undefined }, effects };
+}
+
+/** `turn.preemptive` as the turn machine takes it (TurnConfig.preemptive); undefined: off. Throws a ConfigError naming a bad value. */
+export function preemptiveOf(option: boolean | PreemptiveOptions | undefined): { quietMs: number } | undefined {
+  if (option === undefined || option === false) return undefined;
+  const given = option === true ? {} : option;
+  if (typeof given !== "object" || given === null) throw new ConfigError(`VoiceSession: \`turn.preemptive\` must be true, false or { quietMs }, not ${JSON.stringify(option)}`);
+  const quietMs = given.quietMs ?? PREEMPTIVE_QUIET_MS;
+  if (!(Number.isFinite(quietMs) && quietMs > 0)) throw new ConfigError(`VoiceSession: \`turn.preemptive.quietMs\` must be a number of ms > 0, not ${quietMs}`);
+  return { quietMs };
+}

@@ -1,0 +1,89 @@
+/**
+ * The VadWorker's events: what each one carries (vad-worker-client.ts emits
+ * them, from the worker's messages in protocol/vad-messages.ts).
+ */
+import type { BargeinError } from "../errors.js";
+import type { AssetKind, VadEventTiming } from "../protocol/vad-messages.js";
+
+export interface VadSpeechStart extends VadEventTiming {
+  probability: number;
+  /** The worker already paused playback (auto-pause was armed). */
+  pausedPlayback: boolean;
+  /** The token (playback generation) of that pause, or null: resume this one to undo it. */
+  pauseToken: number | null;
+}
+export type VadSpeechRealStart = VadEventTiming;
+export interface VadSpeechEnd extends VadEventTiming {
+  /** The utterance's last speech frame: where the user stopped talking (the event comes `redemptionMs` later). */
+  lastSpeechSampleIndex: number;
+  lastSpeechContextTime: number;
+  audioStartIndex: number;
+  audio?: Float32Array;
+}
+export interface VadMisfire extends VadEventTiming {
+  /** The worker resumed the pause it made at speech start. */
+  resumedPlayback: boolean;
+  /** The token it resumed, or null. */
+  pauseToken: number | null;
+}
+/**
+ * The worker let its own pause lapse while the utterance it paused for stays
+ * quiet and unvouched (`lapsed: true`: the bot plays again), or renewed it on
+ * that utterance's next voiced frame (`lapsed: false`). See PAUSE_LAPSE_MS.
+ */
+export interface VadPauseLapse extends VadEventTiming {
+  lapsed: boolean;
+  /** The token (playback generation) resumed or paused again. */
+  pauseToken: number;
+}
+/**
+ * `noticeQuiet(ms)`: a confirmed utterance has been quiet that long, short of
+ * `redemptionMs` (it goes on): the user may be done. `speechResumed`: its
+ * voice came back after that.
+ */
+export interface VadSpeechQuiet extends VadEventTiming {
+  /** The utterance's last speech frame: where the voice stopped. */
+  lastSpeechSampleIndex: number;
+  lastSpeechContextTime: number;
+}
+export type VadSpeechResumed = VadEventTiming;
+/**
+ * The onset cue (`onsetPause` option) paused playback on a sudden rise of the
+ * mic's level before any speech start (`paused: true`), or let the bot play
+ * on when no speech followed (`paused: false`). A speech start while it
+ * stands keeps the pause (that speechStart has `pausedPlayback: true`).
+ */
+export interface VadOnsetPause extends VadEventTiming {
+  paused: boolean;
+  /** The token (playback generation) paused or resumed. */
+  pauseToken: number;
+}
+export interface VadProbability extends VadEventTiming {
+  probability: number;
+  /** Time the frame spent in the model (ms). */
+  inferenceMs: number;
+  /** RMS of that frame (linear, 0..1). */
+  rms: number;
+}
+export interface VadLoadProgress {
+  asset: AssetKind;
+  url: string;
+  loaded: number;
+  total: number;
+  /** On the asset's last report only (see VadProgressMessage.cached). */
+  cached?: boolean;
+}
+
+export type VadWorkerEvents = {
+  speechStart: VadSpeechStart;
+  speechRealStart: VadSpeechRealStart;
+  speechEnd: VadSpeechEnd;
+  misfire: VadMisfire;
+  pauseLapse: VadPauseLapse;
+  speechQuiet: VadSpeechQuiet;
+  speechResumed: VadSpeechResumed;
+  onsetPause: VadOnsetPause;
+  probability: VadProbability;
+  progress: VadLoadProgress;
+  error: BargeinError;
+};
