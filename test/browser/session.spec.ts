@@ -78,6 +78,42 @@ test.describe("a full turn with known speech injected through `input`", () => {
   }
 });
 
+test("turn.preemptive on the real parts: the VAD's quiet starts the reply held, its end releases it: the LLM was asked before the turn ended, the reply is heard whole, nothing dropped", async ({ page }) => {
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const result = await page.evaluate(async () => {
+    const { makeSession, until, windowsRms } = (window as any).sessionPage;
+    // 600 ms of redemption: the flush at 160 ms of quiet is back before the VAD's end, so the reply is held (with the
+    // default 300 ms the flush often outlasts the quiet and becomes the turn's own: no reply is held then).
+    const t = await makeSession({ sessionOptions: { turn: { preemptive: true }, vad: { redemptionMs: 600 } } });
+    // What the LLM had been asked when the turn was decided over (the reply's state).
+    let askedAtDecision = -1;
+    t.session.on("state", (e: { state: string }) => {
+      if (e.state === "bot_thinking" && askedAtDecision < 0) askedAtDecision = t.session.metrics.llm.admitted;
+    });
+    await t.session.start();
+    await t.say("weather-question");
+    await until(() => t.log.turns.length >= 1, 40000);
+    await until(() => t.session.state === "listening", 20000);
+    const rec = await t.recording();
+    const loudMs = windowsRms(rec.samples, 480).filter((r: number) => r > 0.01).length * (480 / t.context.sampleRate) * 1000;
+    const metrics = t.session.metrics;
+    const history = JSON.parse(JSON.stringify(t.session.history));
+    await t.session.stop();
+    return { askedAtDecision, preemptive: metrics.preemptive, speculative: metrics.llm.speculative, admitted: metrics.llm.admitted, history, log: t.log, loudMs };
+  });
+  expect(result.log.errors).toEqual([]);
+  expect(result.preemptive).toEqual({ started: 1, released: 1, dropped: 0 });
+  expect(result.speculative).toBe(1);
+  expect(result.admitted).toBe(1);
+  expect(result.askedAtDecision, "the LLM request was already made when the turn ended").toBe(1);
+  expect(result.history.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+  for (const word of ["weather", "like", "today"]) expect(result.history[0].text.toLowerCase().split(/\s+/)).toContain(word);
+  expect(result.history[1].interrupted).toBe(false);
+  expect(result.loudMs).toBeGreaterThan(1000);
+  expect(result.log.states.slice(0, 6)).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
+});
+
 test("a second start in the same page is warm: the VAD's model and wasm come from the HTTP cache, and progress says so", async ({ baseURL }) => {
   // A profile on disk, as a user's browser has: an incognito context's HTTP cache lives in memory and
   // keeps nothing as big as the 14 MB wasm (its model, 2.3 MB, is kept).
