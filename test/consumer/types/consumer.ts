@@ -58,6 +58,8 @@ import {
   type VadEvent,
   type VadLoadProgress,
   type VadMisfire,
+  type VadSpeechQuiet,
+  type VadSpeechResumed,
   type VadPauseLapse,
   type VadOnsetPause,
   type VadProbability,
@@ -155,6 +157,8 @@ export type VadPayloadsNamed = Expect<
         speechEnd: VadSpeechEnd;
         misfire: VadMisfire;
         pauseLapse: VadPauseLapse;
+        speechQuiet: VadSpeechQuiet;
+        speechResumed: VadSpeechResumed;
         onsetPause: VadOnsetPause;
         probability: VadProbability;
         progress: VadLoadProgress;
