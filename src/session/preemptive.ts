@@ -21,7 +21,7 @@
  * Pure: the turn machine calls these with its state and applies the steps.
  */
 import { ConfigError } from "../errors.js";
-import { presentedState, userHasFloor } from "./floor.js";
+import { userHasFloor } from "./floor.js";
 import { looksUnfinished } from "./turn-end.js";
 import type { PreemptiveOptions } from "./turn-options.js";
 import type { Speculation, TurnConfig, TurnEffect, TurnState, TurnStep } from "./turn-types.js";
@@ -73,37 +73,20 @@ export function preemptiveFlushed(s: TurnState, missed: boolean, config: TurnCon
 /**
  * The VAD's utterance ended. A flush under way becomes the turn's own (its
  * `turnFlushed` ends the turn as usual). A held reply whose words are still
- * the turn's is released now (`released`), with no second flush: the VAD
- * heard no voice since its flush. One whose words changed is dropped, and the
- * turn ends the usual way.
+ * the turn's is to be released now (`release`: the machine starts the reply
+ * with it), with no second flush: the VAD heard no voice since its flush. One
+ * whose words changed is dropped, and the turn ends the usual way.
  */
-export function utteranceEnded(s: TurnState): { step: TurnStep; released: boolean } {
+export function utteranceEnded(s: TurnState): { step: TurnStep; release?: { generation: number; text: string } } {
   const speculation = s.speculation;
-  if (!speculation) return { step: { state: s, effects: [] }, released: false };
-  if (speculation.stage === "flushing") return { step: { state: { ...s, speculation: undefined }, effects: [] }, released: false };
+  if (!speculation) return { step: { state: s, effects: [] } };
+  const cleared: TurnState = { ...s, speculation: undefined };
+  if (speculation.stage === "flushing") return { step: { state: cleared, effects: [] } };
   if (s.userWords.join(" ").trim() !== speculation.text) {
-    return { step: { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] }, released: false };
+    return { step: { state: cleared, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] } };
   }
-  const { generation, text } = speculation;
-  const state: TurnState = {
-    ...s,
-    phase: "bot_thinking",
-    userWords: [],
-    reply: { generation, audible: false },
-    lateWords: false,
-    holdUntil: undefined,
-    serviceEnded: false,
-    speculation: undefined,
-    speculated: false,
-  };
-  const shown = presentedState(state);
-  const effects: TurnEffect[] = [
-    { kind: "addUserMessage", text },
-    { kind: "fence", generation },
-    ...(presentedState(s) === shown ? [] : [{ kind: "setState", state: shown } as const]),
-    { kind: "releaseReply", generation },
-  ];
-  return { step: { state, effects }, released: true };
+  // The service's judgement was of this turn, which ends here.
+  return { step: { state: { ...cleared, serviceEnded: false }, effects: [] }, release: { generation: speculation.generation, text: speculation.text } };
 }
 
 /** The turn is taken over (typed text, stop()): a held reply is dropped; a flush under way just ends. */

@@ -75,7 +75,6 @@ export class ReplySlot {
     const chat = o.history.toChat(o.instructions);
     if (held) chat.push({ role: "user", content: held.text });
     // What a held reply reports waits for its release (its transcript, its end, a stall).
-    const pending: Array<() => void> | undefined = held ? [] : undefined;
     const later = (report: () => void) => (this.#pending && this.#reply === reply ? this.#pending.push(report) : report());
     const reply: Reply = new Reply({
       generation,
@@ -104,7 +103,7 @@ export class ReplySlot {
       },
     });
     this.#reply = reply;
-    this.#pending = pending;
+    this.#pending = held ? [] : undefined;
     if (held) o.counters.preemptive.started++;
     else o.botWords?.replyStarted();
     void reply.start();

@@ -225,8 +225,11 @@ export class Reply {
       });
     };
     const tools = this.#o.tools;
-    const request: LlmRequest | undefined =
-      tools?.definitions.length || this.#o.held ? { ...(tools?.definitions.length ? { tools: tools.definitions } : {}), ...(this.#o.held ? { speculative: true } : {}) } : undefined;
+    // No request options at all when there is nothing to say (no tools, not held).
+    const options: LlmRequest = {};
+    if (tools?.definitions.length) options.tools = tools.definitions;
+    if (this.#o.held) options.speculative = true;
+    const request: LlmRequest | undefined = Object.keys(options).length ? options : undefined;
     let chat = this.#o.chat;
     try {
       for (let round = 0; ; round++) {

@@ -80,7 +80,7 @@ const HANDLERS: Handlers = {
     return then(confirmed, (next) => {
       // A held preemptive reply is released here (preemptive.ts); a flush under way for one becomes the turn's.
       const ended = utteranceEnded(next);
-      if (ended.released) return ended.step;
+      if (ended.release) return startReply(ended.step.state, ended.release.text, false, ended.release.generation);
       // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
       return then(ended.step, (n) => (n.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(n) : same(n)));
     });
@@ -351,11 +351,13 @@ function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
  * The user's turn `text` goes into the history and a new reply starts for it.
  * `lateWords`: the STT missed its flush, so words of this turn may still come.
  */
-function startReply(s: TurnState, text: string, lateWords: boolean): TurnStep {
-  const generation = s.generation + 1;
+function startReply(s: TurnState, text: string, lateWords: boolean, held?: number): TurnStep {
+  // A preemptive reply held for these words (preemptive.ts) has its generation already: it is released, not started.
+  const generation = held ?? s.generation + 1;
+  const reply: TurnEffect = held === undefined ? { kind: "startReply", generation } : { kind: "releaseReply", generation };
   return {
     state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined, speculated: false },
-    effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), { kind: "startReply", generation }],
+    effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), reply],
   };
 }
 
