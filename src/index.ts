@@ -35,11 +35,14 @@ export type {
   VadPauseLapse,
   VadSpeechQuiet,
   VadSpeechResumed,
+  VadTurnPrediction,
   VadOnsetPause,
   VadProbability,
   VadLoadProgress,
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
+export { TURN_DETECTOR_MAX_SECONDS } from "./vad/turn-detector.js";
+export type { TurnDetector, TurnDetectorInit, TurnDetectorModule, TurnDetectorOptions } from "./vad/turn-detector.js";
 export type { VadModel, SpeechOptions, PlaybackControlMessage } from "./protocol/vad-messages.js";
 export type { FrameEcho } from "./protocol/frames.js";
 export { kyutaiStt, kyutaiTts, deepgramStt, assemblyaiStt, elevenlabsTts, cartesiaTts, openaiChat, websocketLlm, openaiRealtime, geminiLive } from "./providers/index.js";
@@ -109,7 +112,7 @@ export { BACKCHANNEL_WORDS_EN } from "./session/backchannel.js";
 export type { BackchannelEvent, BackchannelOptions } from "./session/backchannel.js";
 export { CONTINUATION_WORDS_EN } from "./session/turn-end.js";
 export type { HoldUnfinishedOptions } from "./session/turn-end.js";
-export type { PreemptiveOptions } from "./session/turn-options.js";
+export type { PreemptiveOptions, TurnDetectorSessionOptions } from "./session/turn-options.js";
 export type { ReconnectPolicy, ReconnectContext, BackoffPolicyOptions } from "./session/reconnect-policy.js";
 export type {
   VoiceSessionOptions,

@@ -151,6 +151,6 @@ export function assetsFolderUrl(assetsPath: string, base: string = pageBase()): 
 }
 
 /** What relative URLs resolve against: the document's base, else the worker's location. */
-function pageBase(): string {
+export function pageBase(): string {
   return globalThis.document?.baseURI ?? globalThis.location?.href ?? "http://localhost/";
 }

@@ -38,6 +38,8 @@ export interface VadWorkerSettings extends SpeechOptions {
   onsetPause: boolean;
   /** Shortest audio interval (ms) between two `probability` messages while the meter is on. */
   meterIntervalMs: number;
+  /** The app's end-of-turn model (src/vad/turn-detector.ts): its module's absolute URL and options. */
+  turnDetector?: { url: string; options: Record<string, unknown> };
 }
 
 // ---- main → worker ----
@@ -225,6 +227,23 @@ export interface VadSpeechResumedMessage extends VadEventTiming {
   kind: "speechResumed";
 }
 /**
+ * The turn detector's verdict on the utterance that just ended (its
+ * `speechEnd` came first): the probability that the turn is over, or `error`
+ * when `predict` threw or answered something else than a number in 0..1.
+ */
+export interface VadTurnPredictionMessage extends VadEventTiming {
+  kind: "turnPrediction";
+  probability?: number;
+  error?: string;
+  /** Time `predict` took (ms). */
+  inferenceMs: number;
+  /** The utterance's last speech frame, as in its `speechEnd`. */
+  lastSpeechSampleIndex: number;
+  lastSpeechContextTime: number;
+  /** Length of the audio `predict` was given (samples at 16 kHz). */
+  audioSamples: number;
+}
+/**
  * The onset cue paused playback (`paused: true`) on a sudden rise of the
  * level, before any speech start; or released that pause (`paused: false`)
  * when no speech started. A speech start while it stands takes it over (its
@@ -269,6 +288,7 @@ export type VadToMainMessage =
   | VadPauseLapseMessage
   | VadSpeechQuietMessage
   | VadSpeechResumedMessage
+  | VadTurnPredictionMessage
   | VadOnsetPauseMessage
   | VadProbabilityMessage
   | VadRuntimeErrorMessage

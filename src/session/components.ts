@@ -10,6 +10,7 @@ import { AudioContextError, ConfigError } from "../errors.js";
 import { LevelMeter, LevelReader, SILENT_DB, readChannel } from "../audio/level-meter.js";
 import { openWebrtcLoopback, type WebrtcLoopback } from "../audio/webrtc-loopback.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
+import type { TurnDetectorOptions } from "../vad/turn-detector.js";
 import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
 import { echoGuardEnabled } from "./session-options.js";
 import type { VoiceSessionOptions } from "./types.js";
@@ -78,6 +79,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       ...options.vad,
       // One setting: the speech that confirms a barge-in is the VAD's real start.
       minSpeechMs,
+      ...turnDetectorOf(options),
     });
     releases.push(() => vad.stop());
     // The worker client's report is the session's event as it is (VadLoadProgress is a LoadProgressEvent).
@@ -191,13 +193,19 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean,
   };
 }
 
+/** `turn.detector`'s module for the VAD worker (its threshold and hold are the turn machine's). */
+function turnDetectorOf(options: VoiceSessionOptions): { turnDetector?: TurnDetectorOptions } {
+  const detector = options.turn?.detector;
+  return detector ? { turnDetector: { module: detector.module, ...(detector.options ? { options: detector.options } : {}) } } : {};
+}
+
 function vadPort(vad: VadWorker): VadPort {
   return {
     setAutoPause: (token) => vad.setAutoPause(token),
     setMeter: (on) => vad.setMeter(on),
     endWhenQuiet: (quietMs) => vad.endWhenQuiet(quietMs),
     noticeQuiet: (quietMs) => vad.noticeQuiet(quietMs),
-    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "onsetPause" | "probability" | "error", fn: (e: any) => void) =>
+    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "turnPrediction" | "onsetPause" | "probability" | "error", fn: (e: any) => void) =>
       name === "error" ? vad.on("error", (error) => fn({ error })) : vad.on(name, fn)) as VadPort["on"],
   };
 }

@@ -79,6 +79,11 @@ export interface VadPort {
    */
   on(name: "speechQuiet", fn: (e: { contextTime: number; lastSpeechContextTime?: number }) => void): () => void;
   on(name: "speechResumed", fn: (e: { contextTime: number }) => void): () => void;
+  /**
+   * `turn.detector`: the end-of-turn model's verdict on the utterance whose
+   * `speechEnd` came last: `probability` that the turn is over, or `error`.
+   */
+  on(name: "turnPrediction", fn: (e: { probability?: number; error?: string; inferenceMs: number; contextTime: number }) => void): () => void;
   /** The worker's own pause lapsed (the bot plays again while unvouched speech is quiet) or was renewed: for the app's `vad` events only. */
   on(name: "pauseLapse", fn: (e: { lapsed: boolean; contextTime: number }) => void): () => void;
   /** The worker's onset cue paused (or released) playback before any speech start: for the app's `vad` events only. */

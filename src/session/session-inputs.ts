@@ -61,6 +61,15 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     // turn.preemptive's cues (only once the session asked for them: VadPort.noticeQuiet).
     vad.on("speechQuiet", (e) => dispatch({ kind: "speechQuiet", at: now(), voiceEnd: e.lastSpeechContextTime })),
     vad.on("speechResumed", () => dispatch({ kind: "speechResumed", at: now() })),
+    // turn.detector's verdicts; one it could not give leaves the turn to its words.
+    vad.on("turnPrediction", (e) => {
+      if (e.probability === undefined) {
+        events.emit("warning", { service: "vad", message: `the turn detector gave no verdict on the last utterance (${e.error ?? "no probability"}); its words decide the turn` });
+        return;
+      }
+      events.emit("vad", { kind: "turnPrediction", probability: e.probability, inferenceMs: e.inferenceMs, contextTime: e.contextTime });
+      dispatch({ kind: "turnPredicted", at: now(), probability: e.probability });
+    }),
     vad.on("speechEnd", (e) => {
       sink.noteSpeech(false);
       events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });

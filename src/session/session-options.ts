@@ -5,8 +5,9 @@
  */
 import { ConfigError } from "../errors.js";
 import { backchannelPolicyOf } from "./backchannel.js";
-import { serviceEndOfTurnOf, turnEndPolicyOf } from "./turn-end.js";
+import { serviceEndOfTurnOf, turnDetectorPolicyOf, turnEndPolicyOf } from "./turn-end.js";
 import { preemptiveOf } from "./preemptive.js";
+import { checkTurnDetectorOptions } from "../vad/turn-detector.js";
 import type { TurnConfig } from "./turn-machine.js";
 import type { VoiceSessionOptions } from "./types.js";
 
@@ -74,6 +75,11 @@ export function checkSessionOptions(options: VoiceSessionOptions): ResolvedSessi
   if (preemptive && realtime) {
     throw new ConfigError("VoiceSession: `turn.preemptive` needs the `stt`, `llm` and `tts` providers; a `realtime` service answers the user's turn itself, so leave it out");
   }
+  if (options.turn?.detector && realtime) {
+    throw new ConfigError("VoiceSession: `turn.detector` runs on the turns this session ends; a `realtime` service ends the user's turn itself, so leave it out");
+  }
+  turnDetectorPolicyOf(options.turn?.detector);
+  checkTurnDetectorOptions("VoiceSession: `turn.detector`", options.turn?.detector && { module: options.turn.detector.module, options: options.turn.detector.options });
   const redemptionMs = options.vad?.redemptionMs;
   if (preemptive && redemptionMs !== undefined && !(preemptive.quietMs < redemptionMs)) {
     throw new ConfigError(`VoiceSession: \`turn.preemptive.quietMs\` (${preemptive.quietMs}) must be less than \`vad.redemptionMs\` (${redemptionMs}): the reply is prepared in the quiet before the VAD ends the turn`);
@@ -111,5 +117,6 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     turnEnd: turnEndPolicyOf(options.turn?.holdUnfinished ?? true),
     serviceEndOfTurn: serviceEndOfTurnOf(options.turn?.serviceEndOfTurn),
     preemptive: preemptiveOf(options.turn?.preemptive),
+    turnDetector: turnDetectorPolicyOf(options.turn?.detector),
   };
 }

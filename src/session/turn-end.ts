@@ -78,6 +78,42 @@ export function serviceEndOfTurnOf(option: boolean | { quietMs?: number } | unde
  */
 export const SERVICE_END_OF_TURN_QUIET_MS = 100;
 
+/** `turn.detector`'s verdicts as the turn machine takes them (TurnConfig.turnDetector). */
+export interface TurnDetectorPolicy {
+  /** A verdict at or over this says the turn is over. */
+  readonly threshold: number;
+  /** How long (ms) a turn the model calls unfinished waits for more speech. */
+  readonly holdMs: number;
+}
+
+export const TURN_DETECTOR_DEFAULTS = { threshold: 0.5, holdMs: HOLD_UNFINISHED_DEFAULTS.holdMs };
+
+/** The policy of `turn.detector` (its threshold and hold), or undefined without one. Throws a ConfigError naming a bad value. */
+export function turnDetectorPolicyOf(option: { threshold?: number; holdMs?: number } | undefined): TurnDetectorPolicy | undefined {
+  if (option === undefined) return undefined;
+  const threshold = option.threshold ?? TURN_DETECTOR_DEFAULTS.threshold;
+  const holdMs = option.holdMs ?? TURN_DETECTOR_DEFAULTS.holdMs;
+  if (!(threshold >= 0 && threshold <= 1)) throw new ConfigError(`VoiceSession: \`turn.detector.threshold\` must be a probability from 0 to 1, not ${threshold}`);
+  if (!(Number.isFinite(holdMs) && holdMs >= 0)) throw new ConfigError(`VoiceSession: \`turn.detector.holdMs\` must be a number of ms ≥ 0, not ${holdMs}`);
+  return { threshold, holdMs };
+}
+
+/**
+ * How long (ms) a flushed turn is held open for more speech, or undefined to
+ * answer it now. The turn detector's verdict on the utterance decides when
+ * there is one (the model heard the audio; `turnProbability` under its
+ * threshold holds); else the last word does (`holdUnfinished`).
+ */
+export function holdMsFor(
+  config: { turnEnd?: TurnEndPolicy; turnDetector?: TurnDetectorPolicy },
+  turnProbability: number | undefined,
+  text: string,
+): number | undefined {
+  const detector = config.turnDetector;
+  if (detector && turnProbability !== undefined) return turnProbability < detector.threshold ? detector.holdMs : undefined;
+  return config.turnEnd && looksUnfinished(config.turnEnd, text) ? config.turnEnd.holdMs : undefined;
+}
+
 /** True when the turn's last word leaves it unfinished. An empty text is not (there is nothing to hold). */
 export function looksUnfinished(policy: TurnEndPolicy, text: string): boolean {
   const last = text.trim().split(/\s+/).at(-1) ?? "";

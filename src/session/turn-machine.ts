@@ -14,7 +14,7 @@
 import { isBackchannel } from "./backchannel.js";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BackchannelWait, type BargeInReason } from "./barge-in.js";
 import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
-import { looksUnfinished } from "./turn-end.js";
+import { holdMsFor } from "./turn-end.js";
 import { dropSpeculation, preemptiveFlushed, quietNoticed, utteranceEnded, voiceResumed } from "./preemptive.js";
 import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
 import type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
@@ -41,6 +41,7 @@ export const INITIAL_TURN_STATE: TurnState = {
   serviceEnded: false,
   speculation: undefined,
   speculated: false,
+  turnProbability: undefined,
 };
 
 type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnConfig) => TurnStep;
@@ -53,7 +54,8 @@ const HANDLERS: Handlers = {
 
   speechStart: (s, e, config) => {
     const onset = s.vadSpeaking ? { speechStartAt: s.speechStartAt, speechStartTime: s.speechStartTime } : { speechStartAt: e.at, speechStartTime: e.contextTime };
-    const speaking = { ...s, vadSpeaking: true, ...onset, voiceEnd: undefined };
+    // A new utterance has no verdict of the turn detector yet.
+    const speaking = { ...s, vadSpeaking: true, ...onset, voiceEnd: undefined, turnProbability: s.vadSpeaking ? s.turnProbability : undefined };
     if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
       const policy = config.backchannel;
       const wait = backchannelWait(s);
@@ -90,6 +92,16 @@ const HANDLERS: Handlers = {
   speechQuiet: (s, e, config) => quietNoticed(s, e.voiceEnd, config) ?? same(s),
 
   speechResumed: (s) => voiceResumed(s) ?? same(s),
+
+  // The turn detector's verdict on the utterance that ended (none begun since): kept for the flush, and a
+  // turn held for more speech that it calls over is answered now.
+  turnPredicted: (s, e, config) => {
+    if (!config.turnDetector || s.vadSpeaking) return same(s);
+    const judged = { ...s, turnProbability: e.probability };
+    const text = s.userWords.join(" ").trim();
+    const over = s.holdUntil !== undefined && text !== "" && e.probability >= config.turnDetector.threshold;
+    return over ? startReply(judged, text, false) : same(judged);
+  },
 
   misfire: (s, e) => {
     // Held words the VAD would not vouch for were the bot's echo misheard.
@@ -172,12 +184,12 @@ const HANDLERS: Handlers = {
     const text = s.userWords.join(" ").trim();
     const flushed = { ...s, endingTurn: false, userWords: [], serviceEnded: false, speculated: false };
     if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
-    // Unfinished words (turn-end.ts; not when the service judged the turn over), or the user already
-    // speaking again: the turn goes on (held until holdMs).
-    const policy = config.turnEnd;
-    if (policy && !config.pushToTalk && !s.reply && (s.vadSpeaking || (!s.serviceEnded && looksUnfinished(policy, text)))) {
-      if (s.vadSpeaking) return same({ ...s, endingTurn: false });
-      const holdUntil = e.at + policy.holdMs;
+    // Unfinished by the turn detector's verdict or else its words (turn-end.ts; not when the service judged
+    // the turn over), or the user already speaking again: the turn goes on (held until holdMs).
+    const holdMs = s.serviceEnded ? undefined : holdMsFor(config, s.turnProbability, text);
+    if ((config.turnEnd || config.turnDetector) && !config.pushToTalk && !s.reply && (s.vadSpeaking || holdMs !== undefined)) {
+      if (s.vadSpeaking || holdMs === undefined) return same({ ...s, endingTurn: false });
+      const holdUntil = e.at + holdMs;
       return { state: { ...s, endingTurn: false, holdUntil }, effects: [{ kind: "armTimer", at: holdUntil }] };
     }
     return startReply(flushed, text, e.missed);
@@ -356,7 +368,7 @@ function startReply(s: TurnState, text: string, lateWords: boolean, held?: numbe
   const generation = held ?? s.generation + 1;
   const reply: TurnEffect = held === undefined ? { kind: "startReply", generation } : { kind: "releaseReply", generation };
   return {
-    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined, speculated: false },
+    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined, speculated: false, turnProbability: undefined },
     effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), reply],
   };
 }

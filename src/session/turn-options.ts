@@ -1,5 +1,14 @@
 /** `VoiceSessionOptions.turn`: when the user's turn ends (public; apart from types.ts for its length). */
 import type { HoldUnfinishedOptions } from "./turn-end.js";
+import type { TurnDetectorOptions } from "../vad/turn-detector.js";
+
+/** `turn.detector`: the app's own end-of-turn model, and how its verdicts are taken. */
+export interface TurnDetectorSessionOptions extends TurnDetectorOptions {
+  /** A verdict at or over this (0..1) says the turn is over. Default 0.5. */
+  threshold?: number;
+  /** How long (ms) a turn the model calls unfinished waits for more speech before it is answered anyway. Default 700. */
+  holdMs?: number;
+}
 
 /** `turn.preemptive`: `true` for the defaults, or these. */
 export interface PreemptiveOptions {
@@ -52,6 +61,22 @@ export interface TurnOptions {
    * "Turn-taking", for the measured trade-off).
    */
   preemptive?: boolean | PreemptiveOptions;
+  /**
+   * Your own end-of-turn model (a Smart Turn ONNX file, say), run in the VAD
+   * worker on each utterance's audio at its end: `{ module, options,
+   * threshold, holdMs }`. `module` is the URL of an ES module exporting
+   * `createTurnDetector` (resolved against `assetsPath`); it is given the
+   * worker's onnxruntime-web and your `options`. Its verdict, when it comes
+   * before the STT's flush, decides whether the turn is held `holdMs` for
+   * more speech (under `threshold`) instead of the last word
+   * (`holdUnfinished`); a held turn it calls over is answered at once. A
+   * model that fails to load fails `start()` with an AssetLoadError naming
+   * it; one that throws later gives a `warning`, and the words decide. The
+   * contract: README, "Your own turn detector". Not with `realtime`, nor
+   * with your own `components` (their VAD's `turnPrediction` events are
+   * taken as they come).
+   */
+  detector?: TurnDetectorSessionOptions;
   /**
    * A reply whose LLM and TTS both send nothing for this long (ms) while it is
    * still being generated is cut off: a `warning` names the stalled service,

@@ -7,7 +7,7 @@ import type { BackchannelPolicy } from "./backchannel.js";
 import type { BargeIn, PlaybackEffect } from "./barge-in.js";
 import type { FloorPhase } from "./floor.js";
 import type { HeldWord } from "./held-words.js";
-import type { TurnEndPolicy } from "./turn-end.js";
+import type { TurnDetectorPolicy, TurnEndPolicy } from "./turn-end.js";
 import type { InterruptionEvent, SessionState } from "./types.js";
 
 export interface TurnConfig {
@@ -46,6 +46,12 @@ export interface TurnConfig {
    * a turn. Undefined: off.
    */
   preemptive?: { quietMs: number };
+  /**
+   * `turn.detector`: the app's end-of-turn model judges each utterance at its
+   * end (`turnPredicted`); its verdict, when it has come, decides whether a
+   * flushed turn is held, instead of the last word. Undefined: off.
+   */
+  turnDetector?: TurnDetectorPolicy;
 }
 
 /**
@@ -102,6 +108,8 @@ export interface TurnState {
   readonly speculation: Speculation | undefined;
   /** The turn had its one preemptive reply (kept or dropped); cleared when a reply starts. */
   readonly speculated: boolean;
+  /** The turn detector's verdict on the last ended utterance (0..1); undefined before it comes and once speech starts again. */
+  readonly turnProbability: number | undefined;
 }
 
 export type InterruptReason = InterruptionEvent["reason"];
@@ -122,6 +130,8 @@ export type TurnEvent =
   | { kind: "speechQuiet"; at: number; voiceEnd?: number }
   /** The voice came back after a `speechQuiet`, in the same utterance. */
   | { kind: "speechResumed"; at: number }
+  /** The turn detector's verdict on the utterance that ended last: the probability that the turn is over. */
+  | { kind: "turnPredicted"; at: number; probability: number }
   /**
    * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
    * the bot's own voice heard back; `nearBot`: the bot was audible within the

@@ -269,6 +269,16 @@ export type VadEvent =
       probability: number;
       /** The microphone's RMS level (0..1). */
       level: number;
+    }
+  | {
+      /** `turn.detector`'s verdict on the utterance that just ended. */
+      kind: "turnPrediction";
+      /** The probability (0..1) that the user's turn is over. */
+      probability: number;
+      /** Time the model took (ms), in the VAD worker. */
+      inferenceMs: number;
+      /** AudioContext time (s) of the frame that ended the utterance. */
+      contextTime: number;
     };
 
 export interface InterruptionEvent {

@@ -27,6 +27,7 @@ type VadEvents = {
   pauseLapse: { lapsed: boolean; contextTime: number };
   speechQuiet: { contextTime: number; lastSpeechContextTime?: number };
   speechResumed: { contextTime: number };
+  turnPrediction: { probability?: number; error?: string; inferenceMs: number; contextTime: number };
   onsetPause: { paused: boolean; contextTime: number };
   probability: { probability: number };
   error: { error: Error };

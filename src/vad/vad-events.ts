@@ -48,6 +48,22 @@ export interface VadSpeechQuiet extends VadEventTiming {
 }
 export type VadSpeechResumed = VadEventTiming;
 /**
+ * `turnDetector`: its verdict on the utterance whose `speechEnd` came just
+ * before. `probability` that the user's turn is over (0..1), or `error` when
+ * the model threw or answered no probability (the utterance has no verdict).
+ */
+export interface VadTurnPrediction extends VadEventTiming {
+  probability?: number;
+  error?: string;
+  /** Time the model took (ms). */
+  inferenceMs: number;
+  /** The utterance's last speech frame, as in its `speechEnd`. */
+  lastSpeechSampleIndex: number;
+  lastSpeechContextTime: number;
+  /** The audio the model was given (samples at 16 kHz; at most TURN_DETECTOR_MAX_SECONDS). */
+  audioSamples: number;
+}
+/**
  * The onset cue (`onsetPause` option) paused playback on a sudden rise of the
  * mic's level before any speech start (`paused: true`), or let the bot play
  * on when no speech followed (`paused: false`). A speech start while it
@@ -82,6 +98,7 @@ export type VadWorkerEvents = {
   pauseLapse: VadPauseLapse;
   speechQuiet: VadSpeechQuiet;
   speechResumed: VadSpeechResumed;
+  turnPrediction: VadTurnPrediction;
   onsetPause: VadOnsetPause;
   probability: VadProbability;
   progress: VadLoadProgress;

@@ -6,6 +6,7 @@
 import { MODEL_FILES, assetsFolderUrl, checkAssetUrls, type AssetUrls } from "../assets/asset-urls.js";
 import { ConfigError } from "../errors.js";
 import type { SpeechOptions, VadModel } from "../protocol/vad-messages.js";
+import { checkTurnDetectorOptions, type TurnDetectorOptions } from "./turn-detector.js";
 
 export interface VadWorkerOptions extends Partial<SpeechOptions> {
   /**
@@ -39,6 +40,14 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
   meterIntervalMs?: number;
   /** How long `start()` may take to load before it fails (ms). Default 30000. */
   loadTimeoutMs?: number;
+  /**
+   * The app's own end-of-turn model, run in the worker on each utterance's
+   * audio at its end: `{ module, options }`, the URL of an ES module that
+   * exports `createTurnDetector` (resolved against `assetsPath`, or the page).
+   * Each verdict is a `turnPrediction` event. The contract:
+   * src/vad/turn-detector.ts and README, "Your own turn detector".
+   */
+  turnDetector?: TurnDetectorOptions;
 }
 
 /** vad-web 0.0.31's FrameProcessor defaults. */
@@ -61,6 +70,7 @@ export type ResolvedVadOptions = SpeechOptions & {
   onsetPause: boolean;
   meterIntervalMs: number;
   loadTimeoutMs: number;
+  turnDetector?: TurnDetectorOptions;
 };
 
 export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions {
@@ -87,6 +97,7 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
     ...definedOnly(options),
     model,
     assetsPath: options.assetsPath,
+    turnDetector: checkTurnDetectorOptions("VadWorker: `turnDetector`", options.turnDetector),
   };
   const fraction = (name: keyof ResolvedVadOptions, max = 1) => {
     const v = merged[name];

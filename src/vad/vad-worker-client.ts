@@ -14,13 +14,13 @@
 import { AssetLoadError, BargeinError, ConfigError, ServiceTimeoutError } from "../errors.js";
 import type { ConnectFramesMessage, FrameEcho, VadFrameMessage } from "../protocol/frames.js";
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE } from "../protocol/frames.js";
-import type { MainToVadMessage, VadModel, VadFlushMessage, VadToMainMessage } from "../protocol/vad-messages.js";
+import type { MainToVadMessage, VadModel, VadFlushMessage, VadToMainMessage, VadWorkerSettings } from "../protocol/vad-messages.js";
 import type { VadWorkerEvents } from "./vad-events.js";
 import { isPauseToken } from "../audio/pause-token.js";
 import { abortError } from "../util/abort.js";
 import { Emitter } from "../util/emitter.js";
 import { defineAsyncDispose, type AsyncDisposableIfSupported } from "../util/async-dispose.js";
-import { ASSET_LABELS, assetHint, resolveAssetUrl, type AssetName } from "../assets/asset-urls.js";
+import { ASSET_LABELS, assetHint, assetsFolderUrl, pageBase, resolveAssetUrl, type AssetName } from "../assets/asset-urls.js";
 import { describeAnswer } from "../audio/worklet-loader.js";
 import {
   vadAssetUrls,
@@ -29,7 +29,7 @@ import {
   type VadWorkerOptions,
 } from "./vad-options.js";
 
-export type { VadLoadProgress, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadWorkerEvents } from "./vad-events.js";
+export type { VadLoadProgress, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadTurnPrediction, VadWorkerEvents } from "./vad-events.js";
 
 export type VadWorkerState = "idle" | "loading" | "running" | "stopped";
 
@@ -90,11 +90,13 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     this.#state = "loading";
     const where = { assetsPath: this.options.assetsPath, assets: vadAssetUrls(this.options) };
     const model = this.options.model;
-    let workerUrl: string, modelUrl: string, wasmUrl: string;
+    const turnDetector = this.options.turnDetector;
+    let workerUrl: string, modelUrl: string, wasmUrl: string, detectorUrl: string | undefined;
     try {
       workerUrl = resolveAssetUrl("vadWorker", where, model);
       modelUrl = resolveAssetUrl("model", where, model);
       wasmUrl = resolveAssetUrl("wasm", where, model);
+      detectorUrl = turnDetector && this.#turnDetectorUrl(turnDetector.module);
     } catch (err) {
       this.#state = "stopped";
       throw err;
@@ -128,8 +130,9 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
         this.emit("error", new BargeinError(`the VAD worker (${workerUrl}) crashed while detecting speech: ${event.message || "no message"}`, { service: "vad" }));
       }
     };
-    const { assets: _assets, assetsPath: _assetsPath, ...speech } = this.options;
-    const settings = { ...speech, modelUrl, wasmUrl };
+    const { assets: _assets, assetsPath: _assetsPath, turnDetector: _detector, ...speech } = this.options;
+    const detector = turnDetector && detectorUrl ? { turnDetector: { url: detectorUrl, options: turnDetector.options ?? {} } } : {};
+    const settings: VadWorkerSettings = { ...speech, modelUrl, wasmUrl, ...detector };
     this.#post({ kind: "init", settings });
 
     const timeoutMs = this.options.loadTimeoutMs;
@@ -308,6 +311,16 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     }
   }
 
+  /** `turnDetector.module`, resolved as the README says: against assetsPath, else the page. */
+  #turnDetectorUrl(module: string): string {
+    const path = this.options.assetsPath;
+    try {
+      return new URL(module, path === undefined ? pageBase() : assetsFolderUrl(path)).href;
+    } catch (cause) {
+      throw new ConfigError(`VadWorker: \`turnDetector.module\` is not a URL: ${JSON.stringify(module)}`, { service: "vad", cause });
+    }
+  }
+
   #post(message: MainToVadMessage, transfer: Transferable[] = []): void {
     this.#worker!.postMessage(message, transfer);
   }
@@ -341,6 +354,7 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
       case "pauseLapse":
       case "speechQuiet":
       case "speechResumed":
+      case "turnPrediction":
       case "onsetPause":
       case "probability": {
         // The message less its kind is the event of that name.

@@ -114,6 +114,43 @@ test("turn.preemptive on the real parts: the VAD's quiet starts the reply held, 
   expect(result.log.states.slice(0, 6)).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
 });
 
+test("turn.detector on the real parts: the app's model judges each utterance in the VAD worker, and a finished sentence it calls unfinished is held: the next words join it, one turn and one reply", async ({ page }) => {
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const result = await page.evaluate(async () => {
+    const { makeSession, until } = (window as any).sessionPage;
+    // The test module runs Silero through the worker's onnxruntime on each utterance, then answers 0.1 ("not over").
+    const detector = { module: "/test/browser/pages/turn-detector/silero-tail-detector.js", options: { fixed: 0.1 }, holdMs: 2500 };
+    const t = await makeSession({ sessionOptions: { turn: { detector } } });
+    const verdicts: number[] = [];
+    t.session.on("vad", (e: { kind: string; probability: number }) => e.kind === "turnPrediction" && verdicts.push(e.probability));
+    await t.session.start();
+    await t.say("weather-question");
+    // Its end and the model's verdict on it, then a moment (the STT's flush): "…like today" reads as finished.
+    await until(() => verdicts.length >= 1, 20000);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const statesBeforeMore = [...t.log.states];
+    const historyBeforeMore = t.session.history.length;
+    await t.say("help-me");
+    await until(() => t.log.turns.length >= 1, 40000);
+    await until(() => t.session.state === "listening", 20000);
+    const history = JSON.parse(JSON.stringify(t.session.history));
+    await t.session.stop();
+    return { verdicts, statesBeforeMore, historyBeforeMore, history, log: t.log };
+  });
+  expect(result.log.errors).toEqual([]);
+  expect(result.log.warnings).toEqual([]);
+  expect(result.verdicts.length).toBeGreaterThanOrEqual(2);
+  expect(new Set(result.verdicts)).toEqual(new Set([0.1]));
+  // Held, not answered, while the user was quiet after the first sentence.
+  expect(result.statesBeforeMore).not.toContain("bot_thinking");
+  expect(result.historyBeforeMore).toBe(0);
+  // Both sentences in one user turn, answered once.
+  expect(result.history.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+  const words = result.history[0].text.toLowerCase().split(/\s+/);
+  for (const word of ["weather", "today", "help"]) expect(words).toContain(word);
+});
+
 test("a second start in the same page is warm: the VAD's model and wasm come from the HTTP cache, and progress says so", async ({ baseURL }) => {
   // A profile on disk, as a user's browser has: an incognito context's HTTP cache lives in memory and
   // keeps nothing as big as the 14 MB wasm (its model, 2.3 MB, is kept).

@@ -25,6 +25,9 @@ interface VadEventRecord {
   audioStartIndex?: number;
   message?: string;
   lastSpeechSampleIndex?: number;
+  error?: string;
+  inferenceMs?: number;
+  audioSamples?: number;
 }
 interface Label {
   utterances: { onsetSample: number; offsetSample: number; text: string }[];
@@ -112,6 +115,50 @@ test.describe("VadWorker", () => {
     expect(last.sampleIndex - last.lastSpeechSampleIndex!).toBe(3 * FRAME);
     expect(end.lastSpeechSampleIndex).toBe(last.lastSpeechSampleIndex);
     expect(end.sampleIndex - last.sampleIndex).toBe((Math.floor(600 / 32) - 3) * FRAME);
+  });
+
+  test("turnDetector: the app's module runs a real ONNX model on each utterance's audio in the worker, and its verdict follows that utterance's speechEnd", async ({ page }) => {
+    const module = "/test/browser/pages/turn-detector/silero-tail-detector.js";
+    const { events } = await feed(page, "speech-slt", { turnDetector: { module }, speechEndAudio: true, redemptionMs: 600 });
+    const kinds = events.filter((e) => e.kind === "speechEnd" || e.kind === "turnPrediction").map((e) => e.kind);
+    expect(kinds.length).toBeGreaterThanOrEqual(2);
+    // One verdict per utterance, each right after its speechEnd.
+    expect(kinds).toEqual(kinds.map((_, i) => (i % 2 === 0 ? "speechEnd" : "turnPrediction")));
+    const ends = ofKind(events, "speechEnd");
+    const verdicts = ofKind(events, "turnPrediction");
+    verdicts.forEach((v, i) => {
+      expect(v.error).toBeUndefined();
+      expect(v.lastSpeechSampleIndex).toBe(ends[i].lastSpeechSampleIndex);
+      // The whole utterance (pad, speech, the quiet that ended it), up to 8 s: the same audio speechEnd carries.
+      expect(v.audioSamples).toBe(Math.min(ends[i].audioLength!, 8 * 16000));
+      // Silero on the utterance's last frame, the silence that ended it: a low speech probability, so "over".
+      expect(v.probability!).toBeGreaterThan(0.5);
+      expect(v.inferenceMs!).toBeGreaterThan(0);
+    });
+    // A verdict the module fixes is passed on as it is.
+    const fixed = await feed(page, "speech-slt", { turnDetector: { module, options: { fixed: 0.125 } }, redemptionMs: 600 });
+    expect(ofKind(fixed.events, "turnPrediction").map((v) => v.probability)).toEqual(ofKind(fixed.events, "speechEnd").map(() => 0.125));
+  });
+
+  test("turnDetector failures: a missing or wrong module fails start() naming it; a predict() that throws gives a verdict-less turnPrediction and the VAD goes on", async ({ page }) => {
+    const fail = (options: object) => page.evaluate((o) => (window as any).vadTest.startFailure(o), options);
+    const missing = await fail({ turnDetector: { module: "/test/browser/pages/turn-detector/missing.js" } });
+    expect(missing.name).toBe("AssetLoadError");
+    expect(missing.url).toMatch(/turn-detector\/missing\.js$/);
+    expect(missing.message).toMatch(/turn detector module .*missing\.js could not be imported/);
+    expect(missing.state).toBe("stopped");
+    const noExport = await fail({ turnDetector: { module: "/test/browser/pages/vad/fixtures.js" } });
+    expect(noExport.message).toMatch(/does not export a createTurnDetector/);
+    const create = await fail({ turnDetector: { module: "/test/browser/pages/turn-detector/silero-tail-detector.js", options: { fail: "create" } } });
+    expect(create.message).toMatch(/failed in createTurnDetector: test detector told to fail at create/);
+    const { events } = await feed(page, "speech-slt", { turnDetector: { module: "/test/browser/pages/turn-detector/silero-tail-detector.js", options: { fail: "predict" } }, redemptionMs: 600 });
+    const verdicts = ofKind(events, "turnPrediction");
+    expect(verdicts.length).toBe(ofKind(events, "speechEnd").length);
+    for (const v of verdicts) {
+      expect(v.probability).toBeUndefined();
+      expect(v.error).toMatch(/predict\(\) threw: test detector told to fail at predict/);
+    }
+    expect(ofKind(events, "error")).toEqual([]);
   });
 
   test("pause() drops the utterance in progress and ignores frames until resume()", async ({ page }) => {

@@ -34,6 +34,7 @@ import { SpeechDetector, type FrameTiming, type SpeechEvent } from "../speech-de
 import { OnsetCue, type OnsetAction } from "../onset-cue.js";
 import { AssetFetchFailure, fetchAsset, looksLikeWasm } from "./fetch-asset.js";
 import { configureOrt, createSilero, type SileroModel } from "./silero.js";
+import { loadTurnDetector, type TurnDetectorHost } from "./turn-detector-host.js";
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16000) * 1000;
@@ -41,6 +42,15 @@ const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16000) * 1000;
 let settings: VadWorkerSettings | undefined;
 let model: SileroModel | undefined;
 let detector: SpeechDetector | undefined;
+/** The app's end-of-turn model (settings.turnDetector), and the utterances it has still to judge. */
+let turnDetector: TurnDetectorHost | undefined;
+const turnsToJudge: TurnToJudge[] = [];
+/** An ended utterance: its audio, its last speech frame and the frame that ended it. */
+interface TurnToJudge {
+  audio: Float32Array;
+  lastSpeech: FrameTiming;
+  at: FrameTiming;
+}
 /** The `notice-quiet` request, kept for a detector made after it. */
 let quietNoticeMs: number | null = null;
 /** The level cue that may pause before Silero calls speech (vad.onsetPause); undefined when off. */
@@ -106,6 +116,7 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
       break;
     case "end-when-quiet":
       if (detector && listening) emit(detector.endWhenQuiet(message.quietMs), now());
+      startDrain(); // an utterance it ended may have a turn to judge
       break;
     case "notice-quiet":
       quietNoticeMs = message.quietMs;
@@ -136,11 +147,13 @@ async function init(s: VadWorkerSettings): Promise<void> {
     } catch (err) {
       throw new AssetFetchFailure(s.modelUrl, `${s.modelUrl} could not be loaded as the Silero ${s.model} model: ${(err as Error)?.message ?? err}`);
     }
+    if (s.turnDetector) turnDetector = await loadTurnDetector(s.turnDetector.url, s.turnDetector.options);
     if (disposed) {
       await model.release();
+      await turnDetector?.release();
       return;
     }
-    detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio });
+    detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio || turnDetector !== undefined });
     detector.noticeQuiet(quietNoticeMs);
     onset = s.onsetPause ? new OnsetCue() : undefined;
     post({ kind: "ready", loadMs: performance.now() - started });
@@ -177,7 +190,12 @@ async function drain(): Promise<void> {
   if (draining || !model || !detector) return;
   draining = true;
   try {
-    while (pending.length > 0 && !disposed) {
+    while ((pending.length > 0 || turnsToJudge.length > 0) && !disposed) {
+      // An ended utterance's turn is judged before the next frame: its verdict is about that utterance.
+      if (turnsToJudge.length > 0) {
+        await judgeTurn(turnsToJudge.shift()!);
+        continue;
+      }
       const message = pending.shift()!;
       if (message.kind === "vad-flush") {
         post({ kind: "flushed", id: message.id });
@@ -248,23 +266,42 @@ function emit(events: SpeechEvent[], workerTime: number): void {
         post({ kind: "misfire", resumedPlayback: resume, pauseToken: resume ? token : null, ...timing });
         break;
       }
-      case "speechEnd":
+      case "speechEnd": {
         // The session decides what a confirmed utterance does to playback.
         pausedToken = null;
+        // Copied before the audio is transferred: the turn detector runs after this event is posted.
+        if (turnDetector && e.audio) turnsToJudge.push({ audio: e.audio.slice(), lastSpeech: e.lastSpeech, at: e.at });
+        const audio = settings?.speechEndAudio ? e.audio : undefined;
         post(
           {
             kind: "speechEnd",
             lastSpeechSampleIndex: e.lastSpeech.sampleIndex,
             lastSpeechContextTime: e.lastSpeech.contextTime,
             audioStartIndex: e.audioStartIndex,
-            audio: e.audio,
+            audio,
             ...timing,
           },
-          e.audio ? [e.audio.buffer] : [],
+          audio ? [audio.buffer] : [],
         );
         break;
+      }
     }
   }
+}
+
+/** Runs the turn detector on an ended utterance and posts its verdict (or why there is none). */
+async function judgeTurn({ audio, lastSpeech, at }: TurnToJudge): Promise<void> {
+  const verdict = await turnDetector!.predict(audio);
+  if (disposed) return;
+  post({
+    kind: "turnPrediction",
+    ...verdict,
+    lastSpeechSampleIndex: lastSpeech.sampleIndex,
+    lastSpeechContextTime: lastSpeech.contextTime,
+    sampleIndex: at.sampleIndex,
+    contextTime: at.contextTime,
+    workerTime: now(),
+  });
 }
 
 /** The onset cue's pause (with the armed token) or its release (of the pause it made); told to the main thread. */
@@ -315,6 +352,9 @@ async function dispose(): Promise<void> {
   } catch {
     // Releasing a session that failed mid-run: the worker is about to be terminated anyway.
   }
+  await turnDetector?.release();
+  turnDetector = undefined;
+  turnsToJudge.length = 0;
   model = undefined;
   detector = undefined;
   post({ kind: "disposed" });

@@ -59,6 +59,7 @@ import {
   type VadLoadProgress,
   type VadMisfire,
   type VadSpeechQuiet,
+  type VadTurnPrediction,
   type VadSpeechResumed,
   type VadPauseLapse,
   type VadOnsetPause,
@@ -158,6 +159,7 @@ export type VadPayloadsNamed = Expect<
         misfire: VadMisfire;
         pauseLapse: VadPauseLapse;
         speechQuiet: VadSpeechQuiet;
+        turnPrediction: VadTurnPrediction;
         speechResumed: VadSpeechResumed;
         onsetPause: VadOnsetPause;
         probability: VadProbability;

@@ -23,12 +23,20 @@ window.Worker = class CountingWorker extends NativeWorker {
 
 function record(vad) {
   const events = [];
-  for (const kind of ["speechStart", "speechRealStart", "speechQuiet", "speechResumed", "speechEnd", "misfire", "probability", "error"]) {
+  for (const kind of ["speechStart", "speechRealStart", "speechQuiet", "speechResumed", "speechEnd", "turnPrediction", "misfire", "probability", "error"]) {
     vad.on(kind, (e) =>
       events.push(
         kind === "error"
           ? { kind, message: e.message }
-          : { kind, sampleIndex: e.sampleIndex, audioLength: e.audio?.length, audioStartIndex: e.audioStartIndex, probability: e.probability, lastSpeechSampleIndex: e.lastSpeechSampleIndex },
+          : {
+              kind,
+              sampleIndex: e.sampleIndex,
+              audioLength: e.audio?.length,
+              audioStartIndex: e.audioStartIndex,
+              probability: e.probability,
+              lastSpeechSampleIndex: e.lastSpeechSampleIndex,
+              ...(kind === "turnPrediction" ? { error: e.error, inferenceMs: e.inferenceMs, audioSamples: e.audioSamples } : {}),
+            },
       ),
     );
   }
