@@ -329,7 +329,7 @@ class DeepgramSttStream implements SttStream {
       this.#turnOpen = true;
       events.push({ kind: "speech-start", startS: m.words[0]?.startS ?? m.windowStartS });
     }
-    else if (m.event === "EagerEndOfTurn") events.push({ kind: "end-of-turn", eager: true, confidence });
+    else if (m.event === "EagerEndOfTurn") events.push({ kind: "end-of-turn", eager: true, confidence, text: m.words.map((w) => w.text).join(" ") });
     else if (m.event === "TurnResumed") events.push({ kind: "turn-resumed" });
     else if (m.event === "EndOfTurn") {
       this.#turnOpen = false;

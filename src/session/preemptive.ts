@@ -18,10 +18,18 @@
  * At most one preemptive reply a turn: after a dropped one, the turn ends the
  * usual way.
  *
+ * An STT service's eager end of turn (Deepgram Flux's `EagerEndOfTurn`, with
+ * its words) is the same cue from the service's side: the reply starts held
+ * for those words at once (no flush: the words came with it). Its
+ * `TurnResumed` drops it; its `EndOfTurn` brings the final words, and the
+ * utterance's end, or the turn's flush when the VAD ended first, releases it
+ * if they are the same words.
+ *
  * Pure: the turn machine calls these with its state and applies the steps.
  */
 import { ConfigError } from "../errors.js";
 import { userHasFloor } from "./floor.js";
+import { normaliseWord } from "./backchannel.js";
 import { looksUnfinished } from "./turn-end.js";
 import type { PreemptiveOptions } from "./turn-options.js";
 import type { Speculation, TurnConfig, TurnEffect, TurnState, TurnStep } from "./turn-types.js";
@@ -41,6 +49,29 @@ export function quietNoticed(s: TurnState, voiceEnd: number | undefined, config:
     state: { ...s, endingTurn: true, speculated: true, speculation: { stage: "flushing", resumed: false } },
     effects: [{ kind: "endUserTurn", voiceEnd }],
   };
+}
+
+/**
+ * The STT service's eager end of turn, with its words: for words that read as
+ * finished, the reply starts held at once (the same conditions as a quiet's).
+ */
+export function eagerEnded(s: TurnState, text: string | undefined, config: TurnConfig): TurnStep | undefined {
+  const words = (text ?? "").trim();
+  if (!config.preemptive || config.pushToTalk || s.phase !== "user_speaking" || !words) return undefined;
+  if (s.reply || s.endingTurn || s.speculated || s.speculation || s.holdUntil !== undefined || s.sttDown) return undefined;
+  if (config.turnEnd && looksUnfinished(config.turnEnd, words)) return undefined;
+  const generation = s.generation + 1;
+  return {
+    state: { ...s, generation, speculated: true, speculation: { stage: "held", generation, text: words, eager: true } },
+    effects: [{ kind: "startReply", generation, held: { text: words } }],
+  };
+}
+
+/** The service heard the user go on after its eager end (`TurnResumed`): the reply held for it is dropped. */
+export function serviceResumed(s: TurnState): TurnStep | undefined {
+  const speculation = s.speculation;
+  if (speculation?.stage !== "held" || !speculation.eager) return undefined;
+  return { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] };
 }
 
 /** The voice came back: a flush under way starts no reply, and a held reply is dropped. The turn goes on. */
@@ -71,22 +102,32 @@ export function preemptiveFlushed(s: TurnState, missed: boolean, config: TurnCon
 }
 
 /**
- * The VAD's utterance ended. A flush under way becomes the turn's own (its
- * `turnFlushed` ends the turn as usual). A held reply whose words are still
- * the turn's is to be released now (`release`: the machine starts the reply
- * with it), with no second flush: the VAD heard no voice since its flush. One
- * whose words changed is dropped, and the turn ends the usual way.
+ * The VAD's utterance ended (or, `flushed`, the turn's flush came back). A
+ * flush under way becomes the turn's own (its `turnFlushed` ends the turn as
+ * usual). A held reply whose words are still the turn's is to be released now
+ * (`release`: the machine starts the reply with it), with no second flush: the
+ * VAD heard no voice since its flush. One whose words changed is dropped, and
+ * the turn ends the usual way. An eager one whose words have not come yet (the
+ * service sends them with its end of turn) waits for the turn's flush.
  */
-export function utteranceEnded(s: TurnState): { step: TurnStep; release?: { generation: number; text: string } } {
+export function utteranceEnded(s: TurnState, flushed = false): { step: TurnStep; release?: { generation: number; text: string } } {
   const speculation = s.speculation;
   if (!speculation) return { step: { state: s, effects: [] } };
   const cleared: TurnState = { ...s, speculation: undefined };
   if (speculation.stage === "flushing") return { step: { state: cleared, effects: [] } };
-  if (s.userWords.join(" ").trim() !== speculation.text) {
+  const words = s.userWords.join(" ").trim();
+  if (speculation.eager && !words && !flushed) return { step: { state: s, effects: [] } };
+  if (!sameWords(words, speculation.text)) {
     return { step: { state: cleared, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] } };
   }
   // The service's judgement was of this turn, which ends here.
-  return { step: { state: { ...cleared, serviceEnded: false }, effects: [] }, release: { generation: speculation.generation, text: speculation.text } };
+  return { step: { state: { ...cleared, serviceEnded: false }, effects: [] }, release: { generation: speculation.generation, text: words } };
+}
+
+/** The same words, whatever their case and punctuation (a service's eager transcript against its final words). */
+function sameWords(a: string, b: string): boolean {
+  const norm = (text: string) => text.split(/\s+/).map(normaliseWord).filter(Boolean).join(" ");
+  return norm(a) === norm(b);
 }
 
 /** The turn is taken over (typed text, stop()): a held reply is dropped; a flush under way just ends. */

@@ -110,7 +110,7 @@ export class ReplySlot {
   }
 
   /** The held reply `generation` is the reply now: its message joins the history, then its audio and what it reported go out. */
-  release(generation: number): void {
+  release(generation: number, voiceEnd: number | undefined): void {
     const reply = this.#of(generation);
     const pending = this.#pending;
     if (!reply || !pending) return;
@@ -121,7 +121,7 @@ export class ReplySlot {
     reply.metrics.turn = o.counters.nextTurn();
     o.counters.preemptive.released++;
     o.botWords?.replyStarted();
-    reply.release();
+    reply.release({ decidedAt: performance.now(), voiceEnd });
     for (const report of pending) report();
   }
 

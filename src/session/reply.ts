@@ -106,11 +106,17 @@ export class Reply {
     if (options.held) this.#held = { audio: [], ended: false };
   }
 
-  /** A held reply goes to the player now: what its TTS sent so far first, then the rest as it comes. */
-  release(): void {
+  /**
+   * A held reply goes to the player now: what its TTS sent so far first, then
+   * the rest as it comes. The turn it answers was decided over now, and its
+   * voice ended at `voiceEnd` (the VAD's; undefined: unknown, no voice-to-voice).
+   */
+  release(decision: { decidedAt: number; voiceEnd: number | undefined }): void {
     const held = this.#held;
     if (!held) return;
     this.#held = undefined;
+    this.#o.speechEndAt = decision.decidedAt;
+    this.#o.voiceEnd = decision.voiceEnd;
     for (const { pcm, sampleRate } of held.audio) this.#o.player.write(pcm, { sampleRate, generation: this.generation });
     if (held.ended) this.#o.player.endGeneration(this.generation);
   }

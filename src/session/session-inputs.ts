@@ -135,7 +135,7 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
     case "pause":
       return dispatch({ kind: "sttPause", probability: e.probability });
     case "endOfTurn":
-      return dispatch({ kind: "sttEndOfTurn", eager: e.eager, at: now() });
+      return dispatch({ kind: "sttEndOfTurn", eager: e.eager, at: now(), text: e.text });
     case "turnResumed":
       return dispatch({ kind: "sttTurnResumed" });
     case "wordRetracted":

@@ -27,7 +27,7 @@ export type SttLinkEvent =
   | { kind: "marker" }
   | { kind: "pause"; probability: number }
   /** The service judged the turn over (`eager`: likely, may resume), or heard the user go on or begin anew. */
-  | { kind: "endOfTurn"; eager: boolean }
+  | { kind: "endOfTurn"; eager: boolean; text?: string }
   | { kind: "turnResumed" }
   /** The new stream hears the last word again (it was still open): take it back. */
   | { kind: "wordRetracted" }
@@ -260,7 +260,7 @@ export class SttLink {
         } else if (event.kind === "pause") {
           this.#o.emit({ kind: "pause", probability: event.probability });
         } else if (event.kind === "end-of-turn") {
-          this.#o.emit({ kind: "endOfTurn", eager: event.eager });
+          this.#o.emit({ kind: "endOfTurn", eager: event.eager, ...(event.text === undefined ? {} : { text: event.text }) });
         } else if (event.kind === "turn-resumed" || event.kind === "speech-start") {
           this.#o.emit({ kind: "turnResumed" });
         } else if (event.kind === "move") {

@@ -15,7 +15,7 @@ import { isBackchannel } from "./backchannel.js";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BackchannelWait, type BargeInReason } from "./barge-in.js";
 import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
 import { holdMsFor } from "./turn-end.js";
-import { dropSpeculation, preemptiveFlushed, quietNoticed, utteranceEnded, voiceResumed } from "./preemptive.js";
+import { dropSpeculation, eagerEnded, preemptiveFlushed, quietNoticed, serviceResumed, utteranceEnded, voiceResumed } from "./preemptive.js";
 import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
 import type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
 
@@ -163,15 +163,20 @@ const HANDLERS: Handlers = {
   // The service's end of turn: at once after the VAD's end (a held turn is answered now), else when
   // the VAD's utterance has been quiet a moment (its speechEnd, asked for early, ends the turn).
   sttEndOfTurn: (s, e, config) => {
+    // An eager end starts a held reply for its words (preemptive.ts), and ends nothing.
+    if (e.eager) return eagerEnded(s, e.text, config) ?? same(s);
     const policy = config.serviceEndOfTurn;
-    if (!policy || e.eager || config.pushToTalk || s.endingTurn || !userHasFloor(s) || s.reply || s.userWords.length === 0) return same(s);
+    if (!policy || config.pushToTalk || s.endingTurn || !userHasFloor(s) || s.reply || s.userWords.length === 0) return same(s);
     const judged = { ...s, serviceEnded: true };
     if (s.vadSpeaking) return { state: judged, effects: [{ kind: "endVadWhenQuiet", quietMs: policy.quietMs }] };
     const text = s.userWords.join(" ").trim();
     return s.holdUntil !== undefined ? startReply(s, text, false) : endUserTurn(judged);
   },
 
-  sttTurnResumed: (s) => (s.serviceEnded ? same({ ...s, serviceEnded: false }) : same(s)),
+  sttTurnResumed: (s) => {
+    const resumed = s.serviceEnded ? { ...s, serviceEnded: false } : s;
+    return serviceResumed(resumed) ?? same(resumed);
+  },
 
   sttMarker: (s) => same({ ...s, lateWords: false }),
 
@@ -181,6 +186,13 @@ const HANDLERS: Handlers = {
 
   turnFlushed: (s, e, config) => {
     if (s.speculation?.stage === "flushing") return preemptiveFlushed(s, e.missed, config);
+    // An eager reply held for the words this flush brought: released, or dropped and the turn goes on below.
+    if (s.speculation?.stage === "held") {
+      const ended = utteranceEnded(s, true);
+      const next = { ...ended.step.state, endingTurn: false, userWords: [], serviceEnded: false, speculated: false };
+      if (ended.release) return startReply(next, ended.release.text, e.missed, ended.release.generation);
+      return then(ended.step, (n) => HANDLERS.turnFlushed(n, e, config));
+    }
     const text = s.userWords.join(" ").trim();
     const flushed = { ...s, endingTurn: false, userWords: [], serviceEnded: false, speculated: false };
     if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
@@ -366,7 +378,7 @@ function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
 function startReply(s: TurnState, text: string, lateWords: boolean, held?: number): TurnStep {
   // A preemptive reply held for these words (preemptive.ts) has its generation already: it is released, not started.
   const generation = held ?? s.generation + 1;
-  const reply: TurnEffect = held === undefined ? { kind: "startReply", generation } : { kind: "releaseReply", generation };
+  const reply: TurnEffect = held === undefined ? { kind: "startReply", generation } : { kind: "releaseReply", generation, voiceEnd: s.voiceEnd };
   return {
     state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined, speculated: false, turnProbability: undefined },
     effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), reply],

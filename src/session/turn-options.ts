@@ -56,7 +56,8 @@ export interface TurnOptions {
    * utterance's end (no voice since) releases it at once, its audio often
    * ready; the voice coming back drops it (its streams are cancelled, counted
    * in `metrics.preemptive.dropped`; none of it was heard) and the turn goes
-   * on. At most one a turn. `true` or `{ quietMs }` (less than
+   * on. An STT service's eager end of turn (Flux's `EagerEndOfTurn`) starts
+   * it too, for its words; its `TurnResumed` drops it. At most one a turn. `true` or `{ quietMs }` (less than
    * `vad.redemptionMs`); not with `realtime`. Default off (README,
    * "Turn-taking", for the measured trade-off).
    */

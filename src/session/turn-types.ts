@@ -59,7 +59,10 @@ export interface TurnConfig {
  * (`resumed`: the voice came back meanwhile), or its reply is being prepared
  * for `text`, held.
  */
-export type Speculation = { readonly stage: "flushing"; readonly resumed: boolean } | { readonly stage: "held"; readonly generation: number; readonly text: string };
+export type Speculation =
+  | { readonly stage: "flushing"; readonly resumed: boolean }
+  /** `eager`: started on the STT service's eager end of turn (its words), not the VAD's quiet. */
+  | { readonly stage: "held"; readonly generation: number; readonly text: string; readonly eager?: boolean };
 
 export interface TurnState {
   readonly phase: FloorPhase;
@@ -143,7 +146,7 @@ export type TurnEvent =
   | { kind: "wordRetracted" }
   | { kind: "sttPause"; probability: number }
   /** The STT service judged the user's turn over (`eager`: likely, may resume; SttEvent "end-of-turn"). */
-  | { kind: "sttEndOfTurn"; eager: boolean; at: number }
+  | { kind: "sttEndOfTurn"; eager: boolean; at: number; text?: string }
   /** The STT service heard the user go on after its end of turn, or a new turn of speech begin. */
   | { kind: "sttTurnResumed" }
   | { kind: "sttMarker" }
@@ -200,7 +203,8 @@ export type TurnEffect =
    */
   | { kind: "startReply"; generation: number; held?: { text: string } }
   /** The held reply `generation` is the reply now: its message joins the history, and its audio and transcript go out. */
-  | { kind: "releaseReply"; generation: number }
+  /** `voiceEnd`: where the user's voice ended (AudioContext s), when the VAD has said: the turn's timing starts here. */
+  | { kind: "releaseReply"; generation: number; voiceEnd: number | undefined }
   /** The held reply `generation` is not needed (the user went on): its streams are cancelled, and it is counted as wasted. */
   | { kind: "dropHeldReply"; generation: number }
   /** Interrupt step 1: the reply's history message keeps what was heard. */

@@ -368,7 +368,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "startReply":
         return this.#replies.start(effect.generation, components!.player, this.#quests!, this.#turnTiming, effect.held);
       case "releaseReply":
-        return this.#replies.release(effect.generation);
+        return this.#replies.release(effect.generation, effect.voiceEnd);
       case "dropHeldReply":
         return this.#replies.drop(effect.generation);
       case "cutReplyToHeard":

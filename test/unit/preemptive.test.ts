@@ -161,3 +161,58 @@ describe("a whole session with turn.preemptive", () => {
     await rig.session.stop();
   });
 });
+
+describe("the turn machine: a preemptive reply on the service's eager end of turn (Flux EagerEndOfTurn)", () => {
+  const speaking: TurnEvent[] = [{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0, contextTime: 1 }, { kind: "speechRealStart", at: 200 }];
+  const eager = (text: string): TurnEvent => ({ kind: "sttEndOfTurn", eager: true, at: 900, text });
+  const finalWords = (...words: string[]): TurnEvent[] => words.map((text, i): TurnEvent => ({ kind: "word", text, at: 1000 + i }));
+
+  test("eager: the reply starts held for its words at once (no flush); EndOfTurn's same words and the VAD's end release it, with the VAD's voice end", () => {
+    const held = runTurns([eager("What time is it?")], runTurns(speaking, undefined, CONFIG).state, CONFIG);
+    expect(held.effects).toEqual([{ kind: "startReply", generation: 1, held: { text: "What time is it?" } }]);
+    expect(held.state.speculation).toEqual({ stage: "held", generation: 1, text: "What time is it?", eager: true });
+    const serviceEnd: TurnEvent[] = [...finalWords("what", "time", "is", "it"), { kind: "sttEndOfTurn", eager: false, at: 1100 }];
+    const asked = runTurns(serviceEnd, held.state, { ...CONFIG, serviceEndOfTurn: { quietMs: 100 } });
+    expect(asked.effects.at(-1)).toEqual({ kind: "endVadWhenQuiet", quietMs: 100 });
+    const released = runTurns([{ kind: "speechEnd", at: 1200, voiceEnd: 1.85 }], asked.state, CONFIG);
+    expect(effectKinds(released.effects)).toEqual(["addUserMessage", "fence", "state:bot_thinking", "releaseReply"]);
+    expect(released.effects[0]).toEqual({ kind: "addUserMessage", text: "what time is it" });
+    expect(released.effects.at(-1)).toEqual({ kind: "releaseReply", generation: 1, voiceEnd: 1.85 });
+  });
+
+  test("the VAD ends first (no words yet): the held reply waits for the turn's flush, whose words release it", () => {
+    const held = runTurns([...speaking, eager("turn on the lights")], undefined, CONFIG);
+    const ended = runTurns([{ kind: "speechEnd", at: 1000, voiceEnd: 1.7 }], held.state, CONFIG);
+    expect(effectKinds(ended.effects)).toEqual(["endUserTurn"]);
+    expect(ended.state.speculation?.stage).toBe("held");
+    const released = runTurns([...finalWords("turn", "on", "the", "lights"), { kind: "turnFlushed", missed: false, at: 1300 }], ended.state, CONFIG);
+    expect(released.effects).toContainEqual({ kind: "releaseReply", generation: 1, voiceEnd: 1.7 });
+    expect(released.effects).toContainEqual({ kind: "addUserMessage", text: "turn on the lights" });
+    expect(effectKinds(released.effects)).not.toContain("startReply");
+  });
+
+  test("TurnResumed drops it; the turn goes on and its end starts a new reply", () => {
+    const held = runTurns([...speaking, eager("what time")], undefined, CONFIG);
+    const resumed = runTurns([{ kind: "sttTurnResumed" }], held.state, CONFIG);
+    expect(resumed.effects).toEqual([{ kind: "dropHeldReply", generation: 1 }]);
+    expect(resumed.state.speculation).toBeUndefined();
+    const answered = runTurns([...finalWords("what", "time", "is", "it"), { kind: "speechEnd", at: 1500, voiceEnd: 2.2 }, { kind: "turnFlushed", missed: false, at: 1600 }], resumed.state, CONFIG);
+    expect(answered.effects).toContainEqual({ kind: "startReply", generation: 2 });
+    expect(answered.effects).toContainEqual({ kind: "addUserMessage", text: "what time is it" });
+  });
+
+  test("other final words than the eager ones: dropped at the flush, and the turn is answered with its own words", () => {
+    const held = runTurns([...speaking, eager("what time")], undefined, CONFIG);
+    const r = runTurns([{ kind: "speechEnd", at: 1000, voiceEnd: 1.7 }, ...finalWords("what", "time", "is", "it"), { kind: "turnFlushed", missed: false, at: 1300 }], held.state, CONFIG);
+    expect(effectKinds(r.effects)).toEqual(["endUserTurn", "userTranscript", "userTranscript", "userTranscript", "userTranscript", "dropHeldReply", "addUserMessage", "fence", "state:bot_thinking", "startReply"]);
+    expect(r.effects).toContainEqual({ kind: "startReply", generation: 2 });
+  });
+
+  test("not without turn.preemptive, not for unfinished words, not twice a turn", () => {
+    const user = runTurns(speaking, undefined, CONFIG).state;
+    expect(effectKinds(runTurns([eager("what time is it")], user, { ...CONFIG, preemptive: undefined }).effects)).toEqual([]);
+    expect(effectKinds(runTurns([eager("take me to the")], user, CONFIG).effects)).toEqual([]);
+    const twice = runTurns([eager("what time"), { kind: "sttTurnResumed" }, eager("what time is it")], user, CONFIG);
+    expect(effectKinds(twice.effects)).toEqual(["startReply", "dropHeldReply"]);
+  });
+});

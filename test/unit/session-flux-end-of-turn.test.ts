@@ -35,23 +35,36 @@ class EndingVad extends FakeVad {
   }
 }
 
-async function oneTurn(serviceEndOfTurn: boolean) {
+/** `eager`: Flux's eager_eot_threshold with turn.preemptive on: the reply starts held at EagerEndOfTurn. */
+async function oneTurn(serviceEndOfTurn: boolean, eager?: number) {
   const wav = readWav(readFileSync(new URL("../fixtures/speech/weather-question.wav", import.meta.url)));
   const meta = JSON.parse(readFileSync(new URL("../fixtures/speech/weather-question.json", import.meta.url), "utf8"));
   const clock = new FakeClock();
+  let askedAt: number | undefined;
+  const llm = fakeLlm({
+    reply: () => {
+      askedAt ??= performance.now();
+      return "It is sunny.";
+    },
+  });
+  let askedBeforeThinking = 0;
   const vad = new EndingVad();
   const mic = new FakeMicrophone();
   const player = new FakePlayer({ clock });
   const session = new VoiceSession({
-    stt: deepgramStt({ urls: backend.wsUrl, token: async () => "any", model: "flux-general-en" }),
-    llm: fakeLlm({ reply: () => "It is sunny." }).provider,
+    stt: deepgramStt({ urls: backend.wsUrl, token: async () => "any", model: "flux-general-en", ...(eager === undefined ? {} : { eagerEotThreshold: eager }) }),
+    llm: llm.provider,
     tts: fakeTts().provider,
-    turn: { serviceEndOfTurn, holdUnfinished: false },
+    turn: { serviceEndOfTurn, holdUnfinished: false, preemptive: eager !== undefined },
     echoGuard: { enabled: false },
     components: async () => ({ player, vad, capture: mic, dispose: async () => {} }),
   });
   let thinkingAt: number | undefined;
-  session.on("state", (e) => e.state === "bot_thinking" && thinkingAt === undefined && (thinkingAt = performance.now()));
+  session.on("state", (e) => {
+    if (e.state !== "bot_thinking" || thinkingAt !== undefined) return;
+    thinkingAt = performance.now();
+    askedBeforeThinking = llm.requests.length;
+  });
   clock.run();
   await session.start();
   // The question and 2.5 s of silence, in 20 ms frames at real-time pace; the VAD's events where the speech is.
@@ -83,9 +96,10 @@ async function oneTurn(serviceEndOfTurn: boolean) {
     await sleep(10);
   }
   const history = session.history.map((m) => `${m.role}: ${m.text}`);
+  const { preemptive, llm: llmMetrics } = session.metrics;
   await session.stop();
   clock.pause();
-  return { history, endedBy, endRequests: vad.endRequests, voiceEndToThinkingMs: thinkingAt === undefined ? undefined : thinkingAt - voiceEndAt };
+  return { history, endedBy, endRequests: vad.endRequests, voiceEndToThinkingMs: thinkingAt === undefined ? undefined : thinkingAt - voiceEndAt, preemptive, speculative: llmMetrics.speculative, askedBeforeThinking, requests: llm.requests.length, headStartMs: thinkingAt !== undefined && askedAt !== undefined ? thinkingAt - askedAt : undefined };
 }
 
 test("Flux's EndOfTurn ends the turn about 0.7 s into the silence; without turn.serviceEndOfTurn the VAD's 1.5 s does", { timeout: 60_000 }, async () => {
@@ -100,4 +114,18 @@ test("Flux's EndOfTurn ends the turn about 0.7 s into the silence; without turn.
   expect(off.endRequests).toEqual([]);
   expect(off.endedBy).toBe("redemption");
   expect(off.voiceEndToThinkingMs).toBeGreaterThanOrEqual(REDEMPTION_MS);
+});
+
+test("turn.preemptive on Flux's EagerEndOfTurn (eager_eot_threshold 0.3): the reply starts held on the eager end, with its words, and EndOfTurn's same words release it", { timeout: 60_000 }, async () => {
+  const r = await oneTurn(true, 0.3);
+  console.log(`flux eager: voice end → bot_thinking ${Math.round(r.voiceEndToThinkingMs!)} ms; the LLM was asked ${Math.round(r.headStartMs!)} ms before the turn ended`);
+  expect(r.history[0]).toMatch(/^user: .*today/);
+  expect(r.history.map((m) => m.split(":")[0])).toEqual(["user", "assistant"]);
+  // Asked once, at the eager end, before the turn was decided over; released, not asked again.
+  expect(r.askedBeforeThinking).toBe(1);
+  expect(r.headStartMs!).toBeGreaterThan(0);
+  expect(r.requests).toBe(1);
+  expect(r.speculative).toBe(1);
+  expect(r.preemptive).toEqual({ started: 1, released: 1, dropped: 0 });
+  expect(r.endedBy).toBe("the service");
 });
