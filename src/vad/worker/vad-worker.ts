@@ -110,6 +110,7 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
       if (detector) emit(detector.pause(), now());
       if (onset?.holding) applyOnset("release", now());
       resetModel = true;
+      startDrain(); // an utterance the pause ended may have a turn to judge
       break;
     case "resume":
       listening = true;
