@@ -42,6 +42,7 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
       outputLatency: (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0),
       startFrame: rec.startFrame,
       gaps: rec.gaps,
+      underrunFrames: t.underruns.map((u: { frame: number }) => u.frame),
       missed: rec.missed,
       samples: Array.from(rec.samples as Float32Array),
       onset: second.onset,
@@ -79,13 +80,20 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
   expect(`${reply.text} ${reply.unheardText}`.trim()).toBe(r.fullReply.trim().replace(/\s+/g, " "));
   expect(reply.text.split(" ").length).toBeGreaterThan(0);
   // heardMs matches the bot audio actually rendered (first loud sample → last loud sample) less the output latency.
-  // Quanta the render thread skipped in that span played nothing (the player did not run either): CI once saw
-  // the span 97 ms longer than what was rendered on a loaded machine, so they are not counted.
+  // Not rendered in that span: quanta the render thread skipped (the player did not run either), and the
+  // playback worklet's underruns (it ran dry, then waited for its prebuffer: from the frame it reported to
+  // the next audible sample). CI once saw the span 97 ms longer than heardMs on a loaded machine.
   const firstLoud = firstAudible(samples, 0, AUDIBLE);
   let skipped = 0;
   for (let i = firstLoud; i <= lastLoud; i += 128) if (!line.known(i)) skipped += 128;
-  const renderedMs = ((lastLoud - firstLoud - skipped) / sampleRate) * 1000;
-  console.log(`barge-in: heardMs ${r.interruption.heardMs.toFixed(1)}, rendered ${renderedMs.toFixed(1)} ms (${((skipped / sampleRate) * 1000).toFixed(1)} ms skipped), output latency ${(r.outputLatency * 1000).toFixed(1)} ms`);
+  let starved = 0;
+  for (const frame of r.underrunFrames) {
+    const at = frame - r.startFrame;
+    if (at > firstLoud && at < lastLoud) starved += Math.max(0, firstAudible(samples, at, AUDIBLE) - at);
+  }
+  const renderedMs = ((lastLoud - firstLoud - skipped - starved) / sampleRate) * 1000;
+  const ms = (n: number) => ((n / sampleRate) * 1000).toFixed(1);
+  console.log(`barge-in: heardMs ${r.interruption.heardMs.toFixed(1)}, rendered ${renderedMs.toFixed(1)} ms (${ms(skipped)} ms skipped, ${r.underrunFrames.length} underruns: ${ms(starved)} ms), output latency ${(r.outputLatency * 1000).toFixed(1)} ms`);
   expect(Math.abs(r.interruption.heardMs - (renderedMs - r.outputLatency * 1000))).toBeLessThan(80);
   expect(r.liveQuests).toEqual(["stt"]);
   expect(r.log.errors).toEqual([]);

@@ -7,6 +7,21 @@ import { recordedOutput } from "./recorded-output.js";
 import { referenceProvider } from "./reference-providers.js";
 import { connectEchoPath } from "../echo/echo-path.js";
 
+/**
+ * Every underrun the playback worklet reports ({ frame, generation }: the context frame where it ran
+ * dry), heard on its node's port beside the Player's own handler: a test that compares what was
+ * rendered with the span of the recording takes these gaps out (the worklet rendered nothing there).
+ */
+const underruns = [];
+const NativeAudioWorkletNode = window.AudioWorkletNode;
+window.AudioWorkletNode = class TappedAudioWorkletNode extends NativeAudioWorkletNode {
+  constructor(context, name, options) {
+    super(context, name, options);
+    if (name !== "bargein-playback") return;
+    this.port.addEventListener("message", (e) => e.data?.kind === "underrun" && underruns.push({ frame: e.data.frame, generation: e.data.generation }));
+  }
+};
+
 /** `token`: the page's token function, when the backend was started with a token. */
 export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60, token } = {}) {
   const context = new AudioContext();
@@ -81,7 +96,8 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
       recorder.port.postMessage({ kind: "snapshot" });
     });
   }
-  return { session, context, log, say, recording, whenBotLoud };
+  underruns.length = 0;
+  return { session, context, log, say, recording, whenBotLoud, underruns };
 }
 
 /**
