@@ -83,9 +83,11 @@ test("turn.preemptive on the real parts: the VAD's quiet starts the reply held, 
   await page.waitForFunction(() => (window as any).sessionPageReady);
   const result = await page.evaluate(async () => {
     const { makeSession, until, windowsRms } = (window as any).sessionPage;
-    // 600 ms of redemption: the flush at 160 ms of quiet is back before the VAD's end, so the reply is held (with the
-    // default 300 ms the flush often outlasts the quiet and becomes the turn's own: no reply is held then).
-    const t = await makeSession({ sessionOptions: { turn: { preemptive: true }, vad: { redemptionMs: 600 } } });
+    // 1,200 ms of redemption: the flush at 160 ms of quiet is back well before the VAD's end, so the reply is held
+    // (with the default 300 ms the flush often outlasts the quiet and becomes the turn's own: no reply is held then;
+    // with 600 ms, CI once saw nothing held: the flush out past the end, or a quiet inside the sentence, under load).
+    // 250 ms of quiet: no pause inside this sentence is that long.
+    const t = await makeSession({ sessionOptions: { turn: { preemptive: { quietMs: 250 } }, vad: { redemptionMs: 1200 } } });
     // What the LLM had been asked when the turn was decided over (the reply's state).
     let askedAtDecision = -1;
     t.session.on("state", (e: { state: string }) => {
@@ -100,10 +102,11 @@ test("turn.preemptive on the real parts: the VAD's quiet starts the reply held, 
     const metrics = t.session.metrics;
     const history = JSON.parse(JSON.stringify(t.session.history));
     await t.session.stop();
-    return { askedAtDecision, preemptive: metrics.preemptive, speculative: metrics.llm.speculative, admitted: metrics.llm.admitted, history, log: t.log, loudMs };
+    return { askedAtDecision, preemptive: metrics.preemptive, speculative: metrics.llm.speculative, admitted: metrics.llm.admitted, history, log: t.log, loudMs, lastTurn: metrics.lastTurn };
   });
   expect(result.log.errors).toEqual([]);
-  expect(result.preemptive).toEqual({ started: 1, released: 1, dropped: 0 });
+  // The turn's timings (its flush's among them) say why, when no reply was held.
+  expect(result.preemptive, JSON.stringify(result.lastTurn)).toEqual({ started: 1, released: 1, dropped: 0 });
   expect(result.speculative).toBe(1);
   expect(result.admitted).toBe(1);
   expect(result.askedAtDecision, "the LLM request was already made when the turn ended").toBe(1);
