@@ -233,14 +233,16 @@ export interface VadSpeechResumedMessage extends VadEventTiming {
  */
 export interface VadTurnPredictionMessage extends VadEventTiming {
   kind: "turnPrediction";
+  /** The probability (0..1) that the user's turn is over; absent with `error`. */
   probability?: number;
+  /** Why there is no verdict: the model threw, or answered no probability. */
   error?: string;
   /** Time `predict` took (ms). */
   inferenceMs: number;
   /** The utterance's last speech frame, as in its `speechEnd`. */
   lastSpeechSampleIndex: number;
   lastSpeechContextTime: number;
-  /** Length of the audio `predict` was given (samples at 16 kHz). */
+  /** Length of the audio `predict` was given (samples at 16 kHz; at most TURN_DETECTOR_MAX_SECONDS). */
   audioSamples: number;
 }
 /**

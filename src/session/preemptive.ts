@@ -43,8 +43,7 @@ export const PREEMPTIVE_QUIET_MS = 160;
 
 /** The VAD's utterance went quiet: flush for the turn's words, the first step of a held reply (once a turn). */
 export function quietNoticed(s: TurnState, voiceEnd: number | undefined, config: TurnConfig): TurnStep | undefined {
-  if (!config.preemptive || config.pushToTalk || s.phase !== "user_speaking" || !s.vadSpeaking) return undefined;
-  if (s.reply || s.endingTurn || s.speculated || s.speculation || s.holdUntil !== undefined || s.sttDown) return undefined;
+  if (!s.vadSpeaking || !maySpeculate(s, config)) return undefined;
   return {
     state: { ...s, endingTurn: true, speculated: true, speculation: { stage: "flushing", resumed: false } },
     effects: [{ kind: "endUserTurn", voiceEnd }],
@@ -57,21 +56,36 @@ export function quietNoticed(s: TurnState, voiceEnd: number | undefined, config:
  */
 export function eagerEnded(s: TurnState, text: string | undefined, config: TurnConfig): TurnStep | undefined {
   const words = (text ?? "").trim();
-  if (!config.preemptive || config.pushToTalk || s.phase !== "user_speaking" || !words) return undefined;
-  if (s.reply || s.endingTurn || s.speculated || s.speculation || s.holdUntil !== undefined || s.sttDown) return undefined;
+  if (!words || !maySpeculate(s, config)) return undefined;
   if (config.turnEnd && looksUnfinished(config.turnEnd, words)) return undefined;
+  return holdReply({ ...s, speculated: true }, words, true);
+}
+
+/** The turn may have its preemptive reply now: the option on, the user speaking, none yet, nothing else under way. */
+function maySpeculate(s: TurnState, config: TurnConfig): boolean {
+  if (!config.preemptive || config.pushToTalk || s.phase !== "user_speaking") return false;
+  return !(s.reply || s.endingTurn || s.speculated || s.speculation || s.holdUntil !== undefined || s.sttDown);
+}
+
+/** Starts the reply to `text`, held (`eager`: on the service's eager end of turn). */
+function holdReply(s: TurnState, text: string, eager: boolean): TurnStep {
   const generation = s.generation + 1;
   return {
-    state: { ...s, generation, speculated: true, speculation: { stage: "held", generation, text: words, eager: true } },
-    effects: [{ kind: "startReply", generation, held: { text: words } }],
+    state: { ...s, generation, speculation: { stage: "held", generation, text, ...(eager ? { eager } : {}) } },
+    effects: [{ kind: "startReply", generation, held: { text } }],
   };
+}
+
+/** The held reply `generation` is dropped: its streams are closed, none of it was heard. */
+function dropHeld(s: TurnState, generation: number): TurnStep {
+  return { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation }] };
 }
 
 /** The service heard the user go on after its eager end (`TurnResumed`): the reply held for it is dropped. */
 export function serviceResumed(s: TurnState): TurnStep | undefined {
   const speculation = s.speculation;
   if (speculation?.stage !== "held" || !speculation.eager) return undefined;
-  return { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] };
+  return dropHeld(s, speculation.generation);
 }
 
 /** The voice came back: a flush under way starts no reply, and a held reply is dropped. The turn goes on. */
@@ -79,7 +93,7 @@ export function voiceResumed(s: TurnState): TurnStep | undefined {
   const speculation = s.speculation;
   if (!speculation) return undefined;
   if (speculation.stage === "flushing") return { state: { ...s, speculation: { ...speculation, resumed: true } }, effects: [] };
-  return { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] };
+  return dropHeld(s, speculation.generation);
 }
 
 /**
@@ -94,11 +108,7 @@ export function preemptiveFlushed(s: TurnState, missed: boolean, config: TurnCon
   const text = s.userWords.join(" ").trim();
   const unfinished = config.turnEnd !== undefined && looksUnfinished(config.turnEnd, text);
   if (speculation.resumed || missed || !text || unfinished || !userHasFloor(s) || s.reply) return { state: goOn, effects: [] };
-  const generation = s.generation + 1;
-  return {
-    state: { ...goOn, generation, speculation: { stage: "held", generation, text } },
-    effects: [{ kind: "startReply", generation, held: { text } }],
-  };
+  return holdReply(goOn, text, false);
 }
 
 /**
@@ -117,9 +127,7 @@ export function utteranceEnded(s: TurnState, flushed = false): { step: TurnStep;
   if (speculation.stage === "flushing") return { step: { state: cleared, effects: [] } };
   const words = s.userWords.join(" ").trim();
   if (speculation.eager && !words && !flushed) return { step: { state: s, effects: [] } };
-  if (!sameWords(words, speculation.text)) {
-    return { step: { state: cleared, effects: [{ kind: "dropHeldReply", generation: speculation.generation }] } };
-  }
+  if (!sameWords(words, speculation.text)) return { step: dropHeld(s, speculation.generation) };
   // The service's judgement was of this turn, which ends here.
   return { step: { state: { ...cleared, serviceEnded: false }, effects: [] }, release: { generation: speculation.generation, text: words } };
 }

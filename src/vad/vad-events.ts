@@ -3,7 +3,7 @@
  * them, from the worker's messages in protocol/vad-messages.ts).
  */
 import type { BargeinError } from "../errors.js";
-import type { AssetKind, VadEventTiming } from "../protocol/vad-messages.js";
+import type { AssetKind, VadEventTiming, VadTurnPredictionMessage } from "../protocol/vad-messages.js";
 
 export interface VadSpeechStart extends VadEventTiming {
   probability: number;
@@ -49,20 +49,9 @@ export interface VadSpeechQuiet extends VadEventTiming {
 export type VadSpeechResumed = VadEventTiming;
 /**
  * `turnDetector`: its verdict on the utterance whose `speechEnd` came just
- * before. `probability` that the user's turn is over (0..1), or `error` when
- * the model threw or answered no probability (the utterance has no verdict).
+ * before, the worker's message as it is (VadTurnPredictionMessage's fields).
  */
-export interface VadTurnPrediction extends VadEventTiming {
-  probability?: number;
-  error?: string;
-  /** Time the model took (ms). */
-  inferenceMs: number;
-  /** The utterance's last speech frame, as in its `speechEnd`. */
-  lastSpeechSampleIndex: number;
-  lastSpeechContextTime: number;
-  /** The audio the model was given (samples at 16 kHz; at most TURN_DETECTOR_MAX_SECONDS). */
-  audioSamples: number;
-}
+export type VadTurnPrediction = Omit<VadTurnPredictionMessage, "kind">;
 /**
  * The onset cue (`onsetPause` option) paused playback on a sudden rise of the
  * mic's level before any speech start (`paused: true`), or let the bot play

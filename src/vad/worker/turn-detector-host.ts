@@ -15,7 +15,17 @@ export interface TurnVerdict {
   audioSamples: number;
 }
 
+/**
+ * What the model is given of an ended utterance: its end, at most
+ * TURN_DETECTOR_MAX_SECONDS, as a copy of its own (taken before the utterance's
+ * audio is transferred to the main thread; the model may keep it).
+ */
+export function turnAudio(utterance: Float32Array): Float32Array {
+  return utterance.slice(Math.max(0, utterance.length - TURN_DETECTOR_MAX_SECONDS * SAMPLE_RATE));
+}
+
 export interface TurnDetectorHost {
+  /** `audio`: from turnAudio(). */
   predict(audio: Float32Array): Promise<TurnVerdict>;
   release(): Promise<void>;
 }
@@ -41,9 +51,7 @@ export async function loadTurnDetector(url: string, options: Record<string, unkn
     throw new AssetFetchFailure(url, `the turn detector module ${url}: createTurnDetector must return an object with predict(audio)`);
   }
   return {
-    async predict(utterance) {
-      // The end of the utterance is what tells: at most the last TURN_DETECTOR_MAX_SECONDS, as a copy the model may keep.
-      const audio = utterance.slice(Math.max(0, utterance.length - TURN_DETECTOR_MAX_SECONDS * SAMPLE_RATE));
+    async predict(audio) {
       const started = performance.now();
       try {
         const p = await detector.predict(audio);

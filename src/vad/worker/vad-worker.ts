@@ -34,7 +34,7 @@ import { SpeechDetector, type FrameTiming, type SpeechEvent } from "../speech-de
 import { OnsetCue, type OnsetAction } from "../onset-cue.js";
 import { AssetFetchFailure, fetchAsset, looksLikeWasm } from "./fetch-asset.js";
 import { configureOrt, createSilero, type SileroModel } from "./silero.js";
-import { loadTurnDetector, type TurnDetectorHost } from "./turn-detector-host.js";
+import { loadTurnDetector, turnAudio, type TurnDetectorHost } from "./turn-detector-host.js";
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16000) * 1000;
@@ -270,8 +270,8 @@ function emit(events: SpeechEvent[], workerTime: number): void {
       case "speechEnd": {
         // The session decides what a confirmed utterance does to playback.
         pausedToken = null;
-        // Copied before the audio is transferred: the turn detector runs after this event is posted.
-        if (turnDetector && e.audio) turnsToJudge.push({ audio: e.audio.slice(), lastSpeech: e.lastSpeech, at: e.at });
+        // Its end copied before the audio is transferred: the turn detector runs after this event is posted.
+        if (turnDetector && e.audio) turnsToJudge.push({ audio: turnAudio(e.audio), lastSpeech: e.lastSpeech, at: e.at });
         const audio = settings?.speechEndAudio ? e.audio : undefined;
         post(
           {
