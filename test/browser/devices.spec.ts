@@ -115,8 +115,11 @@ test("a swap in the middle of the user's turn keeps the words said before it, in
     t.session.on("transcript", (e: any) => e.role === "user" && !e.final && (partial = e.text));
     await t.session.start();
     const inputs = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === "audioinput" && d.deviceId !== "default");
-    // The fake device plays the question from getUserMedia on: two of its words, then the swap.
-    await until(() => partial.split(/\s+/).filter(Boolean).length >= 2, 20000, "two words of the question");
+    // The fake device plays the question from getUserMedia on: two of its words and the VAD's speech, then
+    // the swap. (Under CI's load the STT once had two words before the VAD's speech start.)
+    await until(() => partial.split(/\s+/).filter(Boolean).length >= 2 && t.session.state === "user_speaking", 20000, "two words of the question, in the user's speech").catch((e: Error) => {
+      throw new Error(`${e.message}: partial "${partial}", state ${t.session.state}, states ${t.log.states.join(" ")}, vad ${JSON.stringify(t.log.vadEvents)}`);
+    });
     const before = partial;
     const stateAtSwap = t.session.state;
     await t.session.setInputDevice(inputs.at(-1)!.deviceId);
