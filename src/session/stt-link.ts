@@ -111,11 +111,9 @@ export class SttLink {
   send(pcm: Float32Array | Int16Array, capturedAtMs?: number): void {
     if (this.#replayMs > 0) this.#replay.record(pcm, capturedAtMs);
     try {
-      // Not the capture time: the uplink judges age from arrival. Judged from capture, every frame a
-      // busy main thread delivers late is an overload, and the "end" policy ends the stream each time
-      // (test/browser/pending/uplink-busy.spec.ts: the questions were lost); the capture time becomes the
-      // uplink's clock once the uplink runs in a worker, off the page's main thread.
-      this.#current()?.uplink.push(pcm);
+      // Judged by its capture time, so the budget bounds the audio's whole age, the main thread's delivery
+      // included (README, "Uplink": five sessions on a page busy 50 ms of every 60 ms stay within it).
+      this.#current()?.uplink.push(pcm, capturedAtMs);
     } catch {
       // The socket closed under us; the events loop reports it and reconnects.
     }
