@@ -8,6 +8,8 @@
  * @property {number} [delayMs]           wait before Ready / the first byte
  * @property {number} [stallMs]           stop reading and sending for this long, starting
  * @property {number} [stallAfterMs]      this long after the stream opened (default 0)
+ * @property {number} [stallAfter]        …or once the stream sent this many messages (WebSocket services, as dropAfter):
+ *                                        a stall anchored in a reply, whenever it starts; takes the place of stallAfterMs
  * @property {number} [rateBps]           STT: read at most this many bytes per second (a slow uplink)
  * @property {number} [dropAfterMs]       destroy the socket (no close frame) this long after it opened
  * @property {number} [dropAfter]         destroy the socket after sending this many messages / chunks
@@ -33,6 +35,7 @@ const QUERY_NAMES = {
   delay_ms: "delayMs",
   stall_ms: "stallMs",
   stall_after_ms: "stallAfterMs",
+  stall_after: "stallAfter",
   rate_bps: "rateBps",
   drop_after_ms: "dropAfterMs",
   drop_after: "dropAfter",
@@ -87,14 +90,23 @@ export function sleep(ms, signal) {
 }
 
 /**
- * The stall window of a stream, measured from when it opened.
+ * The stall window of a stream, measured from when it opened, or (`stallAfter`)
+ * from the moment the stream's owner calls `begin()`: none until then.
  * `waitIfStalled()` resolves at once outside the window, else at its end.
  */
 export class StallWindow {
   /** @param {Knobs} knobs @param {number} [openedAt] */
   constructor(knobs, openedAt = Date.now()) {
-    this.start = openedAt + (knobs.stallAfterMs ?? 0);
-    this.end = knobs.stallMs ? this.start + knobs.stallMs : this.start;
+    this.stallMs = knobs.stallMs ?? 0;
+    const start = knobs.stallAfter !== undefined ? Infinity : openedAt + (knobs.stallAfterMs ?? 0);
+    this.start = start;
+    this.end = start + this.stallMs;
+  }
+
+  /** Starts the window now (for `stallAfter`). @param {number} [now] */
+  begin(now = Date.now()) {
+    this.start = now;
+    this.end = now + this.stallMs;
   }
 
   get active() {

@@ -26,11 +26,14 @@ export class SocketFaults {
     this.raw = /** @type {any} */ (ws)._socket;
 
     if (knobs.dropAfterMs !== undefined) this.later(knobs.dropAfterMs, () => this.drop());
-    if (knobs.stallMs) {
-      this.later(this.stall.start - Date.now(), () => this.holdReads("stall"));
-      this.later(this.stall.end - Date.now(), () => this.releaseReads("stall"));
-    }
+    if (knobs.stallMs && knobs.stallAfter === undefined) this.stallAt(this.stall.start);
     if (knobs.rateBps) this.limitReadRate(knobs.rateBps);
+  }
+
+  /** Stops reading from `at` (ms since the epoch) for `stallMs`; sends wait the window out (StallWindow). @param {number} at */
+  stallAt(at) {
+    this.later(at - Date.now(), () => this.holdReads("stall"));
+    this.later(at + this.stall.stallMs - Date.now(), () => this.releaseReads("stall"));
   }
 
   /** @param {number} ms @param {() => void} fn */
@@ -111,7 +114,8 @@ export class SocketFaults {
   }
 
   /**
-   * Sends one message unless the stream was dropped; drops it after `dropAfter` messages.
+   * Sends one message unless the stream was dropped; drops it after `dropAfter` messages, and stalls
+   * after `stallAfter` (with `stallMs`).
    * @param {Uint8Array | string} data
    */
   send(data) {
@@ -119,6 +123,10 @@ export class SocketFaults {
     this.ws.send(data);
     this.sent++;
     if (this.knobs.dropAfter !== undefined && this.sent >= this.knobs.dropAfter) this.drop();
+    else if (this.knobs.stallMs && this.sent === this.knobs.stallAfter) {
+      this.stall.begin();
+      this.stallAt(this.stall.start);
+    }
     return true;
   }
 

@@ -40,6 +40,21 @@ function drive(service: Service, socket: RecordingSocket) {
 const errorText = (service: Service, socket: RecordingSocket) =>
   service === "llm" ? socket.of("error")[0]?.error?.message : socket.of("Error")[0]?.message;
 
+// Anchored in the stream's messages rather than its open: a stall that must fall inside a reply, whenever it starts.
+test("tts stall_after: the stall starts once the stream has sent that many messages; nothing is sent during it, then the stream resumes", async () => {
+  const s = open("tts", "stall_after=4&stall_ms=800&pace=1&burst_s=0");
+  await s.next("Ready");
+  drive("tts", s);
+  await s.until(() => s.messages.length > 6, 5000, "messages after the stall");
+  const times = s.messages.map((m) => m.at - s.openedAt);
+  const gaps = times.slice(1).map((t, i) => t - times[i]);
+  // The gap after the 4th message (Ready is the first), or the 5th when the 4th was a word's Text (the TTS sends a
+  // frame's words and its Audio together), is most of the 0.8 s window.
+  const kinds = s.messages.map((m) => (m.message as { type?: string } | null)?.type);
+  expect(Math.max(gaps[3]!, gaps[4]!), `gaps ${gaps.map(Math.round)} after ${kinds}`).toBeGreaterThan(550);
+  s.close();
+});
+
 describe.each(["stt", "tts", "llm"] as const)("%s faults", (service) => {
   test("capacity=0: 'no free channels', then a close (1013)", async () => {
     const rejected = backend.stats()[service].rejected;

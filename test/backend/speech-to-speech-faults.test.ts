@@ -90,8 +90,10 @@ function rows(kind: SpeechToSpeech): Row[] {
     { fault: "drop mid-reply", knobs: first(`drop_after=${dropAfter}`), say: [HELP, NEXT], expect: { outcome: "continues", error: "ConnectionClosedError", reconnects: true, served: 2 } },
     // Every connection dies 1 s in: 3 reconnects (none stays up 10 s), then fatal.
     { fault: "drop every connection", knobs: "drop_after_ms=1000", expect: { outcome: "ends", error: "ConnectionClosedError", served: 4 } },
-    // The service stops sending (and reading) 3.5 s in, mid-story, for 3 s: the reply watchdog cuts the reply off.
-    { fault: "stall mid-reply", knobs: "stall_after_ms=3500&stall_ms=3000", session: { turn: { replyStallMs: 1500 } }, say: [STORY, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
+    // The service stops sending (and reading) for 3 s mid-story, after as many messages as "drop mid-reply" (about 1.8 s
+    // into the reply): the reply watchdog cuts the reply off. (Timed from the socket's open, 3.5 s in, the stall once
+    // came before a late reply began, and the story played whole.)
+    { fault: "stall mid-reply", knobs: `stall_after=${dropAfter}&stall_ms=3000`, session: { turn: { replyStallMs: 1500 } }, say: [STORY, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
     // The service stops reading (and sending) 0.7–5.2 s in, over the end of HELP (1.9 s): its transcript misses the
     // turn's flush (turn.flushTimeoutMs, 5 s by default for these providers; 2 s here, out at 3.9 s). The turn gets no
     // reply ("replying with what it returned": nothing); its words, when they come, open the next turn and join its

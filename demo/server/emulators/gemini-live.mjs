@@ -28,7 +28,7 @@
 // emulator's own, in that style, elsewhere. A frame over MAX_MESSAGE_BYTES closes with 1009
 // (the WebSocket code for "message too big"; the service's own limit is not documented).
 // Knobs (../knobs.mjs): capacity (HTTP 429 at the handshake), delay_ms (a slow handshake),
-// drop_after(_ms), stall_ms, malformed, oversize, pace, burst_s, binary, go_away_after_ms and go_away_left_ms, think_ms (the model's time
+// drop_after(_ms), stall_ms (with stall_after_ms or stall_after), malformed, oversize, pace, burst_s, binary, go_away_after_ms and go_away_left_ms, think_ms (the model's time
 // before its turn's first message).
 // Built from Google's public docs (stored copies):
 //   https://ai.google.dev/api/live                              (the WebSockets API reference)

@@ -18,7 +18,7 @@
 // response in progress (reason turn_detected). With `turn_detection: null` the client commits
 // and asks for responses.
 // Knobs (../knobs.mjs): capacity (HTTP 429 at the handshake), delay_ms (a slow handshake),
-// drop_after(_ms), stall_ms, malformed, oversize, pace, burst_s.
+// drop_after(_ms), stall_ms (with stall_after_ms or stall_after), malformed, oversize, pace, burst_s.
 // Built from OpenAI's public docs (read here in the stored copies of the reference pages):
 //   https://platform.openai.com/docs/api-reference/realtime-client-events   (every client event's fields)
 //   https://platform.openai.com/docs/api-reference/realtime-server-events   (every server event's fields)
