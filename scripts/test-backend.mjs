@@ -6,6 +6,9 @@
 //   node scripts/test-backend.mjs              one run (npm run test:unit)
 //   node scripts/test-backend.mjs --repeat N   N runs in a row; stops at the first failure and
 //                                              says which run and whether a worker died
+//   node scripts/test-backend.mjs --repeat N --keep-going
+//                                              all N runs whatever fails; then a tally: runs
+//                                              passed, worker deaths, and each failed test's count
 //   node scripts/test-backend.mjs [--repeat N] test/backend/tts.test.ts …   those files only
 //
 // No re-run guard any more: the native worker deaths it papered over ("Worker
@@ -31,7 +34,8 @@ if (!Number.isInteger(repeat) || repeat < 1) {
   console.error(`test-backend: --repeat takes a whole number of runs (got ${args[repeatAt + 1]})`);
   process.exit(2);
 }
-const files = args.filter((_, i) => repeatAt < 0 || (i !== repeatAt && i !== repeatAt + 1));
+const keepGoing = args.includes("--keep-going");
+const files = args.filter((a, i) => a !== "--keep-going" && (repeatAt < 0 || (i !== repeatAt && i !== repeatAt + 1)));
 const filters = files.length ? files : ["test/backend"];
 
 /** @type {import("node:child_process").ChildProcess | undefined} */
@@ -64,7 +68,14 @@ function stopGroup(child, signal) {
   }
 }
 
-/** One run of test/backend; resolves with its exit status and whether a worker died. */
+/** The names vitest gives its failed tests ("FAIL  file > suite > test"), colours taken out. @param {string} output */
+function failedTests(output) {
+  // eslint-disable-next-line no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  return [...new Set(plain.split("\n").filter((l) => /^\s*FAIL\s/.test(l) && l.includes(" > ")).map((l) => l.replace(/^\s*FAIL\s+/, "").trim()))];
+}
+
+/** One run of test/backend; resolves with its exit status, whether a worker died, and the tests that failed. */
 function run() {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [VITEST, "run", ...filters, "--maxWorkers=2"], {
@@ -84,27 +95,44 @@ function run() {
     });
     child.once("error", (err) => {
       console.error(`test-backend: could not start vitest (${VITEST}): ${err.message}`);
-      resolve({ status: 1, workerDied: false });
+      resolve({ status: 1, workerDied: false, failed: [] });
     });
     child.once("close", (code, signal) => {
       running = undefined;
-      resolve({ status: code ?? (signal ? 1 : 0), workerDied: output.includes(CRASH) });
+      resolve({ status: code ?? (signal ? 1 : 0), workerDied: output.includes(CRASH), failed: failedTests(output) });
     });
   });
 }
 
+/** @type {Map<string, number>} */
+const failures = new Map();
+let deaths = 0;
+let passed = 0;
+let lastStatus = 0;
 for (let i = 1; i <= repeat; i++) {
   if (repeat > 1) console.log(`\n=== test/backend run ${i} of ${repeat} ===`);
-  const { status, workerDied } = await run();
+  const { status, workerDied, failed } = await run();
   if (workerDied) {
+    deaths++;
     console.error(
       `\n*** test/backend: a vitest worker process died ("${CRASH}")${repeat > 1 ? ` in run ${i} of ${repeat}` : ""}. ` +
         "Not re-run: see docs/post-mortems.md for the two causes found so far, and report this one with the output above. ***\n",
     );
   }
-  if (status !== 0) {
+  if (status === 0) {
+    passed++;
+    continue;
+  }
+  lastStatus = status;
+  for (const name of failed) failures.set(name, (failures.get(name) ?? 0) + 1);
+  if (!keepGoing) {
     if (repeat > 1) console.error(`test-backend: run ${i} of ${repeat} failed (exit ${status}); ${i - 1} passed before it`);
     process.exit(status);
   }
+  console.error(`test-backend: run ${i} of ${repeat} failed (exit ${status}); going on (--keep-going)`);
 }
-if (repeat > 1) console.log(`test-backend: ${repeat} of ${repeat} runs passed, no worker death`);
+if (repeat > 1) {
+  console.log(`test-backend: ${passed} of ${repeat} runs passed; worker deaths: ${deaths}`);
+  for (const [name, count] of failures) console.log(`  failed in ${count} run${count === 1 ? "" : "s"}: ${name}`);
+}
+process.exit(passed === repeat ? 0 : lastStatus || 1);

@@ -324,6 +324,9 @@ export class RealtimeConnection {
           this.#run = undefined;
           return run.settle();
         }
+        // A cancel that crossed its response's end on the wire (the service finished it, or, stalled, had not begun
+        // it, while the cancel was in flight): what the cancel wanted holds, so it is no error of the session's.
+        if (e.code === "response_cancel_not_active") return;
         return this.#o.onError(serviceError(e, this.ctx, "a client event"));
       }
       case "response.created":

@@ -43,6 +43,8 @@ interface Row {
   /** What the user says, in turns: the first right after start() (or after the reconnect, `speakAfterReconnect`). */
   say?: string[];
   speakAfterReconnect?: boolean;
+  /** Wait this long once the fault's outcome is seen before the next turn (a stall that must be over first). */
+  nextTurnAfterMs?: number;
   /** Wait this long after start() before reading the counters (a delayed handshake that must not complete later). */
   settleMs?: number;
   /**
@@ -91,9 +93,10 @@ function rows(kind: SpeechToSpeech): Row[] {
     // Every connection dies 1 s in: 3 reconnects (none stays up 10 s), then fatal.
     { fault: "drop every connection", knobs: "drop_after_ms=1000", expect: { outcome: "ends", error: "ConnectionClosedError", served: 4 } },
     // The service stops sending (and reading) for 3 s mid-story, after as many messages as "drop mid-reply" (about 1.8 s
-    // into the reply): the reply watchdog cuts the reply off. (Timed from the socket's open, 3.5 s in, the stall once
-    // came before a late reply began, and the story played whole.)
-    { fault: "stall mid-reply", knobs: `stall_after=${dropAfter}&stall_ms=3000`, session: { turn: { replyStallMs: 1500 } }, say: [STORY, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
+    // into the reply): the reply watchdog cuts the reply off 1.5 s in. (Timed from the socket's open, 3.5 s in, the stall
+    // once came before a late reply began, and the story played whole.) The next turn waits out the rest of the stall:
+    // said at once, its request reached the stalled service, and the watchdog cut that reply off too.
+    { fault: "stall mid-reply", knobs: `stall_after=${dropAfter}&stall_ms=3000`, session: { turn: { replyStallMs: 1500 } }, nextTurnAfterMs: 2000, say: [STORY, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
     // The service stops reading (and sending) 0.7–5.2 s in, over the end of HELP (1.9 s): its transcript misses the
     // turn's flush (turn.flushTimeoutMs, 5 s by default for these providers; 2 s here, out at 3.9 s). The turn gets no
     // reply ("replying with what it returned": nothing); its words, when they come, open the next turn and join its
@@ -199,6 +202,7 @@ async function runRow(row: Row, kind: SpeechToSpeech, backend: ReferenceBackend,
       for (const [i, text] of turns.entries()) {
         if (i > 0) {
           await r.until("the fault's outcome, and the floor back", () => reported(row, r, service) && (!want.reconnects || r.seen.events.some((e) => e.startsWith("reconnected"))) && r.session.state === "listening", 25_000);
+          if (row.nextTurnAfterMs) await sleep(row.nextTurnAfterMs);
           // The late words of the first turn, open as the next turn's start.
           if (row.joined) await r.until("the first turn's late words", () => (want.firstTurnHas ?? []).every((w) => r.seen.partial.toLowerCase().split(/\s+/).includes(w)), 10_000);
         }
