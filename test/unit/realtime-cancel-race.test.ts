@@ -30,7 +30,7 @@ test("a response_cancel_not_active error is not the session's error; another err
   const port = (server.address() as { port: number }).port;
   const provider = openaiRealtime({ url: `ws://127.0.0.1:${port}/v1/realtime`, model: "gpt-realtime", token: async () => "ek_test" });
   const errors: string[] = [];
-  provider.on("error", (e) => errors.push(e.error.message));
+  provider.on!("error", (e) => errors.push(e.error.message));
   const stream = await provider.stt.connect();
   try {
     await expect.poll(() => errors.length).toBe(1);
