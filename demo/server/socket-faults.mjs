@@ -26,14 +26,14 @@ export class SocketFaults {
     this.raw = /** @type {any} */ (ws)._socket;
 
     if (knobs.dropAfterMs !== undefined) this.later(knobs.dropAfterMs, () => this.drop());
-    if (knobs.stallMs && knobs.stallAfter === undefined) this.stallAt(this.stall.start);
+    if (knobs.stallMs && knobs.stallAfter === undefined) this.holdReadsInStall();
     if (knobs.rateBps) this.limitReadRate(knobs.rateBps);
   }
 
-  /** Stops reading from `at` (ms since the epoch) for `stallMs`; sends wait the window out (StallWindow). @param {number} at */
-  stallAt(at) {
-    this.later(at - Date.now(), () => this.holdReads("stall"));
-    this.later(at + this.stall.stallMs - Date.now(), () => this.releaseReads("stall"));
+  /** Stops reading for the stall window (sends wait it out themselves: StallWindow.waitIfStalled). */
+  holdReadsInStall() {
+    this.later(this.stall.start - Date.now(), () => this.holdReads("stall"));
+    this.later(this.stall.end - Date.now(), () => this.releaseReads("stall"));
   }
 
   /** @param {number} ms @param {() => void} fn */
@@ -125,7 +125,7 @@ export class SocketFaults {
     if (this.knobs.dropAfter !== undefined && this.sent >= this.knobs.dropAfter) this.drop();
     else if (this.knobs.stallMs && this.sent === this.knobs.stallAfter) {
       this.stall.begin();
-      this.stallAt(this.stall.start);
+      this.holdReadsInStall();
     }
     return true;
   }
