@@ -48,21 +48,21 @@ const TURNS = 8;
 const WARMUP_TURNS = 2;
 
 /**
- * The end-of-turn policies compared. baseline: the earlier default, the VAD's 600 ms of silence. policy: 300 ms
- * of silence, and a turn whose last word leaves it unfinished held 700 ms more (turn.holdUnfinished);
- * policyShort: the same with 200 ms of silence and 800 ms of hold. The session's defaults are `policy`.
- * preemptive: `policy` with the preemptive reply prepared at 160 ms of quiet (turn.preemptive);
- * preemptiveLong: 600 ms of silence (the baseline's, fewer premature ends) with the reply prepared at 160 ms.
+ * The end-of-turn policies compared. baseline: the first default, the VAD's 600 ms of silence alone (no hold, no
+ * resumed turns). policyNoResume: the default before turn.resumeUnheard: 300 ms of silence, and a turn whose last
+ * word leaves it unfinished held 700 ms more (turn.holdUnfinished). policy: the same with a turn resumed before its
+ * reply is heard kept as one (turn.resumeUnheard); the session's defaults. policyShort: that with 200 ms of silence
+ * and 800 ms of hold. preemptive: `policy` with the reply prepared at 160 ms of quiet (turn.preemptive).
  */
 const TURN_POLICIES = {
-  baseline: { vad: { redemptionMs: 600 }, turn: { holdUnfinished: false } },
+  baseline: { vad: { redemptionMs: 600 }, turn: { holdUnfinished: false, resumeUnheard: false } },
+  policyNoResume: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 }, resumeUnheard: false } },
   policy: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 } } },
   policyShort: { vad: { redemptionMs: 200 }, turn: { holdUnfinished: { holdMs: 800 } } },
   preemptive: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 }, preemptive: { quietMs: 160 } } },
-  preemptiveLong: { vad: { redemptionMs: 600 }, turn: { holdUnfinished: { holdMs: 700 }, preemptive: { quietMs: 160 } } },
 };
 /** The policies that prepare a preemptive reply, reported under `preemptive` too. */
-const PREEMPTIVE_POLICIES = ["preemptive", "preemptiveLong"];
+const PREEMPTIVE_POLICIES = ["preemptive"];
 /** Which of TURN_POLICIES the README's defaults give. */
 const DEFAULT_POLICY = "policy";
 
@@ -180,7 +180,7 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
       turnTaking: {
         policies: TURN_POLICIES,
         corpus: "bench/lib/turn-corpus.mjs: 20 hesitations (one 300–900 ms pause mid-phrase), 10 lists (a pause after each item but the last), 10 questions with an afterthought after a pause, 10 plain sentences; flite slt and rms; the turn's end labelled",
-        method: "voiceToVoiceMs: labelled end of the utterance → the first sample of the reply that began after it, in an in-context recording, plus the output latency (utterances with no premature end); sdkVoiceToVoiceMs: the session's own TurnMetrics.voiceToVoiceMs for that reply. prematureEndRate: utterances where a reply began (bot_thinking) before the labelled end. wastedLlmRequestsPerTurn: replies never heard, per utterance.",
+        method: "voiceToVoiceMs: labelled end of the utterance → the first sample of the reply that began after it, in an in-context recording, plus the output latency (utterances with no premature end); sdkVoiceToVoiceMs: the session's own TurnMetrics.voiceToVoiceMs for that reply. prematureEndRate: utterances whose turn ended inside a labelled pause in a way the user felt: their words went into two or more user messages, or a reply was heard (bot_speaking) before the labelled end. decidedInPauseRate: utterances where a reply began (bot_thinking) before the labelled end, felt or not (earlier runs' prematureEndRate). wastedLlmRequestsPerTurn: replies never heard, per utterance.",
         perUtterance: turnTakingResults,
       },
       backchannel: {

@@ -6,7 +6,7 @@ const stats = (values) => (values.length ? { p50: Math.round(quantile(values, 0.
 const rate = (n, d) => (d ? Math.round((n / d) * 1000) / 1000 : null);
 
 /**
- * @param {Array<{ kind: string, premature: boolean, answered: boolean, wastedLlmRequests: number, voiceToVoiceTruthMs: number | null, voiceToVoiceMs: number | null }>} results
+ * @param {Array<{ kind: string, premature: boolean, decidedInPause?: boolean, answered: boolean, wastedLlmRequests: number, voiceToVoiceTruthMs: number | null, voiceToVoiceMs: number | null }>} results
  */
 export function summariseTurnTaking(results) {
   const timed = results.filter((r) => r.voiceToVoiceTruthMs !== null);
@@ -18,6 +18,8 @@ export function summariseTurnTaking(results) {
     sdkVoiceToVoiceMs: stats(both.map((r) => r.voiceToVoiceMs)),
     sdkVoiceToVoiceErrorMs: stats(both.map((r) => Math.abs(r.voiceToVoiceMs - r.voiceToVoiceTruthMs))),
     prematureEndRate: rate(results.filter((r) => r.premature).length, results.length),
+    // Earlier runs' measure: a reply began before the labelled end, felt or not (a resumed turn is not felt).
+    decidedInPauseRate: rate(results.filter((r) => r.decidedInPause ?? r.premature).length, results.length),
     prematureEndRateByKind: Object.fromEntries(kinds.map((k) => [k, rate(results.filter((r) => r.kind === k && r.premature).length, results.filter((r) => r.kind === k).length)])),
     voiceToVoiceMsByKind: Object.fromEntries(kinds.map((k) => [k, stats(timed.filter((r) => r.kind === k).map((r) => r.voiceToVoiceTruthMs))])),
     wastedLlmRequestsPerTurn: rate(results.reduce((n, r) => n + r.wastedLlmRequests, 0), results.length),

@@ -99,7 +99,19 @@ export class ConversationHistory {
     this.#messages.push(message);
   }
 
-  /** Marks `message` interrupted and keeps only its heard part. */
+  /**
+   * Removes the replies after `message` that the user never heard (no text
+   * heard, no tool called): a turn resumed before its reply was heard
+   * (`turn.resumeUnheard`) gets one reply, to all its words.
+   */
+  dropUnheardAfter(message: HistoryMessage): void {
+    const at = this.#messages.indexOf(message);
+    if (at < 0) return;
+    const kept = this.#messages.slice(at + 1).filter((m) => m.role !== "assistant" || m.text !== "" || (m.toolCalls?.length ?? 0) > 0);
+    this.#messages.splice(at + 1, this.#messages.length - at - 1, ...kept);
+  }
+
+    /** Marks `message` interrupted and keeps only its heard part. */
   interrupt(message: AssistantMessage, words: readonly TimedWord[], heardS: number): { heard: string; unheard: string } {
     const split = splitHeard(words, message.text, heardS);
     message.interrupted = true;

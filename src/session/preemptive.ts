@@ -72,7 +72,8 @@ function holdReply(s: TurnState, text: string, eager: boolean): TurnStep {
   const generation = s.generation + 1;
   return {
     state: { ...s, generation, speculation: { stage: "held", generation, text, ...(eager ? { eager } : {}) } },
-    effects: [{ kind: "startReply", generation, held: { text } }],
+    // A resumed turn's words replace the last user message (TurnState.resumedTurn): the held reply's LLM is not sent both.
+    effects: [{ kind: "startReply", generation, held: { text, ...(s.resumedTurn ? { resumed: true } : {}) } }],
   };
 }
 

@@ -13,7 +13,7 @@ import type { LlmProvider, TtsProvider } from "../providers/types.js";
 import type { QuestManager } from "../quest/quest-manager.js";
 import type { Emitter } from "../util/emitter.js";
 import type { RecentBotWords } from "./echo-words.js";
-import type { AssistantMessage, ConversationHistory } from "./history.js";
+import type { AssistantMessage, ConversationHistory, HistoryMessage } from "./history.js";
 import { Reply, type TurnTiming } from "./reply.js";
 import type { SessionCounters } from "./session-metrics.js";
 import type { ToolRunner } from "./tool-runner.js";
@@ -66,13 +66,15 @@ export class ReplySlot {
   /**
    * Starts reply `generation` for the history as it is (LLM → TTS → player).
    * `held` (turn.preemptive): a reply to the user's turn `text`, which is not
-   * in the history yet; nothing of it shows or plays until `release()`.
+   * in the history yet (`omit`: the message it will replace, left out of the
+   * LLM's request); nothing of it shows or plays until `release()`.
    */
-  start(generation: number, player: PlayerPort, quests: QuestManager, timing: TurnTiming, held?: { text: string }): void {
+  start(generation: number, player: PlayerPort, quests: QuestManager, timing: TurnTiming, held?: { text: string; omit?: HistoryMessage }): void {
     const o = this.#o;
     // A held reply's message joins the history (and gets its id) when it is released, after the user's.
     const message = held ? detachedAssistant() : o.history.addAssistant(o.transcripts.newId("assistant"));
-    const chat = o.history.toChat(o.instructions);
+    // `omit`: the user message a resumed turn's words replace (turn.resumeUnheard).
+    const chat = o.history.toChat(o.instructions, held?.omit);
     if (held) chat.push({ role: "user", content: held.text });
     // What a held reply reports waits for its release (its transcript, its end, a stall).
     const later = (report: () => void) => (this.#pending && this.#reply === reply ? this.#pending.push(report) : report());
@@ -160,7 +162,8 @@ export class ReplySlot {
     this.#heard = undefined;
     if (!reply || !heard) return;
     this.#o.counters.interruption();
-    this.#o.events.emit("interruption", { reason: effect.reason, ...heard, speechStartToConfirmMs: effect.speechStartToConfirmMs });
+    const resumed = effect.userTurnResumed ? { userTurnResumed: true } : {};
+    this.#o.events.emit("interruption", { reason: effect.reason, ...heard, speechStartToConfirmMs: effect.speechStartToConfirmMs, ...resumed });
     this.#final(reply);
   }
 

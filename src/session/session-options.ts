@@ -117,6 +117,8 @@ export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
     turnEnd: turnEndPolicyOf(options.turn?.holdUnfinished ?? true),
     serviceEndOfTurn: serviceEndOfTurnOf(options.turn?.serviceEndOfTurn),
     preemptive: preemptiveOf(options.turn?.preemptive),
+    // Not with a speech-to-speech service: its conversation is on the server, which made its own user item.
+    resumeUnheard: options.turn?.mode !== "push-to-talk" && !options.realtime && options.turn?.resumeUnheard !== false,
     turnDetector: turnDetectorPolicyOf(options.turn?.detector),
   };
 }

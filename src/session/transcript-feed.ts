@@ -50,6 +50,15 @@ export class TranscriptFeed {
     return id;
   }
 
+  /**
+   * The user's message `id`, final already, is being spoken again (a turn
+   * resumed: `turn.resumeUnheard`): the words under way are its. Their
+   * partials are not sent (it was final); its new text comes as a revision.
+   */
+  reopenUser(id: string): void {
+    this.#openUserId = id;
+  }
+
   /** The event for text still growing, or undefined once the message is final. */
   partial(id: string, role: Role, text: string): TranscriptEvent | undefined {
     const said = this.#said.get(id);

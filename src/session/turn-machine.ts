@@ -41,6 +41,7 @@ export const INITIAL_TURN_STATE: TurnState = {
   serviceEnded: false,
   speculation: undefined,
   speculated: false,
+  resumedTurn: false,
   turnProbability: undefined,
 };
 
@@ -74,7 +75,7 @@ const HANDLERS: Handlers = {
   // With backchannels, speech confirms only by its words, or at its end by having lasted `maxMs`.
   // A held turn goes on (holdUntil cleared): its words stay, and this speech adds to them.
   speechRealStart: (s, e, config) =>
-    then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at, holdUntil: undefined }, e.at, config), (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at))),
+    then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at, holdUntil: undefined }, e.at, config), (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at, config))),
 
   speechEnd: (s, e, config) => {
     const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at, voiceEnd: e.voiceEnd }, e.at, config);
@@ -146,7 +147,7 @@ const HANDLERS: Handlers = {
     const base = wait?.words.length ? withWait(s, { ...wait, words: [] }) : s;
     const userWords = [...s.userWords, ...(wait?.words ?? []), e.text];
     const heard: TurnStep = { state: { ...base, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
-    return config.confirmByWords ? then(heard, (next) => confirm(next, "words", e.at)) : heard;
+    return config.confirmByWords ? then(heard, (next) => confirm(next, "words", e.at, config)) : heard;
   },
 
   wordRetracted: (s) => {
@@ -224,7 +225,7 @@ const HANDLERS: Handlers = {
     };
   },
 
-  interrupt: (s, e) => interrupt(s, e.reason, undefined),
+  interrupt: (s, e) => interrupt(s, e.reason, undefined, false),
 
   timer: (s, e, config) => {
     // A held turn's time is up with no more speech: it is answered as it stands.
@@ -251,11 +252,11 @@ const HANDLERS: Handlers = {
     const s = dropped.state;
     // Words the user was saying join the typed ones: one turn, not two replies racing.
     const text = [...s.userWords, typed].join(" ");
-    if (!s.reply) return then(dropped, (next) => startReply(next, text, false));
+    if (!s.reply) return then(dropped, (next) => startReply(next, text, false, undefined, false));
     // Typed over the bot: the ordered interrupt (what was heard is kept), then the reply to the text.
     // The floor goes straight to the new reply: no "listening" in between.
-    const cut = interrupt(s, "text", undefined);
-    const next = startReply({ ...cut.state, phase: s.phase }, text, false);
+    const cut = interrupt(s, "text", undefined, false);
+    const next = startReply({ ...cut.state, phase: s.phase }, text, false, undefined, false);
     return { state: next.state, effects: [...cut.effects.filter((x) => x.kind !== "setState"), ...next.effects] };
   },
 
@@ -263,9 +264,9 @@ const HANDLERS: Handlers = {
     const text = s.userWords.join(" ").trim();
     // A held preemptive reply never played: it goes with its streams (the words it answered are kept below).
     const effects: TurnEffect[] = [...dropSpeculation(s).effects];
-    if (text) effects.push({ kind: "keepUserWords", text });
+    if (text) effects.push({ kind: "keepUserWords", text, ...(s.resumedTurn ? { resumed: true } : {}) });
     if (s.reply) effects.push({ kind: "keepHeardReply", generation: s.reply.generation });
-    return { state: { ...s, userWords: [], reply: undefined, bargeIn: NO_BARGE_IN, speculation: undefined }, effects };
+    return { state: { ...s, userWords: [], reply: undefined, bargeIn: NO_BARGE_IN, speculation: undefined, resumedTurn: false }, effects };
   },
 
   stopped: (s) => ({ state: { ...INITIAL_TURN_STATE, generation: s.generation }, effects: changeState(s, "idle") }),
@@ -280,11 +281,11 @@ export function step(state: TurnState, event: TurnEvent, config: TurnConfig): Tu
 // ─── transitions shared by several events ─────────────────────────────────
 
 /** A confirming cue for a pending barge-in: the reply is interrupted. Backchannel words held until now are the user's. */
-function confirm(s: TurnState, reason: BargeInReason, at: number): TurnStep {
+function confirm(s: TurnState, reason: BargeInReason, at: number, config: TurnConfig): TurnStep {
   const confirmed = confirmBargeIn(s.bargeIn, at);
   if (!confirmed) return same(s);
   const held = backchannelWait(s)?.words ?? [];
-  const cut = interrupt({ ...s, bargeIn: confirmed.bargeIn, userWords: [...s.userWords, ...held] }, reason, confirmed.confirmMs);
+  const cut = interrupt({ ...s, bargeIn: confirmed.bargeIn, userWords: [...s.userWords, ...held] }, reason, confirmed.confirmMs, config.resumeUnheard === true);
   return held.length ? { state: cut.state, effects: [...cut.effects, { kind: "userTranscript", text: cut.state.userWords.join(" ") }] } : cut;
 }
 
@@ -305,9 +306,9 @@ function withWait(s: TurnState, wait: BackchannelWait): TurnState {
 function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined, config: TurnConfig): TurnStep {
   const wait = backchannelWait(s);
   const policy = config.backchannel;
-  if (!wait || !policy) return confirm(s, "speech", at);
+  if (!wait || !policy) return confirm(s, "speech", at, config);
   const speechMs = voiceEnd !== undefined && wait.onsetContextTime !== undefined ? Math.max(0, (voiceEnd - wait.onsetContextTime) * 1000) : at - wait.speechAt;
-  if (speechMs >= policy.maxMs) return confirm(s, "speech", at);
+  if (speechMs >= policy.maxMs) return confirm(s, "speech", at, config);
   if (wait.words.length > 0) return backchannelHeard(s, wait, speechMs);
   return { state: withWait(s, { ...wait, endedAt: at, speechMs }), effects: [{ kind: "armTimer", at: at + policy.wordWaitMs }] };
 }
@@ -323,24 +324,31 @@ function backchannelHeard(s: TurnState, wait: BackchannelWait, speechMs: number)
 
 /**
  * The ordered interrupt. A user's barge-in hands the floor to the user; a
- * stop button or a stall hands it to whoever is speaking.
+ * stop button or a stall hands it to whoever is speaking. `resumeUnheard`
+ * (TurnConfig): the user's speech cutting a reply to their spoken turn before
+ * any of it was audible resumes that turn: its words lead the new ones, and
+ * the message they end with replaces the last.
  */
-function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs: number | undefined): TurnStep {
+function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs: number | undefined, resumeUnheard: boolean): TurnStep {
   const reply = s.reply;
   if (!reply) return same(s);
   const generation = s.generation + 1;
   const byUser = reason === "speech" || reason === "words";
   const phase = byUser || s.vadSpeaking ? "user_speaking" : "listening";
+  const resumed = resumeUnheard && byUser && !reply.audible && reply.turnText !== undefined;
+  // Words still due to the cut turn (its flush missed) are part of the resumed one now.
+  const turn = resumed ? { userWords: [reply.turnText!, ...s.userWords], resumedTurn: true, lateWords: false } : {};
   return {
-    state: { ...s, phase, generation, reply: undefined, bargeIn: NO_BARGE_IN },
+    state: { ...s, phase, generation, reply: undefined, bargeIn: NO_BARGE_IN, ...turn },
     effects: [
       { kind: "cutReplyToHeard", generation: reply.generation },
       { kind: "flushPlayback" },
       { kind: "fence", generation },
       { kind: "armAutoPause", token: null },
-      { kind: "announceInterruption", generation: reply.generation, reason, speechStartToConfirmMs },
+      { kind: "announceInterruption", generation: reply.generation, reason, speechStartToConfirmMs, ...(resumed ? { userTurnResumed: true } : {}) },
       ...changeState(s, phase),
       { kind: "cancelReply", generation: reply.generation },
+      ...(resumed ? [{ kind: "resumeUserTurn" } as const] : []),
     ],
   };
 }
@@ -375,13 +383,25 @@ function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
  * The user's turn `text` goes into the history and a new reply starts for it.
  * `lateWords`: the STT missed its flush, so words of this turn may still come.
  */
-function startReply(s: TurnState, text: string, lateWords: boolean, held?: number): TurnStep {
+function startReply(s: TurnState, text: string, lateWords: boolean, held?: number, spoken = true): TurnStep {
   // A preemptive reply held for these words (preemptive.ts) has its generation already: it is released, not started.
   const generation = held ?? s.generation + 1;
   const reply: TurnEffect = held === undefined ? { kind: "startReply", generation } : { kind: "releaseReply", generation, voiceEnd: s.voiceEnd };
+  const message: TurnEffect = { kind: "addUserMessage", text, ...(s.resumedTurn ? { resumed: true } : {}) };
   return {
-    state: { ...s, phase: "bot_thinking", userWords: [], generation, reply: { generation, audible: false }, lateWords, holdUntil: undefined, speculated: false, turnProbability: undefined },
-    effects: [{ kind: "addUserMessage", text }, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), reply],
+    state: {
+      ...s,
+      phase: "bot_thinking",
+      userWords: [],
+      generation,
+      reply: { generation, audible: false, ...(spoken ? { turnText: text } : {}) },
+      lateWords,
+      holdUntil: undefined,
+      speculated: false,
+      resumedTurn: false,
+      turnProbability: undefined,
+    },
+    effects: [message, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), reply],
   };
 }
 

@@ -63,6 +63,19 @@ export interface TurnOptions {
    */
   preemptive?: boolean | PreemptiveOptions;
   /**
+   * A turn ended too soon and resumed before its reply was heard stays one
+   * turn. When the user's speech interrupts a reply none of which was audible
+   * yet (the session was still `bot_thinking`), the reply is cancelled as in
+   * any barge-in, and the words the user goes on with join their last
+   * message: one user message (its `transcript` is revised, same id), one
+   * reply to all of it. The never-heard reply's empty message leaves the
+   * history (one that called tools stays), and its `interruption` event has
+   * `userTurnResumed: true`. Not for a reply to `sendText()`, nor once any of
+   * the reply was heard (the user heard the bot start: that is a barge-in).
+   * `false`: the words go on as a new user message. Default on.
+   */
+  resumeUnheard?: boolean;
+  /**
    * Your own end-of-turn model (a Smart Turn ONNX file, say), run in the VAD
    * worker on each utterance's audio at its end: `{ module, options,
    * threshold, holdMs }`. `module` is the URL of an ES module exporting

@@ -47,6 +47,13 @@ export interface TurnConfig {
    */
   preemptive?: { quietMs: number };
   /**
+   * `turn.resumeUnheard`: the user's speech cutting a reply to their spoken
+   * turn before any of it was audible resumes that turn: their words so far
+   * come back as the start of the new ones, and the message it ends with
+   * replaces the last (`addUserMessage` with `resumed`).
+   */
+  resumeUnheard?: boolean;
+  /**
    * `turn.detector`: the app's end-of-turn model judges each utterance at its
    * end (`turnPredicted`); its verdict, when it has come, decides whether a
    * flushed turn is held, instead of the last word. Undefined: off.
@@ -82,7 +89,8 @@ export interface TurnState {
   /** The newest playback generation; each reply gets a new one, and so does each interruption (the fence). */
   readonly generation: number;
   /** The reply that holds the floor, from its start to its end or interruption. */
-  readonly reply: { readonly generation: number; readonly audible: boolean } | undefined;
+  /** `turnText`: the spoken user turn it answers (not for a typed one): a turn resumed before it is heard goes on from it. */
+  readonly reply: { readonly generation: number; readonly audible: boolean; readonly turnText?: string } | undefined;
   readonly bargeIn: BargeIn;
   /** When the VAD's current (or last) utterance began (ms). */
   readonly speechStartAt: number;
@@ -111,6 +119,11 @@ export interface TurnState {
   readonly speculation: Speculation | undefined;
   /** The turn had its one preemptive reply (kept or dropped); cleared when a reply starts. */
   readonly speculated: boolean;
+  /**
+   * The user's speech cut a reply they never heard (TurnConfig.resumeUnheard):
+   * the turn they go on with replaces their last message, and starts with its words.
+   */
+  readonly resumedTurn: boolean;
   /** The turn detector's verdict on the last ended utterance (0..1); undefined before it comes and once speech starts again. */
   readonly turnProbability: number | undefined;
 }
@@ -188,8 +201,10 @@ export type TurnEffect =
   | { kind: "endUserTurn"; voiceEnd: number | undefined }
   /** End the VAD's utterance (its `speechEnd`) once it has been quiet `quietMs` (VadPort.endWhenQuiet). */
   | { kind: "endVadWhenQuiet"; quietMs: number }
-  /** The user's turn goes into the history, final. */
-  | { kind: "addUserMessage"; text: string }
+  /** The user's turn goes into the history, final; `resumed`: it replaces the last user message (TurnState.resumedTurn). */
+  | { kind: "addUserMessage"; text: string; resumed?: boolean }
+  /** The user's speech cut a reply they never heard: their next message replaces the last (its transcript id, in the history). */
+  | { kind: "resumeUserTurn" }
   /** Send `timer` at `at` (one timer: a new one replaces the last). */
   | { kind: "armTimer"; at: number }
   /** The speech over the bot was a backchannel: its pause resumed, and it is no user turn. */
@@ -201,7 +216,7 @@ export type TurnEffect =
    * `held`: a preemptive reply to the user's turn `text`, not in the history
    * yet: it is prepared but nothing of it plays or shows until `releaseReply`.
    */
-  | { kind: "startReply"; generation: number; held?: { text: string } }
+  | { kind: "startReply"; generation: number; held?: { text: string; resumed?: boolean } }
   /** The held reply `generation` is the reply now: its message joins the history, and its audio and transcript go out. */
   /** `voiceEnd`: where the user's voice ended (AudioContext s), when the VAD has said: the turn's timing starts here. */
   | { kind: "releaseReply"; generation: number; voiceEnd: number | undefined }
@@ -212,13 +227,13 @@ export type TurnEffect =
   /** Interrupt step 2: silence within one render quantum. */
   | { kind: "flushPlayback" }
   /** Tell the app: the `interruption` event and the reply's final transcript. */
-  | { kind: "announceInterruption"; generation: number; reason: InterruptReason; speechStartToConfirmMs?: number }
+  | { kind: "announceInterruption"; generation: number; reason: InterruptReason; speechStartToConfirmMs?: number; userTurnResumed?: boolean }
   /** Interrupt step 4: close the TTS stream, then abort the LLM request; then report the turn. */
   | { kind: "cancelReply"; generation: number }
   /** Reply `generation` ended: its final transcript and turn report. */
   | { kind: "finishReply"; generation: number }
   /** stop() mid-turn: the words said so far go into the history. */
-  | { kind: "keepUserWords"; text: string }
+  | { kind: "keepUserWords"; text: string; resumed?: boolean }
   /** stop() mid-reply: the history keeps what was heard of it. */
   | { kind: "keepHeardReply"; generation: number };
 

@@ -296,6 +296,13 @@ export interface InterruptionEvent {
   heardMs: number;
   /** From the VAD's speech start to the interruption's confirmation, in ms (absent for "api"). */
   speechStartToConfirmMs?: number;
+  /**
+   * True when none of the reply had been heard and the user's words resume
+   * their last turn (`turn.resumeUnheard`): that user message is revised to
+   * all their words, this reply's empty message leaves the history, and one
+   * reply answers. Absent otherwise.
+   */
+  userTurnResumed?: boolean;
 }
 
 /**

@@ -21,7 +21,8 @@ import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
 import { EventSource } from "../util/emitter.js";
 import { bargeInMinSpeechMs, createComponents } from "./components.js";
-import { ConversationHistory, type HistoryMessage, type UserMessage } from "./history.js";
+import { ConversationHistory, type HistoryMessage } from "./history.js";
+import { UserMessages } from "./user-messages.js";
 import { checkComponents, type ComponentsFactory, type LoadProgressEvent, type SessionComponents } from "./ports.js";
 import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { ReplySlot } from "./reply-slot.js";
@@ -38,7 +39,7 @@ import { ToolRunner } from "./tool-runner.js";
 import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
 import { onsetAgeS } from "./onset-age.js";
 import { floorFree, presentedState } from "./floor.js";
-import type { SessionMetrics, SessionState, ToolHandler, TranscriptEvent, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
+import type { SessionMetrics, SessionState, ToolHandler, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
 import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
 
@@ -72,8 +73,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   #stopping: Promise<void> | undefined;
   /** The reply that holds the floor, until it finishes or its streams are cancelled. */
   readonly #replies: ReplySlot;
-  /** The last user message: late words of a missed flush go there. */
-  #lastUser: UserMessage | undefined;
+  /** The user's messages and their transcript events. */
+  readonly #userMessages = new UserMessages(this.#history, this.#transcripts, (event) => this.emit("transcript", event));
   /** When the user's turn was decided over, how long the STT took to confirm it, and where the voice ended. */
   #turnTiming: TurnTiming = { speechEndAt: 0 };
   /** The turn machine's one timer (armTimer: a backchannel's word wait, a held turn's end). */
@@ -347,26 +348,28 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "backchannel":
         return this.emit("backchannel", { words: [...effect.words], speechMs: effect.speechMs });
       case "userTranscript":
-        return this.#transcript(this.#transcripts.partial(this.#transcripts.openUserId(), "user", effect.text));
+        return this.#userMessages.partial(effect.text);
       case "echoWord":
         if (echoGuardEnabled(this.#options)) this.#counters.echoWords++;
         return;
       case "lateUserWord": // the end of the last turn's speech, after its flush timed out: kept there
-        if (!this.#lastUser) return;
-        this.#lastUser.text = `${this.#lastUser.text} ${effect.text}`;
-        return this.#transcript(this.#transcripts.final(this.#lastUser.id, "user", this.#lastUser.text));
+        return this.#userMessages.late(effect.text);
       case "endUserTurn":
         return void this.#endUserTurn(effect.voiceEnd);
       case "endVadWhenQuiet":
         return components?.vad.endWhenQuiet?.(effect.quietMs);
       case "addUserMessage":
       case "keepUserWords":
-        this.#lastUser = this.#history.addUser(this.#transcripts.closeUser(), effect.text);
-        return this.#transcript(this.#transcripts.final(this.#lastUser.id, "user", effect.text));
+        return this.#userMessages.add(effect.text, effect.resumed);
+      case "resumeUserTurn":
+        return this.#userMessages.resume();
       case "fence":
         return components?.player.setGeneration(effect.generation);
-      case "startReply":
-        return this.#replies.start(effect.generation, components!.player, this.#quests!, this.#turnTiming, effect.held);
+      case "startReply": {
+        // A held reply to a resumed turn: the message its words replace is not sent too.
+        const held = effect.held && { text: effect.held.text, omit: effect.held.resumed ? this.#userMessages.last : undefined };
+        return this.#replies.start(effect.generation, components!.player, this.#quests!, this.#turnTiming, held);
+      }
       case "releaseReply":
         return this.#replies.release(effect.generation, effect.voiceEnd);
       case "dropHeldReply":
@@ -384,10 +387,6 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "keepHeardReply":
         return this.#replies.keepHeard(effect.generation, components?.player);
     }
-  }
-
-  #transcript(event: TranscriptEvent | undefined): void {
-    if (event) this.emit("transcript", event);
   }
 
   /** The user's turn is over: get the STT's last words, then let the machine decide. */

@@ -154,6 +154,44 @@ test("turn.detector on the real parts: the app's model judges each utterance in 
   for (const word of ["weather", "today", "help"]) expect(words).toContain(word);
 });
 
+test("turn.resumeUnheard on the real parts: the user goes on while the reply is still being prepared; it is cut unheard, and both sentences are one user message with one reply", async ({ page }) => {
+  await page.goto("/test/browser/pages/session/session.html");
+  await page.waitForFunction(() => (window as any).sessionPageReady);
+  const result = await page.evaluate(async () => {
+    const { makeSession, until } = (window as any).sessionPage;
+    const { referenceProvider } = await import("/test/browser/pages/session/reference-providers.js" as string);
+    // The scripted LLM waits 3 s before it answers (the backend's delay_ms knob): the first sentence's reply
+    // cannot be heard before the second sentence comes, however loaded the machine.
+    const t = await makeSession({ sessionOptions: { llm: referenceProvider("sse", "delay_ms=3000") } });
+    const transcripts: string[] = [];
+    t.session.on("transcript", (e: { id: string; role: string; text: string; final: boolean; revised: boolean }) => (e.final || e.revised) && transcripts.push(`${e.id} ${e.revised ? "revised" : "final"} ${e.text}`));
+    await t.session.start();
+    await t.say("weather-question");
+    await until(() => t.session.state === "bot_thinking", 20000);
+    const firstMessage = t.session.history.find((m: { role: string }) => m.role === "user")?.text;
+    await t.say("help-me");
+    await until(() => t.log.interruptions.length >= 1, 20000);
+    await until(() => t.log.turns.length >= 2, 40000);
+    await until(() => t.session.state === "listening", 20000);
+    const history = JSON.parse(JSON.stringify(t.session.history));
+    await t.session.stop();
+    return { firstMessage, history, transcripts, log: t.log };
+  });
+  expect(result.log.errors).toEqual([]);
+  expect(result.firstMessage?.toLowerCase()).toContain("weather");
+  // The reply was cut before any of it was heard, and said so.
+  expect(result.log.interruptions).toHaveLength(1);
+  expect(result.log.interruptions[0]).toMatchObject({ heardText: "", heardMs: 0, userTurnResumed: true });
+  // One user message with both sentences (its first final revised, same id), then the one reply heard.
+  expect(result.history.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+  const words = result.history[0].text.toLowerCase().split(/\s+/);
+  for (const word of ["weather", "today", "help"]) expect(words).toContain(word);
+  expect(result.history[1].text.length).toBeGreaterThan(0);
+  expect(result.history[1].interrupted).toBe(false);
+  const userEvents = result.transcripts.filter((l: string) => l.startsWith(result.history[0].id + " "));
+  expect(userEvents.map((l: string) => l.split(" ")[1])).toEqual(["final", "revised"]);
+});
+
 test("a second start in the same page is warm: the VAD's model and wasm come from the HTTP cache, and progress says so", async ({ baseURL }) => {
   // A profile on disk, as a user's browser has: an incognito context's HTTP cache lives in memory and
   // keeps nothing as big as the 14 MB wasm (its model, 2.3 MB, is kept).

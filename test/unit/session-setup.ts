@@ -12,7 +12,7 @@ import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "./session-fakes.js";
 
-export function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; refuseConnections?: number[]; reconnect?: ReconnectPolicy } = {}) {
+export function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; refuseConnections?: number[]; reconnect?: ReconnectPolicy; llmMsPerWord?: number } = {}) {
   const stt = fakeStt({ keepAudio: true });
   // Connections counted from 1; the ones listed are refused as a full service refuses them.
   let connections = 0;
@@ -24,7 +24,7 @@ export function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; 
       return stt.provider.connect(signal);
     },
   };
-  const llm = fakeLlm({ reply: () => "one two three four five six", msPerWord: 1 });
+  const llm = fakeLlm({ reply: () => "one two three four five six", msPerWord: opts.llmMsPerWord ?? 1 });
   const tts = fakeTts({ secondsPerWord: 0.25, failAfterWords: opts.ttsFailAfterWords });
   const player = new VirtualPlayer();
   const vad = new VirtualVad();

@@ -28,7 +28,7 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   const clock = new ClockMap(context);
   const ttsStreams = [];
   const chat = openaiChat({ url: `${location.origin}/v1`, model: "eliza" });
-  const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], backchannels: [], vad: [], thinkingAt: [] };
+  const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], backchannels: [], vad: [], thinkingAt: [], speakingAt: [] };
   const session = new VoiceSession({
     stt,
     tts: observedTts(tts, ttsStreams, clock),
@@ -42,6 +42,8 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
     log.states.push(e.state);
     // Context time at which this reply's generation was fenced: no audio of it can exist before.
     if (e.state === "bot_thinking") log.thinkingAt.push(context.currentTime);
+    // The reply's first sample is audible (the player's report): the user hears the bot from here.
+    if (e.state === "bot_speaking") log.speakingAt.push(context.currentTime);
   });
   session.on("error", (e) => log.errors.push(`${e.error.name}: ${e.error.message}`));
   session.on("warning", (e) => log.warnings.push(`${e.service}: ${e.message}`));

@@ -2,8 +2,13 @@
 // the corpus (bench/lib/turn-corpus.mjs: pauses inside, the turn's true end
 // labelled) is said once the session listens, under one end-of-turn policy
 // (`sessionOptions`), and measured from the recording and the session's log:
-// - premature: a reply began (bot_thinking) before the labelled end: the
-//   user's words went into two turns;
+// - premature (the issue's definition): the turn ended inside a labelled
+//   pause and the user felt it: their words went into two user messages, or
+//   a reply was heard (bot_speaking) before the labelled end. A turn resumed
+//   before its reply was heard (turn.resumeUnheard) is one message and no
+//   reply heard: not premature, but counted in decidedInPause;
+// - decidedInPause: a reply began (bot_thinking) before the labelled end,
+//   whether or not the user felt it (the measure of earlier runs);
 // - voiceToVoiceTruthMs: the labelled end → the first sample of the reply
 //   that began after it, in the recording, plus the output latency; beside
 //   it the session's own `voiceToVoiceMs` for that reply;
@@ -33,13 +38,18 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
       const repliesBefore = t.log.thinkingAt.length;
       const streamsBefore = t.ttsStreams.length;
       const turnsBefore = t.log.turns.length;
+      const speakingBefore = t.log.speakingAt.length;
+      const userMessagesBefore = t.session.history.filter((m) => m.role === "user").length;
       const droppedBefore = t.session.metrics.preemptive.dropped;
       const spoken = await t.say(item.name);
       // Answered: a reply began after the labelled end, and the session listens again after it.
       await waitFor(() => t.log.thinkingAt.slice(repliesBefore).some((at) => at > spoken.speechEnd) || t.context.currentTime > spoken.speechEnd + ANSWER_S, (spoken.end - t.context.currentTime + ANSWER_S + 5) * 1000, `a reply to ${item.name}`);
       await waitFor(() => t.session.state === "listening" && t.context.currentTime > spoken.end, 45000, `the reply to ${item.name} played`);
       const starts = t.log.thinkingAt.slice(repliesBefore);
-      const premature = starts.some((at) => at < spoken.speechEnd);
+      const decidedInPause = starts.some((at) => at < spoken.speechEnd);
+      const userMessages = t.session.history.filter((m) => m.role === "user").length - userMessagesBefore;
+      const heardInPause = t.log.speakingAt.slice(speakingBefore).some((at) => at < spoken.speechEnd);
+      const premature = userMessages > 1 || heardInPause;
       const answerIndex = starts.findIndex((at) => at > spoken.speechEnd);
       const turns = t.log.turns.slice(turnsBefore);
       const streams = t.ttsStreams.slice(streamsBefore);
@@ -48,7 +58,9 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
       let truth = null;
       let sdk = null;
       if (!premature && answerIndex >= 0) {
-        const tts = streams[answerIndex + dropped];
+        // The answer is the utterance's last reply: its TTS stream is the last (a reply cut before its
+        // audio, as a resumed turn's first, may have opened one or not).
+        const tts = answerIndex === starts.length - 1 ? streams.at(-1) : streams[answerIndex + dropped];
         const rec = await t.recording(spoken.speechEnd - 0.05, t.context.currentTime);
         const view = windowView(rec, sampleRate);
         const firstLoud = view.firstLoud(view.index(spoken.speechEnd), view.length, LOUD);
@@ -60,6 +72,9 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
         kind: item.kind,
         pauses: item.pauses,
         premature,
+        decidedInPause,
+        heardInPause,
+        userMessages,
         answered: answerIndex >= 0,
         userTurns: starts.length,
         llmRequests: starts.length + dropped,
@@ -67,7 +82,7 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
         preemptiveDropped: dropped,
         voiceToVoiceTruthMs: truth === null ? null : Math.round(truth * 10) / 10,
         voiceToVoiceMs: sdk === null ? null : Math.round(sdk * 10) / 10,
-        heard: t.session.history.filter((m) => m.role === "user").slice(-starts.length).map((m) => m.text),
+        heard: t.session.history.filter((m) => m.role === "user").slice(userMessagesBefore).map((m) => m.text),
       });
     }
   } finally {
