@@ -15,6 +15,7 @@ import { isBackchannel } from "./backchannel.js";
 import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BackchannelWait, type BargeInReason } from "./barge-in.js";
 import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
 import { holdMsFor } from "./turn-end.js";
+import { resumedTurnState, resumesTurn } from "./resumed-turn.js";
 import { dropSpeculation, eagerEnded, preemptiveFlushed, quietNoticed, serviceResumed, utteranceEnded, voiceResumed } from "./preemptive.js";
 import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
 import type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
@@ -210,7 +211,7 @@ const HANDLERS: Handlers = {
 
   replyAudible: (s, e, config) => {
     if (s.reply?.generation !== e.generation || s.reply.audible) return same(s);
-    const audible = { ...s, reply: { generation: e.generation, audible: true } };
+    const audible = { ...s, reply: { ...s.reply, audible: true, audibleAt: e.contextTime } };
     const effects: TurnEffect[] = [{ kind: "armAutoPause", token: config.bargeInEnabled ? e.generation : null }];
     if (s.phase !== "bot_thinking") return { state: audible, effects };
     return { state: { ...audible, phase: "bot_speaking" }, effects: [...changeState(s, "bot_speaking"), ...effects] };
@@ -335,9 +336,8 @@ function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs
   const generation = s.generation + 1;
   const byUser = reason === "speech" || reason === "words";
   const phase = byUser || s.vadSpeaking ? "user_speaking" : "listening";
-  const resumed = resumeUnheard && byUser && !reply.audible && reply.turnText !== undefined;
-  // Words still due to the cut turn (its flush missed) are part of the resumed one now.
-  const turn = resumed ? { userWords: [reply.turnText!, ...s.userWords], resumedTurn: true, lateWords: false } : {};
+  const resumed = resumeUnheard && byUser && resumesTurn(reply, s.speechStartTime);
+  const turn = resumed ? resumedTurnState(s, reply) : {};
   return {
     state: { ...s, phase, generation, reply: undefined, bargeIn: NO_BARGE_IN, ...turn },
     effects: [

@@ -89,8 +89,11 @@ export interface TurnState {
   /** The newest playback generation; each reply gets a new one, and so does each interruption (the fence). */
   readonly generation: number;
   /** The reply that holds the floor, from its start to its end or interruption. */
-  /** `turnText`: the spoken user turn it answers (not for a typed one): a turn resumed before it is heard goes on from it. */
-  readonly reply: { readonly generation: number; readonly audible: boolean; readonly turnText?: string } | undefined;
+  /**
+   * `turnText`: the spoken user turn it answers (not for a typed one): a turn resumed before it is heard goes
+   * on from it. `audibleAt`: when its first sample reached the ear (AudioContext s), when the player said.
+   */
+  readonly reply: { readonly generation: number; readonly audible: boolean; readonly turnText?: string; readonly audibleAt?: number } | undefined;
   readonly bargeIn: BargeIn;
   /** When the VAD's current (or last) utterance began (ms). */
   readonly speechStartAt: number;
@@ -169,8 +172,8 @@ export type TurnEvent =
   | { kind: "sttLost" }
   /** The `endUserTurn` effect is done (at `at`, ms); `missed`: the STT did not confirm its last words in time. */
   | { kind: "turnFlushed"; missed: boolean; at: number }
-  /** The first sample of reply `generation` is audible. */
-  | { kind: "replyAudible"; generation: number }
+  /** The first sample of reply `generation` is audible; `contextTime`: when it reaches the ear (AudioContext s), when known. */
+  | { kind: "replyAudible"; generation: number; contextTime?: number }
   /** Reply `generation` has played out (or ended with no audio). */
   | { kind: "replyDone"; generation: number }
   | { kind: "interrupt"; reason: "api" | "stall" }

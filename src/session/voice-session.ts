@@ -311,7 +311,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       const reply = this.#turn.reply;
       if (reply?.generation !== generation || reply.audible) return;
       this.#replies.current?.audible(at, audibleContextTime);
-      this.#dispatch({ kind: "replyAudible", generation });
+      this.#dispatch({ kind: "replyAudible", generation, contextTime: audibleContextTime });
     },
     echoOf: (text, spokenAt) => this.#replies.echoOf(text, this.#components?.player, spokenAt),
     fail: (err) => this.#fail(err),

@@ -57,6 +57,17 @@ describe("the turn machine with turn.resumeUnheard", () => {
     expect(effects.at(-1)).toEqual({ kind: "userTranscript", text: "i need a taxi to" });
   });
 
+  test("a reply that became audible after the user's onset (its pause holding it), or only just before, was not heard: the turn resumes", () => {
+    const onset = { ...goesOn[0], contextTime: 5.0 } as TurnEvent;
+    const after = runTurns([...answered, onset, { kind: "replyAudible", generation: 1, contextTime: 5.02 }, ...goesOn.slice(1)], INITIAL_TURN_STATE, CONFIG);
+    expect(messages(after.effects).map((e) => e.text)).toEqual(["i need a taxi", "i need a taxi to the airport"]);
+    // Audible 100 ms (UNHEARD_LEAD_MS) before the onset still counts as unheard; 150 ms does not.
+    const justBefore = runTurns([...answered, { kind: "replyAudible", generation: 1, contextTime: 4.9 }, onset, ...goesOn.slice(1)], INITIAL_TURN_STATE, CONFIG);
+    expect(messages(justBefore.effects).map((e) => e.text)).toEqual(["i need a taxi", "i need a taxi to the airport"]);
+    const before = runTurns([...answered, { kind: "replyAudible", generation: 1, contextTime: 4.85 }, onset, ...goesOn.slice(1)], INITIAL_TURN_STATE, CONFIG);
+    expect(messages(before.effects).map((e) => e.text)).toEqual(["i need a taxi", "to the airport"]);
+  });
+
   test("once the reply was audible, speech over it is a barge-in: a new user message", () => {
     const { effects } = runTurns([...answered, { kind: "replyAudible", generation: 1 }, ...goesOn], INITIAL_TURN_STATE, CONFIG);
     expect(messages(effects).map((e) => e.text)).toEqual(["i need a taxi", "to the airport"]);

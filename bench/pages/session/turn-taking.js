@@ -4,7 +4,9 @@
 // (`sessionOptions`), and measured from the recording and the session's log:
 // - premature (the issue's definition): the turn ended inside a labelled
 //   pause and the user felt it: their words went into two user messages, or
-//   a reply was heard (bot_speaking) before the labelled end. A turn resumed
+//   a reply was heard before the labelled end (heardInPause: a loud sample,
+//   ≥ -40 dBFS, of the bot in the recording between the utterance's onset and
+//   its labelled end; the recording holds only the bot). A turn resumed
 //   before its reply was heard (turn.resumeUnheard) is one message and no
 //   reply heard: not premature, but counted in decidedInPause;
 // - decidedInPause: a reply began (bot_thinking) before the labelled end,
@@ -22,8 +24,19 @@ const LOUD = 0.01;
 /** After the labelled end, how long a reply may take to start before the utterance counts as unanswered. */
 const ANSWER_S = 8;
 
-async function run({ sessionOptions = {}, items, gapMs = 500 }) {
+/**
+ * `trace`: each result also has the utterance's timeline (s from its onset): states, the VAD's events,
+ * interruptions and final transcripts, for finding why a turn split.
+ */
+async function run({ sessionOptions = {}, items, gapMs = 500, trace = false }) {
   const t = await makeBenchSession({ sessionOptions });
+  const timeline = [];
+  if (trace) {
+    t.session.on("state", (e) => timeline.push([t.context.currentTime, `state ${e.state}`]));
+    t.session.on("vad", (e) => e.kind !== "meter" && timeline.push([e.contextTime ?? t.context.currentTime, `vad ${e.kind}`]));
+    t.session.on("interruption", (e) => timeline.push([t.context.currentTime, `interruption ${e.reason} heard ${Math.round(e.heardMs)} ms${e.userTurnResumed ? " resumed" : ""}`]));
+    t.session.on("transcript", (e) => e.role === "user" && (e.final || e.revised) && timeline.push([t.context.currentTime, `${e.id} ${e.final ? "final" : "revised"} ${e.text}`]));
+  }
   const heardAt = new Map();
   t.session.on("turn", (e) => heardAt.set(e.turn, e));
   await t.session.start();
@@ -41,6 +54,7 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
       const speakingBefore = t.log.speakingAt.length;
       const userMessagesBefore = t.session.history.filter((m) => m.role === "user").length;
       const droppedBefore = t.session.metrics.preemptive.dropped;
+      const traceFrom = timeline.length;
       const spoken = await t.say(item.name);
       // Answered: a reply began after the labelled end, and the session listens again after it.
       await waitFor(() => t.log.thinkingAt.slice(repliesBefore).some((at) => at > spoken.speechEnd) || t.context.currentTime > spoken.speechEnd + ANSWER_S, (spoken.end - t.context.currentTime + ANSWER_S + 5) * 1000, `a reply to ${item.name}`);
@@ -48,7 +62,12 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
       const starts = t.log.thinkingAt.slice(repliesBefore);
       const decidedInPause = starts.some((at) => at < spoken.speechEnd);
       const userMessages = t.session.history.filter((m) => m.role === "user").length - userMessagesBefore;
-      const heardInPause = t.log.speakingAt.slice(speakingBefore).some((at) => at < spoken.speechEnd);
+      // The session's view (bot_speaking before the end) beside the recording's truth.
+      const audibleInPause = t.log.speakingAt.slice(speakingBefore).some((at) => at < spoken.speechEnd);
+      // Rendered samples reach the ear the output latency later.
+      const inPause = await t.recording(spoken.onset, spoken.speechEnd - outputLatency);
+      const pauseView = windowView(inPause, sampleRate);
+      const heardInPause = pauseView.firstLoud(0, pauseView.length, LOUD) >= 0;
       const premature = userMessages > 1 || heardInPause;
       const answerIndex = starts.findIndex((at) => at > spoken.speechEnd);
       const turns = t.log.turns.slice(turnsBefore);
@@ -74,6 +93,7 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
         premature,
         decidedInPause,
         heardInPause,
+        audibleInPause,
         userMessages,
         answered: answerIndex >= 0,
         userTurns: starts.length,
@@ -83,6 +103,7 @@ async function run({ sessionOptions = {}, items, gapMs = 500 }) {
         voiceToVoiceTruthMs: truth === null ? null : Math.round(truth * 10) / 10,
         voiceToVoiceMs: sdk === null ? null : Math.round(sdk * 10) / 10,
         heard: t.session.history.filter((m) => m.role === "user").slice(userMessagesBefore).map((m) => m.text),
+        ...(trace ? { timeline: timeline.slice(traceFrom).map(([at, what]) => `${(at - spoken.onset).toFixed(2)} ${what}`) } : {}),
       });
     }
   } finally {
