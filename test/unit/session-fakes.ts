@@ -61,8 +61,12 @@ export class VirtualVad extends FakeVad {
   get events() {
     return this.emitter;
   }
-  /** Emits `name` with the fields the test leaves out at their defaults. */
+  /**
+   * Emits `name` with the fields the test leaves out at their defaults. A speech start has no onset time
+   * unless the test gives one: this world's player clock never moves, so an onset at 0 would come before
+   * every reply's first sample (0.1 s, its output latency) and read as speech before the reply was heard.
+   */
   override emit(name: any, e: object = {}) {
-    super.emit(name, { contextTime: 0, pausedPlayback: false, resumedPlayback: false, ...e } as any);
+    super.emit(name, { contextTime: name === "speechStart" ? undefined : 0, pausedPlayback: false, resumedPlayback: false, ...e } as any);
   }
 }
