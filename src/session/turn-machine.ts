@@ -327,7 +327,7 @@ function backchannelHeard(s: TurnState, wait: BackchannelWait, speechMs: number)
  * The ordered interrupt. A user's barge-in hands the floor to the user; a
  * stop button or a stall hands it to whoever is speaking. `resumeUnheard`
  * (TurnConfig): the user's speech cutting a reply to their spoken turn before
- * any of it was audible resumes that turn: its words lead the new ones, and
+ * any of it reached them (resumed-turn.ts) resumes that turn: its words lead the new ones, and
  * the message they end with replaces the last.
  */
 function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs: number | undefined, resumeUnheard: boolean): TurnStep {

@@ -65,7 +65,8 @@ export interface TurnOptions {
   /**
    * A turn ended too soon and resumed before its reply was heard stays one
    * turn. When the user's speech interrupts a reply none of which was audible
-   * yet (the session was still `bot_thinking`), the reply is cancelled as in
+   * yet, or that became audible no more than 100 ms before their onset
+   * (`UNHEARD_LEAD_MS`, resumed-turn.ts), the reply is cancelled as in
    * any barge-in, and the words the user goes on with join their last
    * message: one user message (its `transcript` is revised, same id), one
    * reply to all of it. The never-heard reply's empty message leaves the

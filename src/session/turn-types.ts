@@ -48,7 +48,7 @@ export interface TurnConfig {
   preemptive?: { quietMs: number };
   /**
    * `turn.resumeUnheard`: the user's speech cutting a reply to their spoken
-   * turn before any of it was audible resumes that turn: their words so far
+   * turn before any of it reached them (resumed-turn.ts) resumes that turn: their words so far
    * come back as the start of the new ones, and the message it ends with
    * replaces the last (`addUserMessage` with `resumed`).
    */

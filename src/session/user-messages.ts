@@ -37,13 +37,10 @@ export class UserMessages {
 
   /** The turn's message, final. `resumed`: it replaces the last message (whose words it starts with). */
   add(text: string, resumed = false): void {
-    const last = this.#last;
-    if (resumed && last) {
-      this.#transcripts.closeUser();
-      last.text = text;
-      return this.#send(this.#transcripts.final(last.id, "user", text));
-    }
-    this.#last = this.#history.addUser(this.#transcripts.closeUser(), text);
+    // Resumed, the open id is the last message's own (resume() reopened it).
+    const id = this.#transcripts.closeUser();
+    if (resumed && this.#last) this.#last.text = text;
+    else this.#last = this.#history.addUser(id, text);
     this.#send(this.#transcripts.final(this.#last.id, "user", text));
   }
 
