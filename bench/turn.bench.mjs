@@ -186,7 +186,7 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
       backchannel: {
         ...backchannel,
         corpus: "bench/lib/backchannel-corpus.mjs: 24 flite backchannels (12 phrases × slt/rms) and 10 bursts of 160–260 ms cut from recordings of real people; 20 flite interruptions (10 phrases × slt/rms) and the 10 recordings whole; said 1.2 s or more into the bot's story reply, over a −53 dBFS room bed",
-        method: "policy: bargeIn.backchannels true; anyWord: the default (any word confirms). backchannelInterruptRate: backchannel items whose outcome was an interruption; realInterruptConfirmMs: onset → the interruption event (context time) of real interruptions that interrupted. An item whose reply ended under it is said again once (voided).",
+        method: "policy: bargeIn.backchannels true; anyWord: the default (any word confirms). backchannelInterruptRate: backchannel items whose outcome was an interruption; realInterruptConfirmMs: onset → the interruption event (context time) of real interruptions that interrupted. An item whose reply ended under it is said again once (voided). Per trial: words (a backchannel's, as its event gave them) and userText (an interruption's, the user's text the session showed until the next item).",
         perTrial: backchannelTrials,
       },
       // Turns the session took that no fixture asked for (late STT words after a flush timeout), left out above.

@@ -35,6 +35,7 @@ export type {
   VadPauseLapse,
   VadSpeechQuiet,
   VadSpeechResumed,
+  VadSpeechVoiced,
   VadTurnPrediction,
   VadOnsetPause,
   VadProbability,

@@ -99,6 +99,14 @@ export interface VadNoticeQuietMessage {
   kind: "notice-quiet";
   quietMs: number | null;
 }
+/**
+ * From now on, send `speechVoiced` once a confirmed utterance's voice has
+ * lasted `voicedMs` from its onset; `null` stops it (SpeechDetector.noticeVoiced).
+ */
+export interface VadNoticeVoicedMessage {
+  kind: "notice-voiced";
+  voicedMs: number | null;
+}
 /** Release the ORT session and close every port; answered by `disposed`. */
 export interface VadDisposeMessage {
   kind: "dispose";
@@ -118,6 +126,7 @@ export type MainToVadMessage =
   | VadResumeMessage
   | VadEndWhenQuietMessage
   | VadNoticeQuietMessage
+  | VadNoticeVoicedMessage
   | VadDisposeMessage
   | VadPingMessage;
 
@@ -223,6 +232,11 @@ export interface VadSpeechQuietMessage extends VadEventTiming {
   lastSpeechContextTime: number;
 }
 /** The voice came back after a `speechQuiet`, in the same utterance. */
+/** A confirmed utterance's voice has lasted the `notice-voiced` time, `voicedMs` from its onset frame (it goes on). */
+export interface VadSpeechVoicedMessage extends VadEventTiming {
+  kind: "speechVoiced";
+  voicedMs: number;
+}
 export interface VadSpeechResumedMessage extends VadEventTiming {
   kind: "speechResumed";
 }
@@ -290,6 +304,7 @@ export type VadToMainMessage =
   | VadPauseLapseMessage
   | VadSpeechQuietMessage
   | VadSpeechResumedMessage
+  | VadSpeechVoicedMessage
   | VadTurnPredictionMessage
   | VadOnsetPauseMessage
   | VadProbabilityMessage

@@ -32,7 +32,9 @@ export type BargeIn =
  * barge-in is confirmed; `speechAt`: the current utterance's onset (ms), and
  * `onsetContextTime` (AudioContext s, when the VAD gave it); `endedAt` and
  * `speechMs`: once the VAD ended it with no word yet, when, and how long it
- * was voiced (then the policy waits for its words).
+ * was voiced (then the policy waits for its words). `misfired`: the VAD called
+ * it a misfire; playback went on, and only an interrupting word of the burst,
+ * within the word wait, can still cut the reply.
  */
 export interface BackchannelWait {
   readonly words: readonly string[];
@@ -40,6 +42,7 @@ export interface BackchannelWait {
   readonly onsetContextTime?: number;
   readonly endedAt?: number;
   readonly speechMs?: number;
+  readonly misfired?: boolean;
 }
 
 export type BargeInReason = "speech" | "words";

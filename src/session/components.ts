@@ -205,7 +205,8 @@ function vadPort(vad: VadWorker): VadPort {
     setMeter: (on) => vad.setMeter(on),
     endWhenQuiet: (quietMs) => vad.endWhenQuiet(quietMs),
     noticeQuiet: (quietMs) => vad.noticeQuiet(quietMs),
-    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "turnPrediction" | "onsetPause" | "probability" | "error", fn: (e: any) => void) =>
+    noticeVoiced: (voicedMs) => vad.noticeVoiced(voicedMs),
+    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "speechVoiced" | "turnPrediction" | "onsetPause" | "probability" | "error", fn: (e: any) => void) =>
       name === "error" ? vad.on("error", (error) => fn({ error })) : vad.on(name, fn)) as VadPort["on"],
   };
 }

@@ -79,6 +79,8 @@ export interface VadPort {
    */
   on(name: "speechQuiet", fn: (e: { contextTime: number; lastSpeechContextTime?: number }) => void): () => void;
   on(name: "speechResumed", fn: (e: { contextTime: number }) => void): () => void;
+  /** Only once asked for (`noticeVoiced`): a confirmed utterance's voice has lasted that long (it goes on). */
+  on(name: "speechVoiced", fn: (e: { contextTime: number; voicedMs: number }) => void): () => void;
   /**
    * `turn.detector`: the end-of-turn model's verdict on the utterance whose
    * `speechEnd` came last: `probability` that the turn is over, or `error`.
@@ -108,6 +110,12 @@ export interface VadPort {
    * preemptive reply.
    */
   noticeQuiet?(quietMs: number | null): void;
+  /**
+   * `bargeIn.backchannels`: from now on, `speechVoiced` once a confirmed
+   * utterance's voice has lasted `voicedMs` from its onset (null: off).
+   * Optional: without it, such speech over the bot interrupts at its end.
+   */
+  noticeVoiced?(voicedMs: number | null): void;
 }
 
 /** The microphone's uplink frames, at the STT's rate and encoding. */

@@ -54,13 +54,15 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     vad.on("misfire", (e) => {
       sink.noteSpeech(false);
       events.emit("vad", { kind: "misfire", direct: e.resumedPlayback, contextTime: e.contextTime });
-      dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback });
+      dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback, at: now() });
     }),
     vad.on("onsetPause", (e) => events.emit("vad", { kind: e.paused ? "onsetPause" : "onsetRelease", direct: true, contextTime: e.contextTime })),
     vad.on("pauseLapse", (e) => events.emit("vad", { kind: e.lapsed ? "pauseLapse" : "pauseRenew", direct: true, contextTime: e.contextTime })),
     // turn.preemptive's cues (only once the session asked for them: VadPort.noticeQuiet).
     vad.on("speechQuiet", (e) => dispatch({ kind: "speechQuiet", at: now(), voiceEnd: e.lastSpeechContextTime })),
     vad.on("speechResumed", () => dispatch({ kind: "speechResumed", at: now() })),
+    // bargeIn.backchannels: speech over the bot voiced past maxMs (only once asked for: VadPort.noticeVoiced).
+    vad.on("speechVoiced", () => dispatch({ kind: "speechVoiced", at: now() })),
     // turn.detector's verdicts; one it could not give leaves the turn to its words.
     vad.on("turnPrediction", (e) => {
       if (e.probability === undefined) {

@@ -12,7 +12,8 @@
  * fence → cancel the streams), with the events the app sees in between.
  */
 import { isBackchannel } from "./backchannel.js";
-import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BackchannelWait, type BargeInReason } from "./barge-in.js";
+import { backchannelWait, misfiredInterrupt, waitAfterMisfire, waitAtSpeechEnd, waitForWord, withWait, wordWaitOver } from "./backchannel-wait.js";
+import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BargeInReason } from "./barge-in.js";
 import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
 import { holdMsFor } from "./turn-end.js";
 import { resumedTurnState, resumesTurn } from "./resumed-turn.js";
@@ -61,8 +62,11 @@ const HANDLERS: Handlers = {
     if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
       const policy = config.backchannel;
       const wait = backchannelWait(s);
-      // Speech again before the last utterance's words decided it: the same pause, a new utterance to time.
-      if (policy && wait) return same(withWait(speaking, { words: wait.words, speechAt: e.at, onsetContextTime: e.contextTime }));
+      // Speech again before the last utterance's words decided it: the same pause (again, after a misfire), a new utterance to time.
+      if (policy && wait) {
+        const repause = wait.misfired && !e.pausedByWorker ? [{ kind: "pausePlayback" as const, token: s.bargeIn.kind === "pending" ? s.bargeIn.token : s.reply.generation }] : [];
+        return { state: withWait(speaking, { words: wait.words, speechAt: e.at, onsetContextTime: e.contextTime }), effects: repause };
+      }
       // Pause now; confirm on the VAD's real start, its end, or an STT word (with backchannels: see backchannel.ts).
       const { bargeIn, effects } = beginBargeIn(s.reply.generation, { pausedByWorker: e.pausedByWorker, at: e.at, wordsBefore: s.userWords.length });
       if (!policy || bargeIn.kind !== "pending") return { state: { ...speaking, bargeIn }, effects };
@@ -95,6 +99,12 @@ const HANDLERS: Handlers = {
 
   speechResumed: (s) => voiceResumed(s) ?? same(s),
 
+  // Speech over the bot voiced past the backchannel policy's maxMs, still going: no backchannel is that long.
+  speechVoiced: (s, e, config) => {
+    const wait = backchannelWait(s);
+    return config.backchannel && wait && wait.endedAt === undefined ? confirm(s, "speech", e.at, config) : same(s);
+  },
+
   // The turn detector's verdict on the utterance that ended (none begun since): kept for the flush, and a
   // turn held for more speech that it calls over is answered now.
   turnPredicted: (s, e, config) => {
@@ -105,10 +115,16 @@ const HANDLERS: Handlers = {
     return over ? startReply(judged, text, false) : same(judged);
   },
 
-  misfire: (s, e) => {
+  misfire: (s, e, config) => {
     // Held words the VAD would not vouch for were the bot's echo misheard.
     const echo: TurnEffect[] = s.heldWords.map((w) => ({ kind: "echoWord", text: w.text }));
     const quiet = { ...s, vadSpeaking: false, realSpeech: false, heldWords: [] };
+    // With backchannels, a burst too short for the VAD may still carry "wait": its words are awaited.
+    const wait = backchannelWait(s);
+    if (config.backchannel && wait && e.at !== undefined) {
+      const waiting = waitAfterMisfire(quiet, wait, config.backchannel, e.at, e.resumedByWorker);
+      return { state: waiting.state, effects: [...echo, ...waiting.effects] };
+    }
     const misfired = misfireBargeIn(s.bargeIn, e.resumedByWorker);
     if (misfired) {
       return { state: { ...quiet, bargeIn: misfired.bargeIn, userWords: s.userWords.slice(0, misfired.wordsBefore) }, effects: [...echo, ...misfired.effects] };
@@ -125,7 +141,8 @@ const HANDLERS: Handlers = {
     // Words over the bot's audio wait for real speech: with the echo guard (its
     // echo, misheard), or with confirmByWords off (a burst that will misfire).
     const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
-    if (overBot && !vouched(s, e.at, config)) {
+    // Except an interrupting word of a burst the VAD called a misfire ("stop"), awaited by the backchannel policy.
+    if (overBot && !vouched(s, e.at, config) && !misfiredInterrupt(s, e.text, config.backchannel)) {
       const { kept, expired } = splitHeldWords(s.heldWords, e.at, config);
       return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at, spokenAt: e.spokenAt }] }, effects: expired };
     }
@@ -135,16 +152,15 @@ const HANDLERS: Handlers = {
     if (overBot && s.userWords.length === 0 && spokenBefore(e, s.speechStartAt)) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
     if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
     const wait = backchannelWait(s);
-    if (config.backchannel && isBackchannel(config.backchannel, e.text)) {
-      // Held until the barge-in is decided (at once when its speech has ended); a late one, its pause already
-      // resumed, is not the user's turn either.
-      if (wait) {
-        const held = { ...wait, words: [...wait.words, e.text] };
-        return held.speechMs !== undefined ? backchannelHeard(s, held, held.speechMs) : same(withWait(s, held));
-      }
-      if (s.phase === "bot_speaking" && !s.vadSpeaking) return same(s);
+    if (config.backchannel && wait) {
+      // Held until the barge-in is decided (backchannel-wait.ts).
+      const held = waitForWord(s, wait, config.backchannel, e.text);
+      if (held !== "confirm") return held;
+    } else if (config.backchannel && isBackchannel(config.backchannel, e.text) && s.phase === "bot_speaking" && !s.vadSpeaking) {
+      // A late backchannel, its pause already resumed: not the user's turn either.
+      return same(s);
     }
-    // A word that is not a backchannel: the held ones go before it, into the user's words.
+    // A word that interrupts: the held ones go before it, into the user's words.
     const base = wait?.words.length ? withWait(s, { ...wait, words: [] }) : s;
     const userWords = [...s.userWords, ...(wait?.words ?? []), e.text];
     const heard: TurnStep = { state: { ...base, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
@@ -234,10 +250,8 @@ const HANDLERS: Handlers = {
       const text = s.userWords.join(" ").trim();
       return text ? startReply(s, text, false) : same({ ...s, holdUntil: undefined });
     }
-    // The word wait after a short utterance over the bot is over, and no word came: it was a hum, a laugh, a backchannel.
-    const wait = backchannelWait(s);
-    if (!wait || !config.backchannel || wait.endedAt === undefined || wait.speechMs === undefined) return same(s);
-    return e.at < wait.endedAt + config.backchannel.wordWaitMs ? same(s) : backchannelHeard(s, wait, wait.speechMs);
+    // The word wait after a short utterance over the bot is over, and no word confirmed.
+    return (config.backchannel && wordWaitOver(s, config.backchannel, e.at)) || same(s);
   },
 
   // The button down over the bot interrupts nothing by itself: speech while it is held barges in as usual.
@@ -290,37 +304,11 @@ function confirm(s: TurnState, reason: BargeInReason, at: number, config: TurnCo
   return held.length ? { state: cut.state, effects: [...cut.effects, { kind: "userTranscript", text: cut.state.userWords.join(" ") }] } : cut;
 }
 
-/** The pending barge-in's backchannel wait, when the policy is on. */
-function backchannelWait(s: TurnState): BackchannelWait | undefined {
-  return s.bargeIn.kind === "pending" ? s.bargeIn.backchannel : undefined;
-}
-
-function withWait(s: TurnState, wait: BackchannelWait): TurnState {
-  return s.bargeIn.kind === "pending" ? { ...s, bargeIn: { ...s.bargeIn, backchannel: wait } } : s;
-}
-
-/**
- * The VAD's end of speech over the bot confirms. With backchannels, only speech voiced for `maxMs` (its last
- * speech frame less its onset, in context time: the VAD ends it `redemptionMs` later); shorter speech whose
- * words were all backchannels lets the bot go on, and with no word yet it waits `wordWaitMs` for one.
- */
+/** The VAD's end of speech over the bot confirms, unless the backchannel policy waits for its words (backchannel-wait.ts). */
 function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined, config: TurnConfig): TurnStep {
   const wait = backchannelWait(s);
-  const policy = config.backchannel;
-  if (!wait || !policy) return confirm(s, "speech", at, config);
-  const speechMs = voiceEnd !== undefined && wait.onsetContextTime !== undefined ? Math.max(0, (voiceEnd - wait.onsetContextTime) * 1000) : at - wait.speechAt;
-  if (speechMs >= policy.maxMs) return confirm(s, "speech", at, config);
-  if (wait.words.length > 0) return backchannelHeard(s, wait, speechMs);
-  return { state: withWait(s, { ...wait, endedAt: at, speechMs }), effects: [{ kind: "armTimer", at: at + policy.wordWaitMs }] };
-}
-
-/** Only backchannels (or no words) came: the reply goes on where it paused, and the user's words are as before. */
-function backchannelHeard(s: TurnState, wait: BackchannelWait, speechMs: number): TurnStep {
-  if (s.bargeIn.kind !== "pending") return same(s);
-  return {
-    state: { ...s, bargeIn: NO_BARGE_IN, userWords: s.userWords.slice(0, s.bargeIn.wordsBefore) },
-    effects: [{ kind: "resumePlayback", token: s.bargeIn.token }, { kind: "backchannel", words: wait.words, speechMs: Math.round(speechMs) }],
-  };
+  const decided = wait && config.backchannel ? waitAtSpeechEnd(s, wait, config.backchannel, at, voiceEnd) : "confirm";
+  return decided === "confirm" ? confirm(s, "speech", at, config) : decided;
 }
 
 /**

@@ -144,11 +144,14 @@ export type TurnEvent =
   | { kind: "speechRealStart"; at: number }
   /** `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. */
   | { kind: "speechEnd"; at: number; voiceEnd?: number }
-  | { kind: "misfire"; resumedByWorker: boolean }
+  /** `at`: when it came (ms); without it, a misfire over the bot does not wait for its burst's words. */
+  | { kind: "misfire"; resumedByWorker: boolean; at?: number }
   /** The VAD's confirmed utterance has been quiet `preemptive.quietMs` (it goes on); `voiceEnd`: its last speech frame (AudioContext s). */
   | { kind: "speechQuiet"; at: number; voiceEnd?: number }
   /** The voice came back after a `speechQuiet`, in the same utterance. */
   | { kind: "speechResumed"; at: number }
+  /** The VAD's confirmed utterance has been voiced `bargeIn.backchannels.maxMs` from its onset (it goes on). */
+  | { kind: "speechVoiced"; at: number }
   /** The turn detector's verdict on the utterance that ended last: the probability that the turn is over. */
   | { kind: "turnPredicted"; at: number; probability: number }
   /**

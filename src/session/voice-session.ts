@@ -226,6 +226,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       this.#mute.attach(components.capture);
       // turn.preemptive: the VAD says when an utterance has gone quiet, before its end.
       if (this.#config.preemptive) components.vad.noticeQuiet?.(this.#config.preemptive.quietMs);
+      // bargeIn.backchannels: the VAD says when speech has been voiced past maxMs, before its end.
+      if (this.#config.backchannel) components.vad.noticeVoiced?.(this.#config.backchannel.maxMs);
       this.#stt = new SttLink({
         provider: this.#options.stt,
         quests,

@@ -43,7 +43,12 @@ export type SpeechEvent =
    */
   | { kind: "speechQuiet"; at: FrameTiming; lastSpeech: FrameTiming }
   /** The voice came back after a `speechQuiet`, inside the same utterance: the user went on. */
-  | { kind: "speechResumed"; at: FrameTiming };
+  | { kind: "speechResumed"; at: FrameTiming }
+  /**
+   * `noticeVoiced(ms)`: a confirmed utterance's voice has lasted that long,
+   * from its onset frame to this speech frame (it goes on). Once an utterance.
+   */
+  | { kind: "speechVoiced"; at: FrameTiming; voicedMs: number };
 
 interface HeldFrame {
   frame: Float32Array;
@@ -79,6 +84,13 @@ export class SpeechDetector {
   #quietNoticeFrames: number | undefined;
   /** A `speechQuiet` was sent for the quiet going on now. */
   #quietNoticed = false;
+  /** noticeVoiced(): this many frames from a confirmed utterance's onset to a speech frame make a `speechVoiced` (undefined: off). */
+  #voicedNoticeFrames: number | undefined;
+  /** A `speechVoiced` was sent for the utterance going on now. */
+  #voicedNoticed = false;
+  /** Frames pushed so far, and the current utterance's onset among them. */
+  #frames = 0;
+  #onsetFrame = 0;
   #last: FrameTiming = { sampleIndex: 0, contextTime: 0 };
   /** The current utterance's latest frame at or over the speech threshold. */
   #lastVoiced: FrameTiming = { sampleIndex: 0, contextTime: 0 };
@@ -108,6 +120,7 @@ export class SpeechDetector {
   push(frame: Float32Array, probability: number, at: FrameTiming, echo: FrameEcho = "clear"): SpeechEvent[] {
     const events: SpeechEvent[] = [];
     this.#last = at;
+    this.#frames++;
     const voiced = echo !== "echo" && probability >= this.#options.positiveSpeechThreshold;
     const isSpeech = voiced && (echo === "clear" || (echo === "doubleTalk" && probability >= DOUBLE_TALK_THRESHOLD));
     // Without keepAudio only the counts matter: hold no audio at all.
@@ -124,6 +137,7 @@ export class SpeechDetector {
     if (isSpeech) this.#speechFrames++;
     if (voiced && !this.#speaking) {
       this.#speaking = true;
+      this.#onsetFrame = this.#frames;
       events.push({ kind: "speechStart", at, probability });
     } else if (voiced && this.#lapsed) {
       this.#lapsed = false;
@@ -133,6 +147,11 @@ export class SpeechDetector {
     if (this.#speaking && !this.#realStartFired && this.#speechFrames === this.#minSpeechFrames) {
       this.#realStartFired = true;
       events.push({ kind: "speechRealStart", at });
+    }
+    const voicedFrames = this.#frames - this.#onsetFrame + 1;
+    if (isSpeech && this.#realStartFired && !this.#voicedNoticed && this.#voicedNoticeFrames !== undefined && voicedFrames >= this.#voicedNoticeFrames) {
+      this.#voicedNoticed = true;
+      events.push({ kind: "speechVoiced", at, voicedMs: voicedFrames * this.#options.msPerFrame });
     }
     const quietFrame = this.#speaking && (probability < this.#options.negativeSpeechThreshold || echo === "echo");
     if (quietFrame && ++this.#redemption >= (this.#endAtQuietFrames ?? this.#redemptionFrames)) {
@@ -186,6 +205,16 @@ export class SpeechDetector {
     this.#quietNoticeFrames = quietMs === null ? undefined : Math.max(1, Math.ceil(quietMs / this.#options.msPerFrame));
   }
 
+  /**
+   * From now on, a confirmed utterance whose voice has lasted `voicedMs` (its
+   * onset frame to a speech frame, pauses within it included) sends
+   * `speechVoiced`, once: speech that long over the bot is no backchannel.
+   * `null` turns it off.
+   */
+  noticeVoiced(voicedMs: number | null): void {
+    this.#voicedNoticeFrames = voicedMs === null ? undefined : Math.max(1, Math.ceil(voicedMs / this.#options.msPerFrame));
+  }
+
   /** Forgets everything; the next frame starts from silence. */
   reset(): void {
     this.#held = [];
@@ -196,6 +225,7 @@ export class SpeechDetector {
     this.#lapsed = false;
     this.#endAtQuietFrames = undefined;
     this.#quietNoticed = false;
+    this.#voicedNoticed = false;
   }
 
   #endSegment(at: FrameTiming): SpeechEvent {

@@ -47,6 +47,10 @@ export interface VadSpeechQuiet extends VadEventTiming {
   lastSpeechContextTime: number;
 }
 export type VadSpeechResumed = VadEventTiming;
+/** `noticeVoiced(ms)`: a confirmed utterance's voice has lasted `voicedMs` from its onset frame (it goes on). */
+export interface VadSpeechVoiced extends VadEventTiming {
+  voicedMs: number;
+}
 /**
  * `turnDetector`: its verdict on the utterance whose `speechEnd` came just
  * before, the worker's message as it is (VadTurnPredictionMessage's fields).
@@ -87,6 +91,7 @@ export type VadWorkerEvents = {
   pauseLapse: VadPauseLapse;
   speechQuiet: VadSpeechQuiet;
   speechResumed: VadSpeechResumed;
+  speechVoiced: VadSpeechVoiced;
   turnPrediction: VadTurnPrediction;
   onsetPause: VadOnsetPause;
   probability: VadProbability;

@@ -29,7 +29,7 @@ import {
   type VadWorkerOptions,
 } from "./vad-options.js";
 
-export type { VadLoadProgress, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadTurnPrediction, VadWorkerEvents } from "./vad-events.js";
+export type { VadLoadProgress, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadSpeechVoiced, VadTurnPrediction, VadWorkerEvents } from "./vad-events.js";
 
 export type VadWorkerState = "idle" | "loading" | "running" | "stopped";
 
@@ -236,6 +236,16 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
    * it goes on), and `speechResumed` when its voice comes back after that: a likely end of turn before the
    * certain one, where a preemptive reply starts. `null` turns it off.
    */
+  /**
+   * From now on, `speechVoiced` once a confirmed utterance's voice has lasted `voicedMs` from its onset (it goes
+   * on): speech that long over the bot is no backchannel. `null` turns it off.
+   */
+  noticeVoiced(voicedMs: number | null): void {
+    this.#requireStarted("noticeVoiced");
+    if (voicedMs !== null && !(voicedMs >= 0)) throw new ConfigError(`VadWorker.noticeVoiced(): voicedMs must be a number of ms, 0 or more, or null (got ${voicedMs})`);
+    this.#post({ kind: "notice-voiced", voicedMs });
+  }
+
   noticeQuiet(quietMs: number | null): void {
     this.#requireStarted("noticeQuiet");
     if (quietMs !== null && !(quietMs >= 0)) throw new ConfigError(`VadWorker.noticeQuiet(): quietMs must be a number of ms, 0 or more, or null (got ${quietMs})`);
@@ -354,6 +364,7 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
       case "pauseLapse":
       case "speechQuiet":
       case "speechResumed":
+      case "speechVoiced":
       case "turnPrediction":
       case "onsetPause":
       case "probability": {

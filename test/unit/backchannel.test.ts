@@ -4,7 +4,7 @@
  * fakes, whose player says whether the reply paused and went on.
  */
 import { describe, expect, test } from "vitest";
-import { BACKCHANNEL_WORDS_EN, backchannelPolicyOf, isBackchannel } from "../../src/session/backchannel.js";
+import { BACKCHANNEL_WORDS_EN, backchannelPolicyOf, INTERRUPT_WORDS_EN, isBackchannel, wordsVerdict } from "../../src/session/backchannel.js";
 import type { TurnConfig, TurnEvent, TurnState } from "../../src/session/turn-machine.js";
 import { BASE_CONFIG, botSpeakingState, effectKinds, runTurns } from "./turn-machine-helpers.js";
 import type { SessionComponents } from "../../src/session/ports.js";
@@ -38,12 +38,31 @@ describe("the backchannel policy's words", () => {
     expect(BACKCHANNEL_WORDS_EN).not.toContain("no");
   });
 
+  test("a verdict on the words so far: an interrupting word or minWords others interrupt, all backchannels are one, else unsure", () => {
+    expect(wordsVerdict(POLICY, ["yeah", "Wait."])).toBe("interrupt");
+    expect(wordsVerdict(POLICY, ["excuse", "me"])).toBe("interrupt");
+    expect(wordsVerdict(POLICY, ["tell", "me", "more"])).toBe("interrupt");
+    expect(wordsVerdict(POLICY, ["okay", "I see"])).toBe("backchannel");
+    // What the reference STT made of flite's "sure", "got it", "yeah": too few to be more than a misheard backchannel.
+    for (const misheard of [["share"], ["go", "to"], ["you", "have"]]) expect(wordsVerdict(POLICY, misheard), misheard.join(" ")).toBe("unsure");
+    expect(wordsVerdict(POLICY, [])).toBe("unsure");
+    // A word on both lists is a backchannel; minWords counts only the others.
+    const custom = backchannelPolicyOf({ interruptWords: ["nein", "yeah"], minWords: 2 })!;
+    expect(wordsVerdict(custom, ["Nein!"])).toBe("interrupt");
+    expect(wordsVerdict(custom, ["yeah"])).toBe("backchannel");
+    expect(wordsVerdict(custom, ["go", "to"])).toBe("interrupt");
+    expect(INTERRUPT_WORDS_EN.filter((w) => BACKCHANNEL_WORDS_EN.includes(w))).toEqual([]);
+  });
+
   test("off unless asked; bad values fail naming the option", () => {
     expect(backchannelPolicyOf(undefined)).toBeUndefined();
     expect(backchannelPolicyOf(false)).toBeUndefined();
     expect(backchannelPolicyOf({ maxMs: 500 })).toMatchObject({ maxMs: 500, wordWaitMs: 700 });
     expect(() => backchannelPolicyOf({ maxMs: -1 })).toThrow(/bargeIn\.backchannels\.maxMs/);
     expect(() => backchannelPolicyOf({ words: "yeah" as never })).toThrow(/bargeIn\.backchannels\.words/);
+    expect(() => backchannelPolicyOf({ interruptWords: [1] as never })).toThrow(/bargeIn\.backchannels\.interruptWords/);
+    expect(() => backchannelPolicyOf({ minWords: 0 })).toThrow(/bargeIn\.backchannels\.minWords/);
+    expect(() => backchannelPolicyOf({ minWords: 1.5 })).toThrow(/minWords/);
     expect(() => new VoiceSession({ stt: fakeStt().provider, llm: fakeLlm().provider, tts: fakeTts().provider, bargeIn: { backchannels: { wordWaitMs: Number.NaN } } })).toThrow(/wordWaitMs/);
   });
 });
@@ -89,6 +108,68 @@ describe("turn machine with backchannels", () => {
     expect(state.userWords).toEqual(["yeah", "wait"]);
     expect(effects.filter((e) => e.kind === "userTranscript").at(-1)).toEqual({ kind: "userTranscript", text: "yeah wait" });
     expect(effectKinds(effects)).not.toContain("backchannel");
+  });
+
+  test("a word or two that is neither a backchannel nor an interrupting one (a misheard \"sure\") confirms nothing: short speech resumes when the word wait is over, and a third word or an interrupting one confirms", () => {
+    const ended = run(overBot(["go", "to"], 400), botSpeaking());
+    expect(effectKinds(ended.effects)).toEqual(["pausePlayback", "armTimer"]);
+    expect(ended.state.userWords).toEqual([]);
+    expect(run([{ kind: "timer", at: ONSET + 400 + POLICY.wordWaitMs }], ended.state).effects).toEqual([
+      { kind: "resumePlayback", token: 1 },
+      { kind: "backchannel", words: ["go", "to"], speechMs: 400 },
+    ]);
+    // A backchannel among them does not settle it early: the others may be the start of a sentence.
+    expect(effectKinds(run([{ kind: "word", text: "yeah", at: ONSET + 500 }], ended.state).effects)).toEqual([]);
+    for (const next of ["there", "stop"]) {
+      const cut = run([{ kind: "word", text: next, at: ONSET + 500 }], ended.state);
+      expect(cut.effects.find((e) => e.kind === "announceInterruption"), next).toMatchObject({ reason: "words", speechStartToConfirmMs: 500 });
+      expect(cut.state.userWords).toEqual(["go", "to", next]);
+    }
+    // Voiced past maxMs, the same two words interrupt at the speech's end.
+    const long = run(overBot(["go", "to"], POLICY.maxMs + 100), botSpeaking());
+    expect(long.effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "speech" });
+    expect(long.state.userWords).toEqual(["go", "to"]);
+  });
+
+  test('a burst the VAD calls a misfire ("wait", too short for minSpeechMs): the bot plays on, and its words are awaited wordWaitMs; only an interrupting one cuts the reply', () => {
+    const burst: TurnEvent[] = [{ kind: "speechStart", pausedByWorker: false, at: ONSET }, { kind: "misfire", resumedByWorker: false, at: ONSET + 600 }];
+    const missed = run(burst, botSpeaking());
+    expect(missed.effects).toEqual([
+      { kind: "pausePlayback", token: 1 },
+      { kind: "resumePlayback", token: 1 },
+      { kind: "armTimer", at: ONSET + 600 + POLICY.wordWaitMs },
+    ]);
+    const cut = run([{ kind: "word", text: "wait", at: ONSET + 900 }], missed.state);
+    expect(cut.effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "words", speechStartToConfirmMs: 900 });
+    expect(cut.state.userWords).toEqual(["wait"]);
+    // A backchannel or a misheard word does not; when the wait is over the misfire stays one, with no event.
+    const heard = run([{ kind: "word", text: "share", at: ONSET + 900 }, { kind: "word", text: "yeah", at: ONSET + 1000 }], missed.state);
+    expect(heard.effects).toEqual([]);
+    const over = run([{ kind: "timer", at: ONSET + 600 + POLICY.wordWaitMs }], heard.state);
+    expect(over.effects).toEqual([]);
+    expect(over.state.bargeIn.kind).toBe("idle");
+    expect(over.state.userWords).toEqual([]);
+    // The worker resumed it: nothing to resume; speech again in the wait pauses the bot again.
+    const byWorker = run([burst[0], { kind: "misfire", resumedByWorker: true, at: ONSET + 600 }], botSpeaking());
+    expect(effectKinds(byWorker.effects)).toEqual(["pausePlayback", "armTimer"]);
+    expect(run([{ kind: "speechStart", pausedByWorker: false, at: ONSET + 800 }], missed.state).effects).toEqual([{ kind: "pausePlayback", token: 1 }]);
+    // Without the policy a misfire resumes and ends the barge-in at once, as before.
+    const plain: TurnConfig = { ...CONFIG, backchannel: undefined };
+    const old = run(burst, botSpeaking(plain), plain);
+    expect(effectKinds(old.effects)).toEqual(["pausePlayback", "resumePlayback"]);
+    expect(old.state.bargeIn.kind).toBe("idle");
+  });
+
+  test("speech over the bot voiced past maxMs interrupts while it goes on (the VAD's speechVoiced), its held words the user's; not once it has ended, nor without the policy", () => {
+    const going = run([{ kind: "speechStart", pausedByWorker: false, at: ONSET }, { kind: "speechRealStart", at: ONSET + 200 }, { kind: "word", text: "go", at: ONSET + 600 }], botSpeaking());
+    const cut = run([{ kind: "speechVoiced", at: ONSET + 720 }], going.state);
+    expect(cut.effects.find((e) => e.kind === "announceInterruption")).toMatchObject({ reason: "speech", speechStartToConfirmMs: 720 });
+    expect(cut.state.userWords).toEqual(["go"]);
+    const ended = run([{ kind: "speechEnd", at: ONSET + 500 }], going.state);
+    expect(ended.state.bargeIn.kind).toBe("pending");
+    expect(run([{ kind: "speechVoiced", at: ONSET + 720 }], ended.state).effects).toEqual([]);
+    const plain: TurnConfig = { ...CONFIG, backchannel: undefined };
+    expect(run([{ kind: "speechVoiced", at: ONSET + 720 }], botSpeaking(plain), plain).effects).toEqual([]);
   });
 
   test("the length that confirms is the voiced speech (its last speech frame less its onset, in context time), not the VAD's end, which comes redemptionMs later", () => {

@@ -263,3 +263,30 @@ describe("SpeechDetector.noticeQuiet (a likely end of turn, before redemptionMs:
     expect(summary(start(1000).feed([...frames(20, 0.9), ...frames(10, 0.05)]))).toEqual(["speechStart@0", "speechRealStart@11", "speechEnd@29"]);
   });
 });
+
+describe("SpeechDetector.noticeVoiced (speech over the bot too long for a backchannel: bargeIn.backchannels' maxMs)", () => {
+  const start = (voicedMs: number | null) => {
+    const detector = new SpeechDetector({ ...DEFAULT_SPEECH_OPTIONS, redemptionMs: 320, msPerFrame: 32, keepAudio: false });
+    detector.noticeVoiced(voicedMs);
+    let i = 0;
+    const feed = (ps: number[], echo: FrameEcho = "clear") => ps.flatMap((p) => detector.push(new Float32Array(FRAME), p, { sampleIndex: i++ * FRAME, contextTime: i * 0.032 }, echo));
+    return { detector, feed };
+  };
+
+  it("on the speech frame that makes the onset-to-frame span reach it (700 ms: 22 frames), once, pauses within included; the utterance goes on", () => {
+    const events = start(700).feed([...frames(15, 0.9), ...frames(3, 0.05), ...frames(10, 0.9), ...frames(10, 0.05)]);
+    expect(summary(events)).toEqual(["speechStart@0", "speechRealStart@11", "speechVoiced@21", "speechEnd@37"]);
+    const voiced = events.find((e) => e.kind === "speechVoiced")!;
+    expect(voiced.kind === "speechVoiced" && voiced.voicedMs).toBe(22 * 32);
+    // The next utterance is timed from its own onset.
+    const { feed } = start(700);
+    const two = feed([...frames(15, 0.9), ...frames(12, 0.05), ...frames(25, 0.9)]);
+    expect(summary(two)).toEqual(["speechStart@0", "speechRealStart@11", "speechEnd@24", "speechStart@27", "speechRealStart@38", "speechVoiced@48"]);
+  });
+
+  it("not for speech shorter than that, nor before the utterance is confirmed (echo the guard cannot vouch for), nor when off", () => {
+    expect(summary(start(700).feed([...frames(18, 0.9), ...frames(12, 0.05)]))).toEqual(["speechStart@0", "speechRealStart@11", "speechEnd@27"]);
+    expect(summary(start(700).feed(frames(30, 0.9), "unconfirmed"))).toEqual(["speechStart@0"]);
+    expect(summary(start(null).feed(frames(30, 0.9)))).toEqual(["speechStart@0", "speechRealStart@11"]);
+  });
+});

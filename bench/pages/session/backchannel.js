@@ -63,11 +63,12 @@ async function run({ policy, items }) {
   // A real microphone is never digitally silent (bench-session.js noiseBed); the recordings carry their rooms.
   t.noiseBed(-53);
   const trials = [];
+  const textFrom = [];
   for (const item of items) {
     for (let attempt = 1; attempt <= 2; attempt++) {
       const replyStart = await replyToTalkOver(t);
       const replies = t.log.thinkingAt.length;
-      const before = { interruptions: t.log.interruptions.length, backchannels: t.log.backchannels.length, vad: t.log.vad.length };
+      const before = { interruptions: t.log.interruptions.length, backchannels: t.log.backchannels.length, vad: t.log.vad.length, userText: t.log.userText.length };
       const onsetAt = Math.max(t.context.currentTime + 0.25, replyStart + FROM_REPLY_START_S);
       const spoken = await t.say(item.name, { onsetAt });
       const decided = () => t.log.interruptions.length > before.interruptions || t.log.backchannels.length > before.backchannels;
@@ -84,13 +85,21 @@ async function run({ policy, items }) {
         reason: interruption?.reason ?? null,
         onsetToConfirmMs: interruption ? Math.round((interruption.contextTime - spoken.onset) * 1000) : null,
         words: backchannel ? backchannel.words : [],
+        // An interruption's words, filled in at the end: the user's text shown until the next item.
+        userText: null,
         speechMs: backchannel?.speechMs ?? null,
         vadTrace: t.log.vad.slice(before.vad).map((e) => `${e.kind}@${Math.round((e.contextTime - spoken.onset) * 1000)}`).join(" "),
       };
       trials.push(trial);
+      textFrom.push(before.userText);
       if (outcome !== "void") break;
     }
   }
+  trials.forEach((trial, i) => {
+    if (trial.outcome !== "interruption") return;
+    const until = textFrom[i + 1] ?? t.log.userText.length;
+    trial.userText = t.log.userText.slice(textFrom[i], until).at(-1)?.text ?? "";
+  });
   const result = { trials, errors: t.log.errors, warnings: t.log.warnings.slice(0, 20) };
   await t.close();
   return result;

@@ -28,7 +28,7 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   const clock = new ClockMap(context);
   const ttsStreams = [];
   const chat = openaiChat({ url: `${location.origin}/v1`, model: "eliza" });
-  const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], backchannels: [], vad: [], thinkingAt: [], speakingAt: [] };
+  const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], backchannels: [], vad: [], thinkingAt: [], speakingAt: [], userText: [] };
   const session = new VoiceSession({
     stt,
     tts: observedTts(tts, ttsStreams, clock),
@@ -51,6 +51,8 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   session.on("turn", (e) => log.turns.push({ ...e, at: performance.now() }));
   session.on("interruption", (e) => log.interruptions.push({ ...e, contextTime: context.currentTime, at: performance.now() }));
   session.on("backchannel", (e) => log.backchannels.push({ ...e, contextTime: context.currentTime }));
+  // What the STT heard of the user, as the session shows it (a backchannel's held words never show).
+  session.on("transcript", (e) => e.role === "user" && log.userText.push({ id: e.id, text: e.text, contextTime: context.currentTime }));
   session.on("vad", (e) => e.kind !== "meter" && log.vad.push({ kind: e.kind, direct: e.direct, contextTime: e.contextTime }));
 
   const buffers = new Map();

@@ -53,6 +53,8 @@ interface TurnToJudge {
 }
 /** The `notice-quiet` request, kept for a detector made after it. */
 let quietNoticeMs: number | null = null;
+/** The `notice-voiced` request, kept likewise. */
+let voicedNoticeMs: number | null = null;
 /** The level cue that may pause before Silero calls speech (vad.onsetPause); undefined when off. */
 let onset: OnsetCue | undefined;
 const framePorts: MessagePort[] = [];
@@ -123,6 +125,10 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
       quietNoticeMs = message.quietMs;
       detector?.noticeQuiet(quietNoticeMs);
       break;
+    case "notice-voiced":
+      voicedNoticeMs = message.voicedMs;
+      detector?.noticeVoiced(voicedNoticeMs);
+      break;
     case "dispose":
       void dispose();
       break;
@@ -156,6 +162,7 @@ async function init(s: VadWorkerSettings): Promise<void> {
     }
     detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio || turnDetector !== undefined });
     detector.noticeQuiet(quietNoticeMs);
+    detector.noticeVoiced(voicedNoticeMs);
     onset = s.onsetPause ? new OnsetCue() : undefined;
     post({ kind: "ready", loadMs: performance.now() - started });
     startDrain();
@@ -250,6 +257,9 @@ function emit(events: SpeechEvent[], workerTime: number): void {
         break;
       case "speechResumed":
         post({ kind: "speechResumed", ...timing });
+        break;
+      case "speechVoiced":
+        post({ kind: "speechVoiced", voicedMs: e.voicedMs, ...timing });
         break;
       case "pauseLapse": {
         // Only our own pause lapses, by its token; a renewal takes the token armed now (a newer reply's, if one began).

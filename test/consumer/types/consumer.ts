@@ -61,6 +61,7 @@ import {
   type VadSpeechQuiet,
   type VadTurnPrediction,
   type VadSpeechResumed,
+  type VadSpeechVoiced,
   type VadPauseLapse,
   type VadOnsetPause,
   type VadProbability,
@@ -161,6 +162,7 @@ export type VadPayloadsNamed = Expect<
         speechQuiet: VadSpeechQuiet;
         turnPrediction: VadTurnPrediction;
         speechResumed: VadSpeechResumed;
+        speechVoiced: VadSpeechVoiced;
         onsetPause: VadOnsetPause;
         probability: VadProbability;
         progress: VadLoadProgress;
