@@ -37,9 +37,10 @@ export interface BargeInOptions {
   confirmByWords?: boolean;
   /**
    * A listener's "yeah", "mm-hmm", "okay" over the bot pauses it and then lets
-   * it go on: no `interruption`, no user turn, a `backchannel` event. Other
-   * words, and speech voiced longer than `maxMs`, interrupt. Default false (off): any
-   * word and `minSpeechMs` of speech interrupt. See README "Backchannels".
+   * it go on: no `interruption`, no user turn, a `backchannel` event. An
+   * interrupting word, `minWords` other words, or speech voiced `maxMs`
+   * interrupt. Default false (off): any word and `minSpeechMs` of speech
+   * interrupt. See README "Backchannels".
    */
   backchannels?: boolean | BackchannelOptions;
 }
