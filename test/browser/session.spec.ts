@@ -58,9 +58,12 @@ test.describe("a full turn with known speech injected through `input`", () => {
       }
       expect(turn.speechEndToFirstAudibleMs).toBeGreaterThan(turn.speechEndToFirstAudioByteMs);
       // Voice to voice, from the VAD's last speech frame: its first part is the VAD's wait for silence, which
-      // cannot end before 9 frames (288 ms of the session's 300 ms redemption) after that frame.
+      // cannot end before 9 frames (288 ms of the session's 300 ms redemption) after that frame. That part is
+      // voiceToVoiceMs (context time) less speechEndToFirstAudibleMs (main-thread time, to when the page learnt
+      // the reply was audible), so the main thread's delay in learning it shortens it: 267 ms once on a
+      // loaded CI run. Timed from the speech end event instead, it would be near 0.
       expect(turn.voiceToVoiceMs).toBeGreaterThan(turn.speechEndToFirstAudibleMs);
-      expect(turn.voiceEndToDecisionMs).toBeGreaterThan(270);
+      expect(turn.voiceEndToDecisionMs).toBeGreaterThan(200);
       // start() reported the VAD's load in bytes, while connecting, to the end of each file.
       for (const asset of ["model", "wasm"]) {
         const p = result.log.progress[asset];
