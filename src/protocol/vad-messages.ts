@@ -232,13 +232,13 @@ export interface VadSpeechQuietMessage extends VadEventTiming {
   lastSpeechContextTime: number;
 }
 /** The voice came back after a `speechQuiet`, in the same utterance. */
+export interface VadSpeechResumedMessage extends VadEventTiming {
+  kind: "speechResumed";
+}
 /** A confirmed utterance's voice has lasted the `notice-voiced` time, `voicedMs` from its onset frame (it goes on). */
 export interface VadSpeechVoicedMessage extends VadEventTiming {
   kind: "speechVoiced";
   voicedMs: number;
-}
-export interface VadSpeechResumedMessage extends VadEventTiming {
-  kind: "speechResumed";
 }
 /**
  * The turn detector's verdict on the utterance that just ended (its

@@ -101,15 +101,17 @@ export function backchannelPolicyOf(option: boolean | BackchannelOptions | undef
 /** The option's phrases as the normalised words the policy compares. */
 function wordSet(phrases: unknown, name: string): ReadonlySet<string> {
   if (!Array.isArray(phrases) || phrases.some((w) => typeof w !== "string")) throw new ConfigError(`VoiceSession: \`bargeIn.backchannels.${name}\` must be an array of strings`);
-  return new Set((phrases as string[]).flatMap((phrase) => phrase.split(/\s+/).map(normaliseWord)).filter((w) => w.length > 0));
+  return new Set(tokensOf(phrases as string[]));
+}
+
+/** Phrases as the words the policy compares: word by word, normalised, none empty. */
+function tokensOf(phrases: readonly string[]): string[] {
+  return phrases.flatMap((phrase) => phrase.split(/\s+/).map(normaliseWord)).filter((w) => w.length > 0);
 }
 
 /** True when the STT's word is only a listener's feedback. A word that normalises to nothing (punctuation) is too. */
 export function isBackchannel(policy: BackchannelPolicy, text: string): boolean {
-  return text.split(/\s+/).every((w) => {
-    const word = normaliseWord(w);
-    return word.length === 0 || policy.words.has(word);
-  });
+  return tokensOf([text]).every((w) => policy.words.has(w));
 }
 
 /**
@@ -118,7 +120,7 @@ export function isBackchannel(policy: BackchannelPolicy, text: string): boolean 
  * are, and there is one at least), or `unsure` (none yet, or too few others).
  */
 export function wordsVerdict(policy: BackchannelPolicy, words: readonly string[]): "interrupt" | "backchannel" | "unsure" {
-  const tokens = words.flatMap((w) => w.split(/\s+/).map(normaliseWord)).filter((w) => w.length > 0);
+  const tokens = tokensOf(words);
   const others = tokens.filter((w) => !policy.words.has(w));
   if (others.some((w) => policy.interruptWords.has(w)) || others.length >= policy.minWords) return "interrupt";
   return tokens.length > 0 && others.length === 0 ? "backchannel" : "unsure";

@@ -149,7 +149,7 @@ export class SpeechDetector {
       events.push({ kind: "speechRealStart", at });
     }
     const voicedFrames = this.#frames - this.#onsetFrame + 1;
-    if (isSpeech && this.#realStartFired && !this.#voicedNoticed && this.#voicedNoticeFrames !== undefined && voicedFrames >= this.#voicedNoticeFrames) {
+    if (this.#voicedNoticeFrames !== undefined && !this.#voicedNoticed && isSpeech && this.#realStartFired && voicedFrames >= this.#voicedNoticeFrames) {
       this.#voicedNoticed = true;
       events.push({ kind: "speechVoiced", at, voicedMs: voicedFrames * this.#options.msPerFrame });
     }

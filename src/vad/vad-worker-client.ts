@@ -236,6 +236,12 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
    * it goes on), and `speechResumed` when its voice comes back after that: a likely end of turn before the
    * certain one, where a preemptive reply starts. `null` turns it off.
    */
+  noticeQuiet(quietMs: number | null): void {
+    this.#requireStarted("noticeQuiet");
+    if (quietMs !== null && !(quietMs >= 0)) throw new ConfigError(`VadWorker.noticeQuiet(): quietMs must be a number of ms, 0 or more, or null (got ${quietMs})`);
+    this.#post({ kind: "notice-quiet", quietMs });
+  }
+
   /**
    * From now on, `speechVoiced` once a confirmed utterance's voice has lasted `voicedMs` from its onset (it goes
    * on): speech that long over the bot is no backchannel. `null` turns it off.
@@ -244,12 +250,6 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     this.#requireStarted("noticeVoiced");
     if (voicedMs !== null && !(voicedMs >= 0)) throw new ConfigError(`VadWorker.noticeVoiced(): voicedMs must be a number of ms, 0 or more, or null (got ${voicedMs})`);
     this.#post({ kind: "notice-voiced", voicedMs });
-  }
-
-  noticeQuiet(quietMs: number | null): void {
-    this.#requireStarted("noticeQuiet");
-    if (quietMs !== null && !(quietMs >= 0)) throw new ConfigError(`VadWorker.noticeQuiet(): quietMs must be a number of ms, 0 or more, or null (got ${quietMs})`);
-    this.#post({ kind: "notice-quiet", quietMs });
   }
 
   /**
