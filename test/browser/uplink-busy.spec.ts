@@ -39,7 +39,8 @@ test("five healthy sessions, then the main thread busy 50 ms of every 60 ms for 
     expect(s.uplink.oldestFrameAgeMsMax).toBeLessThanOrEqual(500);
     expect(s.uplink.admissionRejects).toBe(0);
     expect(s.socket.connections).toBe(1);
-    // Each session heard its question.
-    expect(s.transcripts.find((l: string) => l.startsWith("user:"))).toMatch(/light|turn/i);
+    // Each session heard its question. Its words may come in more than one user turn: a loaded CI run
+    // once ended a turn after "please" and heard the rest as the next (the turn's end is not what this tests).
+    expect(s.transcripts.filter((l: string) => l.startsWith("user:")).join(" ")).toMatch(/light|turn/i);
   }
 });
