@@ -22,7 +22,10 @@ import { prepareHumanSpeech } from "./human-speech.mjs";
 const OUT = new URL("../pages/session/backchannel/", import.meta.url);
 const HUMAN = new URL("../pages/session/human/", import.meta.url);
 
-export const BACKCHANNEL_PHRASES = ["Yeah.", "Okay.", "Mm-hmm.", "Right.", "Uh-huh.", "Sure.", "I see.", "Got it.", "Yes.", "Oh.", "Really?", "Cool."];
+// No "Mm-hmm": flite spells it ("em em aitch em em", 1.0–1.2 s, and "Mhm" or "Mm" the same way),
+// which no listener says; until 2026-12-06 it was here, and both its clips interrupted as speech
+// voiced past `maxMs`. A person's hum is what the real bursts below stand for.
+export const BACKCHANNEL_PHRASES = ["Yeah.", "Okay.", "Alright.", "Right.", "Uh-huh.", "Sure.", "I see.", "Got it.", "Yes.", "Oh.", "Really?", "Cool."];
 export const INTERRUPTION_PHRASES = ["Wait.", "Stop.", "Hold on.", "No, wait.", "Excuse me.", "Stop, please.", "Wait a moment.", "No, I meant the other one.", "Can you repeat that?", "Actually, tell me the time."];
 const VOICES = ["slt", "rms"];
 /** Lengths of the real bursts, ms: spread over 160–260. */
