@@ -129,6 +129,13 @@ const HANDLERS: Handlers = {
     if (misfired) {
       return { state: { ...quiet, bargeIn: misfired.bargeIn, userWords: s.userWords.slice(0, misfired.wordsBefore) }, effects: [...echo, ...misfired.effects] };
     }
+    // Words in an utterance too short for the VAD ("wait" confirmed the barge-in by its word): it ended here,
+    // as at a speechEnd. Left open, only the STT's pause would end it, and only Kyutai's STT sends one.
+    // Where the voice ended is not known (the misfire does not say): no voice to voice for this turn.
+    if (s.phase === "user_speaking" && s.vadSpeaking && s.userWords.length > 0 && s.holdUntil === undefined && !config.pushToTalk) {
+      const ended = endUserTurn({ ...quiet, voiceEnd: undefined });
+      return { state: ended.state, effects: [...echo, ...ended.effects] };
+    }
     const next = s.phase === "user_speaking" && s.userWords.length === 0 ? to(quiet, "listening") : same(quiet);
     // A cough during a held turn: the hold stands, and its timer (which may have come meanwhile) is asked again.
     const hold: TurnEffect[] = s.holdUntil === undefined ? [] : [{ kind: "armTimer", at: s.holdUntil }];

@@ -323,8 +323,8 @@ export interface TurnMetrics {
    * the VAD's last speech frame ends after the sound does (Silero still scores
    * a frame or two of the decay as speech): against the recording's truth,
    * 57 ms short at p50 and 102 ms at p95 (`npm run bench -- turn`). None for a
-   * typed turn, or when the turn ended while the VAD still heard speech
-   * (push-to-talk released mid-word).
+   * typed turn, when the turn ended while the VAD still heard speech (push-to-talk
+   * released mid-word), or at a misfire (an utterance too short for the VAD, with words).
    */
   voiceToVoiceMs?: number;
   /** Its first part: the user's last speech frame → the session's end-of-turn decision (the VAD's silence, or the STT's pause). */

@@ -116,6 +116,24 @@ describe("turn machine", () => {
     expect(kinds(burst.effects)[0]).toBe("echoWord");
   });
 
+  test("words in an utterance the VAD then calls a misfire end the turn there, as a speech end would; a hold or push-to-talk keeps it open", () => {
+    // "wait" confirmed the barge-in by its word; the VAD found the utterance too short.
+    const confirmed = run([{ kind: "speechStart", pausedByWorker: true, at: 5000 }, { kind: "word", text: "wait", at: 5080 }], botSpeaking()).state;
+    expect(confirmed).toMatchObject({ phase: "user_speaking", userWords: ["wait"], vadSpeaking: true });
+    const ended = run([{ kind: "misfire", resumedByWorker: false }], confirmed);
+    // The voice's end is unknown (the misfire does not say, and the earlier turn's is stale).
+    expect(ended.effects).toEqual([{ kind: "endUserTurn", voiceEnd: undefined }]);
+    expect(kinds(run([{ kind: "turnFlushed", missed: false, at: 0 }], ended.state).effects)).toContain("startReply");
+    // A quick "yes" while listening, its word before the VAD's verdict: the same.
+    const yes = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "word", text: "yes", at: 150 }, { kind: "misfire", resumedByWorker: false }]);
+    expect(kinds(yes.effects)).toEqual(["state:listening", "state:user_speaking", "userTranscript", "endUserTurn"]);
+    // With push-to-talk the button ends the turn; with no word the floor goes back.
+    const ptt = { ...CONFIG, pushToTalk: true };
+    expect(run([{ kind: "misfire", resumedByWorker: false }], confirmed, ptt).effects).toEqual([]);
+    const wordless = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "misfire", resumedByWorker: false }]);
+    expect(kinds(wordless.effects)).toEqual(["state:listening", "state:user_speaking", "state:listening"]);
+  });
+
   test("a misfire resumes the paused reply with its token and drops the words heard in the burst", () => {
     const paused = run([{ kind: "speechStart", pausedByWorker: false, at: 5000 }], { ...botSpeaking(), userWords: ["earlier"] });
     const withCough = { ...paused.state, userWords: ["earlier", "uh"] };
