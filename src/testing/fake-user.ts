@@ -8,9 +8,9 @@
  * as the VAD worker does), its real start once `minSpeechMs` of speech has
  * passed, each word from the STT as it ends (`msPerWord` apart), then the
  * VAD's speech end; or a misfire for a sound shorter than `minSpeechMs`,
- * words or not (the real VAD does not count it either: the user's turn then
- * ends on the STT's pause, `stt.pause(1)`). The VAD's end comes at once (the
- * real one waits `vad.redemptionMs`).
+ * words or not (the real VAD does not count it either; a turn its words began
+ * ends there, as at a speech end). The VAD's end comes at once (the real one
+ * waits `vad.redemptionMs`).
  * Thread: main.
  */
 import { ConfigError, Emitter, MicrophoneError, StateError, type CapturePort, type ChannelLevel, type VadPort } from "../index.js";
