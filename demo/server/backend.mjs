@@ -203,11 +203,18 @@ export async function startReferenceBackend(options = {}) {
     const knobs = parseKnobs(url.searchParams, defaults[route.emulator.knobsFrom ?? route.emulator.name]);
     const upgrade = () => wss.handleUpgrade(req, socket, head, (ws) => upgraded(ws, route, knobs, url, req));
     if (!route.emulator.beforeUpgrade) return upgrade();
-    route.emulator.beforeUpgrade(url, knobs).then((refusal) => {
-      if (socket.destroyed) return; // the client gave up while the handshake waited
-      if (refusal) return refuseUpgrade(socket, refusal.status, refusal.text);
-      upgrade();
-    }, () => refuseUpgrade(socket, 500, "Internal Server Error"));
+    route.emulator.beforeUpgrade(url, knobs).then(
+      async (refusal) => {
+        // The client may have given up while the handshake waited (a connect timeout shorter than a
+        // `delay_ms`). On a loaded machine its close can wait in the poll queue behind the timer that
+        // ended the wait, so that I/O is read first: a clean-clone CI run upgraded such a socket.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (socket.destroyed) return;
+        if (refusal) return refuseUpgrade(socket, refusal.status, refusal.text);
+        upgrade();
+      },
+      () => refuseUpgrade(socket, 500, "Internal Server Error"),
+    );
   });
 
   /**

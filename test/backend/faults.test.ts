@@ -254,3 +254,26 @@ describe("auth", () => {
     expect(secured.stats().http.unauthorized).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe("a delayed handshake the client gave up on", () => {
+  // OpenAI Realtime's `delay_ms` waits before the upgrade (its beforeUpgrade). A clean-clone CI run
+  // upgraded a socket whose client had closed during that wait: the backend shares the test's event
+  // loop, and when the loop was blocked past both timers, the client's close was still unread when
+  // the wait ended. Here the loop is blocked on purpose.
+  test("is not upgraded, even when the event loop was blocked past the wait", async () => {
+    const { default: WebSocket } = await import("ws");
+    const opened = () => (backend.stats() as unknown as Record<string, { opened?: number } | undefined>)["openai-realtime"]?.opened ?? 0;
+    const before = opened();
+    const ws = new WebSocket(`${backend.wsUrl}/v1/realtime?model=gpt-realtime&delay_ms=400`);
+    const events: string[] = [];
+    ws.on("open", () => events.push("open"));
+    ws.on("error", () => events.push("error"));
+    setTimeout(() => ws.terminate(), 100);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const blockedFrom = performance.now();
+    while (performance.now() - blockedFrom < 700); // past the client's 100 ms and the server's 400 ms
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(opened() - before, "streams the emulator took").toBe(0);
+    expect(events).not.toContain("open");
+  });
+});
