@@ -66,6 +66,8 @@ interface Row {
     firstTurnHas?: string[];
     /** …and a word after this one: the audio past the reconnect was heard (see "drop mid-speech"). */
     firstTurnGoesOnAfter?: string;
+    /** …and a word before this one: the replay began with the utterance (see "drop mid-speech"). */
+    firstTurnComesTo?: string;
     /** Streams the emulator took (upgrades that completed). */
     served: number;
   };
@@ -89,8 +91,10 @@ function rows(kind: SpeechToSpeech): Row[] {
       say: [HELP],
       // (Gemini: the new socket opens the turn with activityStart, so that the replayed speech is in it.)
       // The reference STT hears this "me" after the reconnect as "me" or, in 5 of 21 runs on 2026-12-05, "her own", with the whole
-      // utterance in one commit (2,480 ms): a word after "help" shows the audio past the splice arrived.
-      expect: { outcome: "continues", error: "ConnectionClosedError", reconnects: true, firstTurnHas: ["can", "you", "help"], firstTurnGoesOnAfter: "help", served: 2 },
+      // utterance in one commit (2,480 ms): a word after "help" shows the audio past the splice arrived. So does one before
+      // it for the replay's start: "can you" itself was once heard as "any" (a clean-clone CI run, 2026-12-06, Gemini), with
+      // every sample the microphone gave sent (sentSamples = pushedSamples, no gap).
+      expect: { outcome: "continues", error: "ConnectionClosedError", reconnects: true, firstTurnHas: ["help"], firstTurnComesTo: "help", firstTurnGoesOnAfter: "help", served: 2 },
     },
     // The socket dies mid-reply: the reply ends there (its heard part kept), the session reconnects and answers the next turn.
     { fault: "drop mid-reply", knobs: first(`drop_after=${dropAfter}`), say: [HELP, NEXT], expect: { outcome: "continues", error: "ConnectionClosedError", reconnects: true, served: 2 } },
@@ -229,11 +233,13 @@ async function runRow(row: Row, kind: SpeechToSpeech, backend: ReferenceBackend,
       expect(users().length, JSON.stringify(lines(r))).toBe(messages);
       const firstWords = users()[0]!.text.toLowerCase().split(/\s+/);
       const goesOn = !want.firstTurnGoesOnAfter || firstWords.indexOf(want.firstTurnGoesOnAfter) < firstWords.length - 1;
-      if (!goesOn || !(want.firstTurnHas ?? []).every((w) => firstWords.includes(w))) {
+      const comesTo = !want.firstTurnComesTo || firstWords.indexOf(want.firstTurnComesTo) > 0;
+      if (!goesOn || !comesTo || !(want.firstTurnHas ?? []).every((w) => firstWords.includes(w))) {
         // What the service got (its commits: audio, where its recogniser cut it) and what the uplink did, to tell a lost frame from a misheard one.
         const why = { history: lines(r), events: r.seen.events, uplink: r.session.metrics.uplink, replayedSamples: r.session.metrics.sttReplayedSamples, service: kind === "openai" ? await realtimeCommits(backend) : undefined };
         for (const word of want.firstTurnHas ?? []) expect(firstWords, `"${word}" lost from the turn: ${JSON.stringify(why)}`).toContain(word);
         expect(goesOn, `nothing after "${want.firstTurnGoesOnAfter}" in the turn: ${JSON.stringify(why)}`).toBe(true);
+        expect(comesTo, `nothing before "${want.firstTurnComesTo}" in the turn: ${JSON.stringify(why)}`).toBe(true);
       }
       // A reply cut by the fault keeps what was heard, marked as cut.
       if (messages > 1) expect(r.session.history[1], JSON.stringify(lines(r))).toMatchObject({ role: "assistant", interrupted: true });
