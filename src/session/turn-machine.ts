@@ -145,6 +145,9 @@ const HANDLERS: Handlers = {
   word: (s, e, config) => {
     // The bot's own voice heard back: neither a confirmation nor the user's turn.
     if (e.echo) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
+    // Owed to the last turn (its flush timed out; the STT's marker has not come back): its audio came
+    // before that turn ended, so not from this reply, even when the reply is audible by the time it comes.
+    if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
     // Words over the bot's audio wait for real speech: with the echo guard (its
     // echo, misheard), or with confirmByWords off (a burst that will misfire).
     const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
@@ -157,7 +160,6 @@ const HANDLERS: Handlers = {
     // bot's echo, however late it arrived. (Once the turn has words, a pause may start a new utterance
     // while the last one's words are still arriving: those stay the user's.)
     if (overBot && s.userWords.length === 0 && spokenBefore(e, s.speechStartAt)) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
-    if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
     const wait = backchannelWait(s);
     if (config.backchannel && wait) {
       // Held until the barge-in is decided (backchannel-wait.ts).

@@ -211,6 +211,19 @@ describe("turn machine", () => {
 describe("turn machine with the echo guard: words near the bot's audio need real speech to vouch for them", () => {
   const GUARDED: TurnConfig = { ...CONFIG, vouchWordsMs: 1500 };
 
+  test("a word the STT owed the last turn (its flush timed out) goes to that turn even once the reply is audible: not held as echo", () => {
+    const ending = run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "word", text: "please", at: 1 }, { kind: "speechEnd", at: 2 }], undefined, GUARDED).state;
+    const audible = run([{ kind: "turnFlushed", missed: true, at: 3 }, { kind: "replyAudible", generation: 1 }], ending, GUARDED).state;
+    // Seen in a loaded browser run: "turn on the lights" came while the reply played, was held, and dropped as echo.
+    const late = run([{ kind: "word", text: "turn", at: 2000, nearBot: true }], audible, GUARDED);
+    expect(late.effects).toEqual([{ kind: "lateUserWord", text: "turn" }]);
+    expect(late.state.heldWords).toEqual([]);
+    // After the marker, a word near the bot is held again until speech vouches for it.
+    const after = run([{ kind: "sttMarker" }, { kind: "word", text: "yeah", at: 2100, nearBot: true }], audible, GUARDED);
+    expect(after.effects).toEqual([]);
+    expect(after.state.heldWords.map((w) => w.text)).toEqual(["yeah"]);
+  });
+
   test("a misheard echo word while the bot speaks is held, then dropped as echo on the misfire: no barge-in, no user turn", () => {
     const s = botSpeaking(GUARDED);
     const { state, effects } = run(

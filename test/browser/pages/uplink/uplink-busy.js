@@ -113,7 +113,8 @@ export async function deliveryProbe() {
 function watchedStt(query) {
   // Start-up is not what is measured: on a loaded machine the server loads a decoder per new stream (seconds).
   const inner = kyutaiStt({ urls: `${ws}/?${query}`, startupTimeoutMs: 30000 });
-  const socket = { sends: 0, bufferedAmountMax: 0, bufferedNonZeroSends: 0, sendIntervalMsMax: 0, connections: 0 };
+  // `heard`: the STT's words and flush markers ("|"), in the order the session read them.
+  const socket = { sends: 0, bufferedAmountMax: 0, bufferedNonZeroSends: 0, sendIntervalMsMax: 0, connections: 0, heard: [] };
   return {
     socket,
     provider: {
@@ -134,6 +135,14 @@ function watchedStt(query) {
           if (lastSend) socket.sendIntervalMsMax = Math.max(socket.sendIntervalMsMax, now - lastSend);
           lastSend = now;
           return send(pcm);
+        };
+        const events = stream.events.bind(stream);
+        stream.events = async function* (signal) {
+          for await (const e of events(signal)) {
+            if (e.kind === "word") socket.heard.push(e.text);
+            if (e.kind === "marker") socket.heard.push("|");
+            yield e;
+          }
         };
         return stream;
       },
@@ -200,6 +209,12 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
       warnings: run.t.log.warnings,
       errors: run.t.log.errors,
       transcripts: run.t.log.transcripts,
+      // The user's messages as the history keeps them (late words of a timed-out flush revise the last one).
+      users: run.t.session.history.filter((m) => m.role === "user").map((m) => m.text),
+      // What the turn did, to tell a turn cut short from words lost.
+      states: run.t.log.states,
+      vad: run.t.log.vadEvents.map((e) => e.kind),
+      interruptions: run.t.log.interruptions.map((e) => ({ reason: e.reason, heardText: e.heardText, userTurnResumed: e.userTurnResumed })),
       uplink: {
         ...run.uplinkMax,
         admissionRejects: u.admissionRejects,
