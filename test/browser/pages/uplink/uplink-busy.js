@@ -63,7 +63,7 @@ function timerProbe(everyMs = 10) {
  *   just after it (up to one 32 ms VAD frame early): the part of the delay a
  *   worker would have saved.
  */
-export async function deliveryProbe() {
+export async function deliveryProbe(budgetMs = 500) {
   const context = new AudioContext();
   const tone = context.createOscillator();
   const stream = context.createMediaStreamDestination();
@@ -80,7 +80,7 @@ export async function deliveryProbe() {
   const summary = (values) => {
     const sorted = [...values].sort((a, b) => a - b);
     const at = (q) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
-    return { frames: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: Math.round(sorted.at(-1) ?? 0), over500: sorted.filter((d) => d > 500).length };
+    return { frames: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: Math.round(sorted.at(-1) ?? 0), overBudget: sorted.filter((d) => d > budgetMs).length };
   };
   const collect = () => new Promise((resolve) => {
     worker.onmessage = (e) => resolve(e.data.arrivals);
@@ -183,7 +183,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
     run.listeningAt = performance.now();
     console.log(`uplink-busy: session ${i + 1} listening after ${Math.round(run.listeningAt - began)} ms`);
   }
-  const probe = await deliveryProbe();
+  const probe = await deliveryProbe(uplink.budgetMs ?? 500);
   await probe.reset();
   const stopLoad = busyMs > 0 ? startMainThreadLoad(busyMs, periodMs) : () => ({ busyFraction: 0 });
   const stopProbe = timerProbe();
