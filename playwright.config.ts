@@ -40,7 +40,9 @@ export default defineConfig({
     // V8 fast API calls into Node 20's WASI crash the process under GC pressure (flite; see vitest.config.ts).
     command: "node --no-turbo-fast-api-calls demo/server/main.mjs",
     url: `http://127.0.0.1:${TEST_PORT}/dist/bargein.js`,
-    env: { PORT: String(TEST_PORT) },
+    // The STTs hear the speech fixtures deterministically (demo/server/known-speech.mjs); a test of
+    // real recognition asks for pocketsphinx alone with the knob known_speech=0.
+    env: { PORT: String(TEST_PORT), BARGEIN_KNOWN_SPEECH: "test/fixtures/speech" },
     reuseExistingServer: false,
     timeout: 60_000,
     stdout: "ignore",

@@ -19,5 +19,9 @@ export default defineConfig({
     // test/backend/worker-flags.test.ts checks that the flag reaches the workers.
     execArgv: ["--experimental-websocket", "--no-turbo-fast-api-calls"],
     testTimeout: 30_000,
+    // Every reference backend a test starts hears the speech fixtures deterministically: their words
+    // are the ones pocketsphinx heard in them on a quiet machine (demo/server/known-speech.mjs). A test
+    // of real recognition asks for pocketsphinx alone with the knob known_speech=0.
+    env: { BARGEIN_KNOWN_SPEECH: "test/fixtures/speech" },
   },
 });

@@ -4,10 +4,13 @@
 // Sidecar: { text, voice, sampleRate, samples, onsetSamples, offsetSamples, words:[{text,start,stop}] }
 // where onset/offset are the first/last speech phone in samples (leading pad included)
 // and word times are in seconds from the start of the file.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { synthesize } from "../demo/server/flite.mjs";
-import { writeWav } from "../demo/server/wav.mjs";
+import { readWav, writeWav } from "../demo/server/wav.mjs";
+import { DecoderPool, recogniserUnavailableReason } from "../demo/server/pocketsphinx.mjs";
+import { FRAME_16K, StreamingRecogniser } from "../demo/server/recogniser.mjs";
+import { int16ToFloat } from "../demo/server/resample.mjs";
 
 const OUT = fileURLToPath(new URL("../test/fixtures/speech/", import.meta.url));
 
@@ -26,6 +29,11 @@ const FIXTURES = [
   { name: "okay", text: "Okay.", voice: "slt", leadS: 0.3, tailS: 0.5 },
   { name: "wait", text: "Wait a moment.", voice: "rms", leadS: 0.3, tailS: 0.5 },
 ];
+
+if (process.argv.includes("--recognise")) {
+  await recogniseAll();
+  process.exit(0);
+}
 
 mkdirSync(OUT, { recursive: true });
 for (const f of FIXTURES) {
@@ -50,6 +58,35 @@ for (const f of FIXTURES) {
   writeFileSync(`${OUT}${f.name}.wav`, writeWav(samples, rate));
   writeFileSync(`${OUT}${f.name}.json`, JSON.stringify(sidecar, null, 2) + "\n");
   console.log(`${f.name}.wav  ${(samples.length / rate).toFixed(2)} s  onset ${sidecar.onsetSamples}  "${f.text}"`);
+}
+
+/** Adds `recognised` to each fixture's sidecar: the real recogniser's final words over the whole file. */
+async function recogniseAll() {
+  const pool = new DecoderPool();
+  try {
+    for (const f of FIXTURES) {
+      const decoder = await pool.acquire();
+      if (!decoder) throw new Error(`pocketsphinx is not installed: ${recogniserUnavailableReason()}`);
+      const recogniser = new StreamingRecogniser(decoder);
+      const wav = readWav(readFileSync(`${OUT}${f.name}.wav`));
+      // A second of silence after the file lets the utterance end by its own endpoint, as in a session.
+      const audio = new Float32Array(wav.samples.length + wav.sampleRate);
+      audio.set(int16ToFloat(wav.samples));
+      /** @type {{ word: string, start: number, end: number }[]} */
+      const recognised = [];
+      for (let at = 0; at < audio.length; at += FRAME_16K) {
+        const result = await recogniser.processFrame(audio.subarray(at, Math.min(audio.length, at + FRAME_16K)));
+        if (result.ended) recognised.push(...result.words.map((w) => ({ word: w.word, start: round3(w.start), end: round3(w.end) })));
+      }
+      pool.release(decoder);
+      const path = `${OUT}${f.name}.json`;
+      const sidecar = JSON.parse(readFileSync(path, "utf8"));
+      writeFileSync(path, JSON.stringify({ ...sidecar, recognised }, null, 2) + "\n");
+      console.log(`${f.name}: "${recognised.map((w) => w.word).join(" ")}"  (said: "${f.text}")`);
+    }
+  } finally {
+    pool.close();
+  }
 }
 
 /** @param {number} x */

@@ -20,6 +20,8 @@ export interface Knobs {
   endpointMs?: number;
   /** STT: 0 = read the audio but run no recogniser (load tests). */
   recognise?: number;
+  /** STT: 0 = pocketsphinx alone, even on a backend with `knownSpeech` (a test of real recognition). */
+  knownSpeech?: number;
   /** STT: 1 = never answer a Marker. */
   ignoreMarkers?: number;
   /** Gemini Live: 1 = server messages as binary frames holding their JSON. */
@@ -43,6 +45,11 @@ export interface BackendOptions {
   prewarm?: boolean;
   /** false: run as if pocketsphinx were not installed (STT streams get an Error, health says so). */
   recogniser?: boolean;
+  /**
+   * A folder of test fixtures (WAV + sidecar with `recognised` words): an utterance that matches one
+   * gets exactly those words (known-speech.mjs). Default: the BARGEIN_KNOWN_SPEECH environment variable.
+   */
+  knownSpeech?: string;
   /** Sent back as the X-Bargein-Instance header on every HTTP answer (who spawned it can tell it from a stale backend on the port). */
   instance?: string;
 }

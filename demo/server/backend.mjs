@@ -38,6 +38,7 @@ import { createStats } from "./stats.mjs";
 import { isAuthorized, parseKnobs } from "./knobs.mjs";
 import { sendJson } from "./http-json.mjs";
 import { DecoderPool, recogniserAvailable, recogniserUnavailableReason } from "./pocketsphinx.mjs";
+import { knownSpeechPool, loadKnownSpeech } from "./known-speech.mjs";
 import { installCommand } from "./speech-deps.mjs";
 import { kyutaiSttEmulator } from "./emulators/kyutai-stt.mjs";
 import { kyutaiTtsEmulator } from "./emulators/kyutai-tts.mjs";
@@ -123,6 +124,10 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
  * @property {boolean} [serveStatic]  serve dist/, demo/, test/, bench/ (default true)
  * @property {boolean} [prewarm]      load one recogniser at start-up (default true)
  * @property {boolean} [recogniser]   false: run as if pocketsphinx were not installed (for the typed-input path)
+ * @property {string} [knownSpeech]  a folder of test fixtures whose words the STTs give exactly when an
+ *   utterance matches one (the deterministic recogniser for tests: known-speech.mjs); a stream with
+ *   the knob `known_speech=0` hears with pocketsphinx alone. Default: the BARGEIN_KNOWN_SPEECH
+ *   environment variable, which the test runners set (vitest.config.ts, playwright.config.ts)
  * @property {string} [instance]   sent back as the X-Bargein-Instance header on every HTTP answer, so
  *   whoever spawned this backend can tell it from a stale one still holding the port (bench/lib/browser.mjs)
  */
@@ -135,7 +140,9 @@ export async function startReferenceBackend(options = {}) {
   const token = options.token || undefined;
   const defaults = options.defaults ?? {};
   const stats = createStats();
-  const pool = new DecoderPool();
+  const realPool = new DecoderPool();
+  const knownSpeech = options.knownSpeech ?? (process.env.BARGEIN_KNOWN_SPEECH || undefined);
+  const pool = knownSpeech ? knownSpeechPool(realPool, loadKnownSpeech(knownSpeech)) : realPool;
   const install = installCommand();
   const hasRecogniser = options.recogniser === false ? false : await recogniserAvailable();
   /** @type {EmulatorDeps} */

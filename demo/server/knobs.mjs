@@ -22,6 +22,7 @@
  * @property {number} [silenceRms]        STT: frame RMS under which audio counts as silence (default 0.01)
  * @property {number} [endpointMs]        STT: silence that ends an utterance (default 480)
  * @property {number} [recognise]         STT: 0 = read and count the audio but run no recogniser (load tests; no decoder per stream)
+ * @property {number} [knownSpeech]     STT: 0 = pocketsphinx alone, even on a backend started with `knownSpeech` (a test of real recognition)
  * @property {number} [ignoreMarkers]     STT: 1 = never answer a Marker (a stream whose flush never completes)
  * @property {number} [thinkMs]           speech-to-speech: the model's time before its turn's first message (default 0)
  * @property {number} [binaryFrames]      Gemini Live: 1 = send every server message as a binary frame holding its JSON
@@ -49,6 +50,7 @@ const QUERY_NAMES = {
   endpoint_ms: "endpointMs",
   recognise: "recognise",
   ignore_markers: "ignoreMarkers",
+  known_speech: "knownSpeech",
   binary: "binaryFrames",
   think_ms: "thinkMs",
   go_away_after_ms: "goAwayAfterMs",

@@ -1,7 +1,8 @@
 // `npm run demo`: the reference backend on 127.0.0.1 (PORT, default 8080).
 // Env: HOST, PORT, BARGEIN_TOKEN (require auth_id / Bearer), BARGEIN_INSTANCE (echoed in
 // the X-Bargein-Instance header: a bench checks that the backend answering is the one it spawned),
-// BARGEIN_EXIT_WITH_PARENT=1 (exit once the spawning process is gone: see the end of this file).
+// BARGEIN_EXIT_WITH_PARENT=1 (exit once the spawning process is gone: see the end of this file),
+// BARGEIN_KNOWN_SPEECH=DIR (read by backend.mjs: the STTs give a known test fixture's words exactly).
 // See demo/README.md.
 // If pocketsphinx is missing it is installed when we are root (apt-get); otherwise
 // the command is printed and the STT answers with an Error (the demo page then

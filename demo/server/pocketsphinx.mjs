@@ -201,8 +201,11 @@ export class DecoderPool {
     this.idle = [];
   }
 
-  /** @returns {Promise<Decoder | null>} null when the recogniser is not installed. */
-  async acquire() {
+  /**
+   * @param {import("./knobs.mjs").Knobs} [_knobs] the stream's knobs (read by knownSpeechPool)
+   * @returns {Promise<Decoder | null>} null when the recogniser is not installed.
+   */
+  async acquire(_knobs) {
     if (!(await loadApi())) return null;
     const reused = this.idle.pop();
     if (reused) return reused;

@@ -71,7 +71,7 @@ export function createAssemblyAiService({ stats, pool, credentials }) {
     });
     // Listen before any await, so no audio sent right after the upgrade is lost.
     ws.on("message", (data, isBinary) => session.receive(/** @type {Buffer} */ (data), isBinary));
-    const decoder = pool ? await pool.acquire().catch(() => null) : null;
+    const decoder = pool ? await pool.acquire(knobs).catch(() => null) : null;
     if (session.closed) {
       if (decoder) pool?.release(decoder);
       return;

@@ -69,7 +69,7 @@ export function deepgramEmulator({ stats, pool, token }) {
         stream.dispose().then((decoder) => decoder && pool?.release(decoder));
       });
       ws.on("message", (data, isBinary) => stream.receive(/** @type {Buffer} */ (data), isBinary));
-      const decoder = pool ? await pool.acquire().catch(() => null) : null;
+      const decoder = pool ? await pool.acquire(knobs).catch(() => null) : null;
       if (stream.closed) {
         if (decoder) pool?.release(decoder);
         return;

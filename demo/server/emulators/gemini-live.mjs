@@ -90,7 +90,7 @@ export function geminiLiveEmulator({ stats, pool, token }) {
       socket.dispose().then((decoder) => decoder && pool?.release(decoder));
     });
     ws.on("message", (data, isBinary) => socket.receive(/** @type {Buffer} */ (data), isBinary));
-    socket.decoder = pool ? pool.acquire().catch(() => null) : Promise.resolve(null);
+    socket.decoder = pool ? pool.acquire(knobs).catch(() => null) : Promise.resolve(null);
   };
   return {
     name: SERVICE,

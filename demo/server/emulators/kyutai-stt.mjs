@@ -65,7 +65,7 @@ export function kyutaiSttEmulator({ stats, pool, install, recogniserMissingReaso
       session.start();
       return;
     }
-    const decoder = await (pool ? pool.acquire() : Promise.resolve(null)).catch((err) => {
+    const decoder = await (pool ? pool.acquire(knobs) : Promise.resolve(null)).catch((err) => {
       session.sendError(`speech recogniser failed to start: ${err.message}`);
       return null;
     });

@@ -82,7 +82,7 @@ export function openaiRealtimeEmulator({ stats, pool, token }) {
       socket.dispose().then((decoder) => decoder && pool?.release(decoder));
     });
     ws.on("message", (data, isBinary) => socket.receive(/** @type {Buffer} */ (data), isBinary));
-    socket.open(credential.session, pool ? pool.acquire().catch(() => null) : Promise.resolve(null));
+    socket.open(credential.session, pool ? pool.acquire(knobs).catch(() => null) : Promise.resolve(null));
   };
   return {
     name: SERVICE,

@@ -1,0 +1,280 @@
+// The deterministic recogniser for tests: a decoder that knows the test fixtures' words.
+//
+// pocketsphinx hears the same fixture a little differently on each run: the browser's capture
+// starts at another phase, the VAD's pre-roll differs, and a loaded machine changes which frames
+// arrive together. Tests that assert on words then fail without a bug ("help her own" for "help
+// me"). In this mode the STT recognises an utterance by its loudness envelope: when it lines up
+// with a known fixture's, the words are the ones the real recogniser heard in that fixture on a
+// quiet machine (written beside it by scripts/make-fixtures.mjs --recognise), each given once the
+// audio past its end has arrived. Audio that matches no fixture (the bot's echo, a TTS round trip)
+// gets pocketsphinx's words as before, so the mode changes nothing but the fixtures' words.
+//
+// The envelope is the RMS of 10 ms frames (one pocketsphinx frame), compared by normalised
+// correlation over the last WINDOW_FRAMES, so gain, resampling and a phase shift do not matter.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readWav } from "./wav.mjs";
+
+/** Samples of one envelope frame at 16 kHz: 10 ms, a pocketsphinx frame. */
+export const HOP = 160;
+/** Frames compared at each alignment. */
+const WINDOW_FRAMES = 60;
+/** Voiced frames a window needs before it is compared (fewer at an utterance's end). */
+const MIN_VOICED = 35;
+const MIN_VOICED_FINAL = 15;
+/** Frames an unmatched utterance waits before it is given to pocketsphinx for good. */
+const GIVE_UP_FRAMES = 90;
+/** Frames a found alignment is refined over (more frames, a sharper peak). */
+const REFINE_FRAMES = 200;
+/** Frames between alignments once matched (tracks a gap in the audio). */
+const REALIGN_EVERY = 10;
+/** Correlation an alignment needs, and by how much it must beat the best other fixture. */
+const MIN_CORRELATION = 0.9;
+const MIN_MARGIN = 0.03;
+/** A frame quieter than this (RMS of 16-bit samples) is not voiced. */
+const QUIET_RMS = 150;
+
+/**
+ * A fixture the recogniser knows: its envelope and the words the real recogniser heard in it,
+ * in seconds from the file's start.
+ * @typedef {{ name: string, envelope: Float32Array, words: { word: string, start: number, end: number }[] }} KnownClip
+ */
+
+/**
+ * Reads every `*.json` sidecar in `dir` that has a `recognised` list, with its WAV (16 kHz mono).
+ * @param {string} dir
+ * @returns {KnownClip[]}
+ */
+export function loadKnownSpeech(dir) {
+  /** @type {KnownClip[]} */
+  const clips = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+    const sidecar = JSON.parse(readFileSync(join(dir, file), "utf8"));
+    if (!Array.isArray(sidecar.recognised)) continue;
+    const wav = readWav(readFileSync(join(dir, file.replace(/\.json$/, ".wav"))));
+    if (wav.sampleRate !== 16000 || wav.channels !== 1) throw new Error(`${file}: known speech must be 16 kHz mono (got ${wav.sampleRate} Hz, ${wav.channels} channels)`);
+    clips.push({ name: file.replace(/\.json$/, ""), envelope: envelopeOf(wav.samples), words: sidecar.recognised });
+  }
+  if (clips.length === 0) throw new Error(`no known speech in ${dir}: no sidecar has a "recognised" list (run node scripts/make-fixtures.mjs --recognise)`);
+  return clips;
+}
+
+/** RMS of each whole HOP of 16-bit samples. @param {Int16Array} samples */
+export function envelopeOf(samples) {
+  const out = new Float32Array(Math.floor(samples.length / HOP));
+  for (let f = 0; f < out.length; f++) out[f] = rms(samples, f * HOP, HOP);
+  return out;
+}
+
+/** @param {ArrayLike<number>} s @param {number} from @param {number} n */
+function rms(s, from, n) {
+  let sum = 0;
+  for (let i = from; i < from + n; i++) sum += s[i] * s[i];
+  return Math.sqrt(sum / n);
+}
+
+/**
+ * Where the last `count` frames of `heard` best line up in `clip`: the lag (clip frame = heard
+ * frame + lag) and the normalised correlation there. Frames outside the clip count as silence.
+ * @param {Float32Array} heard @param {number} count @param {Float32Array} clip
+ * @param {number} [minLag] @param {number} [maxLag]
+ */
+export function bestLag(heard, count, clip, minLag = -count, maxLag = clip.length) {
+  const n = heard.length;
+  const from = n - count;
+  let meanH = 0;
+  for (let i = from; i < n; i++) meanH += heard[i];
+  meanH /= count;
+  let varH = 0;
+  for (let i = from; i < n; i++) varH += (heard[i] - meanH) ** 2;
+  let best = { lag: 0, correlation: -1 };
+  if (varH === 0) return best;
+  for (let lag = Math.max(minLag, -n); lag <= maxLag; lag++) {
+    let sumC = 0;
+    let sumCC = 0;
+    let sumHC = 0;
+    for (let i = from; i < n; i++) {
+      const j = i + lag;
+      const c = j >= 0 && j < clip.length ? clip[j] : 0;
+      sumC += c;
+      sumCC += c * c;
+      sumHC += (heard[i] - meanH) * c;
+    }
+    const varC = sumCC - (sumC * sumC) / count;
+    if (varC <= 0) continue;
+    const correlation = sumHC / Math.sqrt(varH * varC);
+    if (correlation > best.correlation) best = { lag, correlation };
+  }
+  return best;
+}
+
+/**
+ * A pocketsphinx Decoder's interface over a real decoder: the words of a known clip when the
+ * utterance matches one, the real decoder's otherwise. See the header.
+ */
+export class KnownSpeechDecoder {
+  /** @param {import("./pocketsphinx.mjs").Decoder} inner @param {KnownClip[]} clips */
+  constructor(inner, clips) {
+    this.inner = inner;
+    this.clips = clips;
+    this.clearUtterance();
+  }
+
+  clearUtterance() {
+    /** @type {number[]} */
+    this.heard = [];
+    /** Samples not yet a whole envelope frame. */
+    this.pending = new Int16Array(HOP);
+    this.pendingCount = 0;
+    /** @type {{ clip: KnownClip, lag: number, firstLag: number } | null} */
+    this.match = null;
+    this.gaveUp = false;
+    this.lastAligned = 0;
+  }
+
+  startUtterance() {
+    if (!this.inner.inUtterance) this.clearUtterance();
+    this.inner.startUtterance();
+  }
+
+  /** @param {Int16Array} pcm16k */
+  async process(pcm16k) {
+    if (!this.inner.inUtterance) this.clearUtterance();
+    await this.inner.process(pcm16k);
+    for (let i = 0; i < pcm16k.length; i++) {
+      this.pending[this.pendingCount++] = pcm16k[i];
+      if (this.pendingCount === HOP) {
+        this.heard.push(rms(this.pending, 0, HOP));
+        this.pendingCount = 0;
+      }
+    }
+    this.align(false);
+  }
+
+  /** @param {boolean} final the utterance ends: decide with what there is */
+  align(final) {
+    const n = this.heard.length;
+    if (this.gaveUp || n === 0) return;
+    if (this.match) {
+      if (n - this.lastAligned < REALIGN_EVERY) return;
+      this.lastAligned = n;
+      const count = Math.min(n, WINDOW_FRAMES);
+      const heard = Float32Array.from(this.heard);
+      if (voicedFrames(heard, count) < MIN_VOICED_FINAL) return;
+      // Audio is never replayed backwards, so the clip only moves on (a gap moves it further).
+      const again = bestLag(heard, count, this.match.clip.envelope, this.match.lag - 2);
+      if (again.correlation >= MIN_CORRELATION) this.match.lag = refine(heard, this.match.clip, again.lag);
+      return;
+    }
+    if (n - this.lastAligned < REALIGN_EVERY && !final) return;
+    const count = Math.min(n, WINDOW_FRAMES);
+    const heard = Float32Array.from(this.heard);
+    const voiced = voicedFrames(heard, count);
+    if (voiced < MIN_VOICED && !final) {
+      if (n >= 2 * GIVE_UP_FRAMES) this.gaveUp = true;
+      return;
+    }
+    this.lastAligned = n;
+    if (voiced >= MIN_VOICED_FINAL) {
+      const ranked = this.clips
+        .map((clip) => ({ clip, ...bestLag(heard, count, clip.envelope) }))
+        .sort((a, b) => b.correlation - a.correlation);
+      const [first, second] = ranked;
+      if (process.env.KNOWN_SPEECH_DEBUG) console.log(`known speech at ${n}: ${ranked.map((r) => `${r.clip.name} ${r.correlation.toFixed(3)}@${r.lag}`).join(", ")}`);
+      // Two clips of the same words (a fixture and its late-start twin) line up alike; either is right.
+      const sameWords = second && wordsKey(second.clip) === wordsKey(first.clip);
+      if (first.correlation >= MIN_CORRELATION && (!second || sameWords || first.correlation - second.correlation >= MIN_MARGIN)) {
+        const lag = refine(heard, first.clip, first.lag);
+        this.match = { clip: first.clip, lag, firstLag: lag };
+        return;
+      }
+    }
+    if (n >= GIVE_UP_FRAMES || final) this.gaveUp = true;
+  }
+
+  /** @returns {import("./pocketsphinx.mjs").Segment[]} */
+  segments() {
+    if (this.match) return this.knownSegments();
+    // Until the utterance is matched or given up, no words: a guess now could become final.
+    if (!this.gaveUp) return [];
+    return this.inner.segments();
+  }
+
+  knownSegments() {
+    const { clip, lag, firstLag } = /** @type {NonNullable<KnownSpeechDecoder["match"]>} */ (this.match);
+    const heardUpTo = this.heard.length + lag;
+    /** @type {import("./pocketsphinx.mjs").Segment[]} */
+    const out = [];
+    for (const w of clip.words) {
+      const startFrame = Math.round(w.start * 100);
+      const endFrame = Math.round(w.end * 100);
+      // A word is heard once the audio past its end has arrived; a word whose middle came before
+      // this utterance's audio began belongs to an earlier one.
+      if (endFrame > heardUpTo || (startFrame + endFrame) / 2 < firstLag) continue;
+      out.push({ word: w.word, startFrame: Math.max(0, startFrame - lag), endFrame: Math.max(0, endFrame - 1 - lag) });
+    }
+    return out;
+  }
+
+  endUtterance() {
+    if (!this.match) this.align(true);
+    this.inner.endUtterance();
+  }
+
+  get inUtterance() {
+    return this.inner.inUtterance;
+  }
+
+  reset() {
+    this.inner.reset();
+    this.clearUtterance();
+  }
+
+  free() {
+    this.inner.free();
+  }
+}
+
+/**
+ * The best lag near `lag` over up to REFINE_FRAMES of the latest audio: a short window's peak is
+ * flat over a few frames; a longer one places the words within a frame.
+ * @param {Float32Array} heard @param {KnownClip} clip @param {number} lag
+ */
+function refine(heard, clip, lag) {
+  const count = Math.min(heard.length, REFINE_FRAMES);
+  const near = bestLag(heard, count, clip.envelope, lag - 8, lag + 8);
+  return near.correlation >= MIN_CORRELATION ? near.lag : lag;
+}
+
+/** @param {KnownClip} clip */
+function wordsKey(clip) {
+  return clip.words.map((w) => w.word).join(" ");
+}
+
+/** How many of the last `count` envelope frames are voiced. @param {Float32Array} env @param {number} count */
+function voicedFrames(env, count) {
+  let voiced = 0;
+  for (let i = env.length - count; i < env.length; i++) if (env[i] >= QUIET_RMS) voiced++;
+  return voiced;
+}
+
+/**
+ * A DecoderPool whose decoders know `clips`.
+ * @param {import("./pocketsphinx.mjs").DecoderPool} pool @param {KnownClip[]} clips
+ */
+export function knownSpeechPool(pool, clips) {
+  return {
+    /** @param {import("./knobs.mjs").Knobs} [knobs] */
+    async acquire(knobs) {
+      const inner = await pool.acquire();
+      return inner && knobs?.knownSpeech !== 0 ? /** @type {import("./pocketsphinx.mjs").Decoder} */ (/** @type {unknown} */ (new KnownSpeechDecoder(inner, clips))) : null;
+    },
+    /** @param {import("./pocketsphinx.mjs").Decoder} decoder */
+    release(decoder) {
+      const inner = decoder instanceof KnownSpeechDecoder ? decoder.inner : decoder;
+      pool.release(inner);
+    },
+    prewarm: () => pool.prewarm(),
+    close: () => pool.close(),
+  };
+}

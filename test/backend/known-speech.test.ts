@@ -1,0 +1,106 @@
+// The deterministic recogniser for tests (demo/server/known-speech.mjs): a fixture that reached
+// the STT by a browser's path (resampled 16 → 48 → 16 kHz, another gain, another phase, noise, the
+// bot's echo under it) gets exactly the words the real recogniser heard in it, each once the
+// audio past its end has arrived; speech it does not know gets pocketsphinx's words.
+import { readFileSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { DecoderPool } from "../../demo/server/pocketsphinx.mjs";
+import { FRAME_16K, StreamingRecogniser } from "../../demo/server/recogniser.mjs";
+import { RationalResampler } from "../../demo/server/resample.mjs";
+import { knownSpeechPool, loadKnownSpeech } from "../../demo/server/known-speech.mjs";
+import { readWav } from "../../demo/server/wav.mjs";
+import { synthesize } from "../../demo/server/flite.mjs";
+import { prng } from "../lib/prng.mjs";
+
+const DIR = "test/fixtures/speech";
+const clips = loadKnownSpeech(DIR);
+const pool = knownSpeechPool(new DecoderPool(), clips);
+afterAll(() => pool.close());
+
+function fixture(name: string): { samples: Float32Array; recognised: { word: string; start: number; end: number }[] } {
+  const wav = readWav(readFileSync(`${DIR}/${name}.wav`));
+  const samples = Float32Array.from(wav.samples, (s) => s / 32768);
+  return { samples, recognised: JSON.parse(readFileSync(`${DIR}/${name}.json`, "utf8")).recognised };
+}
+
+/** A browser's path: 16 → 48 kHz (the context) → 16 kHz (the uplink), at another level and phase, with noise. */
+function throughBrowser(samples: Float32Array, { leadSamples, gain, noise, seed }: { leadSamples: number; gain: number; noise: number; seed: number }): Float32Array {
+  const random = prng(seed);
+  const padded = new Float32Array(leadSamples + samples.length + 16000);
+  for (let i = 0; i < samples.length; i++) padded[leadSamples + i] = samples[i] * gain;
+  for (let i = 0; i < padded.length; i++) padded[i] += (random() * 2 - 1) * noise;
+  return new RationalResampler(1, 3).process(new RationalResampler(3, 1).process(padded));
+}
+
+/** Streams `audio` to a recogniser frame by frame; returns each utterance's final words and when each word first appeared. */
+async function recognise(audio: Float32Array) {
+  const decoder = await pool.acquire();
+  if (!decoder) throw new Error("pocketsphinx is not installed (node scripts/ensure-system.mjs)");
+  const recogniser = new StreamingRecogniser(decoder);
+  const finals: { word: string; start: number; end: number }[][] = [];
+  /** When the hypothesis first held i + 1 words, by i. */
+  const firstSeenAt: number[] = [];
+  try {
+    for (let at = 0; at < audio.length; at += FRAME_16K) {
+      const result = await recogniser.processFrame(audio.subarray(at, Math.min(audio.length, at + FRAME_16K)));
+      for (let i = firstSeenAt.length; i < result.words.length; i++) firstSeenAt[i] = result.processed / 16000;
+      if (result.ended) finals.push(result.words);
+    }
+  } finally {
+    pool.release(decoder);
+  }
+  return { finals, firstSeenAt };
+}
+
+describe("known speech", () => {
+  it("loads every speech fixture with the words the real recogniser heard in it", () => {
+    expect(clips.map((c) => c.name).sort()).toEqual(["help-me", "okay", "stop-please", "turn-on-lights", "wait", "weather-question", "weather-question-late"]);
+    expect(clips.find((c) => c.name === "help-me")?.words.map((w) => w.word)).toEqual(["can", "you", "help", "me"]);
+  });
+
+  for (const name of ["help-me", "weather-question", "turn-on-lights", "stop-please", "okay", "wait"]) {
+    it(`${name}: by a browser's path, at any phase and level, gives exactly the fixture's words, each after its audio`, async () => {
+      const { samples, recognised } = fixture(name);
+      for (const [seed, leadSamples, gain, noise] of [[1, 0, 1, 0], [2, 4097, 0.35, 0.002], [3, 11_111, 1.6, 0.004]]) {
+        const lead = leadSamples / 16000;
+        const { finals, firstSeenAt } = await recognise(throughBrowser(samples, { leadSamples, gain, noise, seed }));
+        expect(finals.map((f) => f.map((w) => w.word))).toEqual([recognised.map((w) => w.word)]);
+        const final = finals[0];
+        for (const [i, w] of recognised.entries()) {
+          // The word's times on the stream are the fixture's, shifted by the lead. Within 60 ms: the same speech
+          // in weather-question-late, which lines up as well, was heard with its last word 60 ms shorter.
+          expect(Math.abs(final[i].end - (w.end + lead))).toBeLessThan(0.061);
+          // It is not given before the audio past its end has arrived.
+          expect(firstSeenAt[i]).toBeGreaterThanOrEqual(w.end + lead - 0.061);
+        }
+      }
+    });
+  }
+
+  it("a fixture over the bot's quieter echo (another voice, 14 dB down) still gets the fixture's words", async () => {
+    const { samples, recognised } = fixture("help-me");
+    const echo = synthesize("The forecast says rain later this afternoon.", "slt");
+    const mixed = Float32Array.from(samples);
+    for (let i = 0; i < mixed.length && i < echo.samples.length; i++) mixed[i] += (echo.samples[i] / 32768) * 0.2;
+    const { finals } = await recognise(throughBrowser(mixed, { leadSamples: 2345, gain: 1, noise: 0.001, seed: 7 }));
+    expect(finals.map((f) => f.map((w) => w.word))).toEqual([recognised.map((w) => w.word)]);
+  });
+
+  it("speech it does not know gets the real recogniser's words", async () => {
+    const speech = synthesize("Please open the door.", "rms");
+    const { finals } = await recognise(throughBrowser(Float32Array.from(speech.samples, (s) => s / 32768), { leadSamples: 3000, gain: 1, noise: 0, seed: 9 }));
+    const words = finals.flat().map((w) => w.word);
+    expect(words).toContain("door");
+    expect(words.join(" ")).not.toMatch(/weather|lights|help|moment/);
+  });
+
+  it("two fixtures in one stream, apart, are two utterances with their own words", async () => {
+    const a = fixture("okay");
+    const b = fixture("turn-on-lights");
+    const both = new Float32Array(a.samples.length + 8000 + b.samples.length);
+    both.set(a.samples);
+    both.set(b.samples, a.samples.length + 8000);
+    const { finals } = await recognise(throughBrowser(both, { leadSamples: 999, gain: 0.8, noise: 0.001, seed: 11 }));
+    expect(finals.map((f) => f.map((w) => w.word).join(" "))).toEqual(["okay", "please turn on the lights"]);
+  });
+});
