@@ -4,7 +4,7 @@
 // Sidecar: { text, voice, sampleRate, samples, onsetSamples, offsetSamples, words:[{text,start,stop}] }
 // where onset/offset are the first/last speech phone in samples (leading pad included)
 // and word times are in seconds from the start of the file.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { synthesize } from "../demo/server/flite.mjs";
 import { readWav, writeWav } from "../demo/server/wav.mjs";
@@ -28,7 +28,16 @@ const FIXTURES = [
   // Backchannels and a short real interruption, said over the bot (test/browser/backchannel.spec.ts).
   { name: "okay", text: "Okay.", voice: "slt", leadS: 0.3, tailS: 0.5 },
   { name: "wait", text: "Wait a moment.", voice: "rms", leadS: 0.3, tailS: 0.5 },
+  // What the speech-to-speech rig of the backend tests says (test/backend/speech-to-speech-rig.ts: flite's
+  // slt, the text as written, unpadded): the same samples, so the deterministic recogniser knows them.
+  { name: "rig-story", text: "tell me a long story", voice: "slt", leadS: 0.3, tailS: 0.5 },
+  { name: "rig-please-stop", text: "please stop", voice: "slt", leadS: 0.3, tailS: 0.5 },
+  { name: "rig-help-me", text: "can you help me", voice: "slt", leadS: 0.3, tailS: 0.5 },
+  { name: "rig-weather", text: "what is the weather like today", voice: "slt", leadS: 0.3, tailS: 0.5 },
 ];
+
+// --new: only the fixtures whose WAV is not there yet (the others stay byte for byte).
+const onlyNew = process.argv.includes("--new");
 
 if (process.argv.includes("--recognise")) {
   await recogniseAll();
@@ -37,6 +46,7 @@ if (process.argv.includes("--recognise")) {
 
 mkdirSync(OUT, { recursive: true });
 for (const f of FIXTURES) {
+  if (onlyNew && existsSync(`${OUT}${f.name}.wav`)) continue;
   const speech = synthesize(f.text, f.voice);
   const rate = speech.sampleRate;
   // flite starts with its own short pause; pad so the first phone starts at leadS.

@@ -25,6 +25,8 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const CRASH = "Worker exited unexpectedly";
+/** Files at once: mostly waiting on real-time pacing, not on the CPU (see the header). */
+const WORKERS = Number(process.env.BARGEIN_BACKEND_WORKERS ?? 3);
 const VITEST = fileURLToPath(new URL("../node_modules/vitest/vitest.mjs", import.meta.url));
 
 const args = process.argv.slice(2);
@@ -78,7 +80,7 @@ function failedTests(output) {
 /** One run of test/backend; resolves with its exit status, whether a worker died, and the tests that failed. */
 function run() {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [VITEST, "run", ...filters, "--maxWorkers=2"], {
+    const child = spawn(process.execPath, [VITEST, "run", ...filters, `--maxWorkers=${WORKERS}`], {
       env: process.env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,

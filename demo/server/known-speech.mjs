@@ -18,18 +18,19 @@ import { readWav } from "./wav.mjs";
 /** Samples of one envelope frame at 16 kHz: 10 ms, a pocketsphinx frame. */
 export const HOP = 160;
 /** Frames compared at each alignment. */
-const WINDOW_FRAMES = 60;
+const WINDOW_FRAMES = 80;
 /** Voiced frames a window needs before it is compared (fewer at an utterance's end). */
 const MIN_VOICED = 35;
 const MIN_VOICED_FINAL = 15;
-/** Frames an unmatched utterance waits before it is given to pocketsphinx for good. */
+/** Frames an unmatched utterance waits before pocketsphinx's words are given (matching goes on: a
+ * fixture said right after the bot's echo is one utterance with it). */
 const GIVE_UP_FRAMES = 90;
 /** Frames a found alignment is refined over (more frames, a sharper peak). */
 const REFINE_FRAMES = 200;
 /** Frames between alignments once matched (tracks a gap in the audio). */
 const REALIGN_EVERY = 10;
 /** Correlation an alignment needs, and by how much it must beat the best other fixture. */
-const MIN_CORRELATION = 0.9;
+const MIN_CORRELATION = 0.95;
 const MIN_MARGIN = 0.03;
 /** A frame quieter than this (RMS of 16-bit samples) is not voiced. */
 const QUIET_RMS = 150;
@@ -53,7 +54,11 @@ export function loadKnownSpeech(dir) {
     if (!Array.isArray(sidecar.recognised)) continue;
     const wav = readWav(readFileSync(join(dir, file.replace(/\.json$/, ".wav"))));
     if (wav.sampleRate !== 16000 || wav.channels !== 1) throw new Error(`${file}: known speech must be 16 kHz mono (got ${wav.sampleRate} Hz, ${wav.channels} channels)`);
-    clips.push({ name: file.replace(/\.json$/, ""), envelope: envelopeOf(wav.samples), words: sidecar.recognised });
+    // pocketsphinx's last word runs on into the silence after it; the speech itself ends at the
+    // sidecar's offset, and a word is heard once the audio up to its speech's end has come.
+    const speechEnd = typeof sidecar.offsetSamples === "number" ? Math.ceil((sidecar.offsetSamples / wav.sampleRate) * 100) / 100 : Infinity;
+    const words = sidecar.recognised.map((/** @type {{ word: string, start: number, end: number }} */ w) => ({ ...w, end: Math.min(w.end, Math.max(w.start + 0.01, speechEnd)) }));
+    clips.push({ name: file.replace(/\.json$/, ""), envelope: envelopeOf(wav.samples), words });
   }
   if (clips.length === 0) throw new Error(`no known speech in ${dir}: no sidecar has a "recognised" list (run node scripts/make-fixtures.mjs --recognise)`);
   return clips;
@@ -75,7 +80,9 @@ function rms(s, from, n) {
 
 /**
  * Where the last `count` frames of `heard` best line up in `clip`: the lag (clip frame = heard
- * frame + lag) and the normalised correlation there. Frames outside the clip count as silence.
+ * frame + lag) and the normalised correlation there. Frames outside the clip count as silence, but
+ * at least three quarters of the window must lie inside it: a burst and silence alone line up with
+ * the end of any clip.
  * @param {Float32Array} heard @param {number} count @param {Float32Array} clip
  * @param {number} [minLag] @param {number} [maxLag]
  */
@@ -89,7 +96,8 @@ export function bestLag(heard, count, clip, minLag = -count, maxLag = clip.lengt
   for (let i = from; i < n; i++) varH += (heard[i] - meanH) ** 2;
   let best = { lag: 0, correlation: -1 };
   if (varH === 0) return best;
-  for (let lag = Math.max(minLag, -n); lag <= maxLag; lag++) {
+  const outside = Math.floor(count / 4);
+  for (let lag = Math.max(minLag, -from - outside); lag <= Math.min(maxLag, clip.length - n + outside); lag++) {
     let sumC = 0;
     let sumCC = 0;
     let sumHC = 0;
@@ -129,6 +137,7 @@ export class KnownSpeechDecoder {
     /** @type {{ clip: KnownClip, lag: number, firstLag: number } | null} */
     this.match = null;
     this.gaveUp = false;
+    this.ended = false;
     this.lastAligned = 0;
   }
 
@@ -154,21 +163,22 @@ export class KnownSpeechDecoder {
   /** @param {boolean} final the utterance ends: decide with what there is */
   align(final) {
     const n = this.heard.length;
-    if (this.gaveUp || n === 0) return;
+    if (n === 0) return;
     if (this.match) {
       if (n - this.lastAligned < REALIGN_EVERY) return;
       this.lastAligned = n;
-      const count = Math.min(n, WINDOW_FRAMES);
-      const heard = Float32Array.from(this.heard);
-      if (voicedFrames(heard, count) < MIN_VOICED_FINAL) return;
+      const heard = Float32Array.from(this.heard).subarray(0, lastVoiced(this.heard) + 1);
+      const count = Math.min(heard.length, WINDOW_FRAMES);
+      if (count === 0 || voicedFrames(heard, count) < MIN_VOICED) return;
       // Audio is never replayed backwards, so the clip only moves on (a gap moves it further).
       const again = bestLag(heard, count, this.match.clip.envelope, this.match.lag - 2);
       if (again.correlation >= MIN_CORRELATION) this.match.lag = refine(heard, this.match.clip, again.lag);
       return;
     }
     if (n - this.lastAligned < REALIGN_EVERY && !final) return;
-    const count = Math.min(n, WINDOW_FRAMES);
-    const heard = Float32Array.from(this.heard);
+    // Compared up to the last voiced frame: a burst and then silence lines up with the end of any clip.
+    const heard = Float32Array.from(this.heard).subarray(0, lastVoiced(this.heard) + 1);
+    const count = Math.min(heard.length, WINDOW_FRAMES);
     const voiced = voicedFrames(heard, count);
     if (voiced < MIN_VOICED && !final) {
       if (n >= 2 * GIVE_UP_FRAMES) this.gaveUp = true;
@@ -179,11 +189,12 @@ export class KnownSpeechDecoder {
       const ranked = this.clips
         .map((clip) => ({ clip, ...bestLag(heard, count, clip.envelope) }))
         .sort((a, b) => b.correlation - a.correlation);
-      const [first, second] = ranked;
-      if (process.env.KNOWN_SPEECH_DEBUG) console.log(`known speech at ${n}: ${ranked.map((r) => `${r.clip.name} ${r.correlation.toFixed(3)}@${r.lag}`).join(", ")}`);
-      // Two clips of the same words (a fixture and its late-start twin) line up alike; either is right.
-      const sameWords = second && wordsKey(second.clip) === wordsKey(first.clip);
-      if (first.correlation >= MIN_CORRELATION && (!second || sameWords || first.correlation - second.correlation >= MIN_MARGIN)) {
+      const [first] = ranked;
+      if (process.env.KNOWN_SPEECH_DEBUG) console.error(`known speech at ${n}: ${ranked.map((r) => `${r.clip.name} ${r.correlation.toFixed(3)}@${r.lag}`).join(", ")}`);
+      // The best clip of other words must be clearly worse (a fixture and its late-start twin line up alike).
+      const rival = ranked.find((r) => wordsKey(r.clip) !== wordsKey(first.clip));
+      if (first.correlation >= MIN_CORRELATION && (!rival || first.correlation - rival.correlation >= MIN_MARGIN)) {
+        // Lags are of `heard` trimmed at its last voiced frame; the same frames index the whole utterance.
         const lag = refine(heard, first.clip, first.lag);
         this.match = { clip: first.clip, lag, firstLag: lag };
         return;
@@ -194,7 +205,14 @@ export class KnownSpeechDecoder {
 
   /** @returns {import("./pocketsphinx.mjs").Segment[]} */
   segments() {
-    if (this.match) return this.knownSegments();
+    if (this.match) {
+      const known = this.knownSegments();
+      if (!this.gaveUp) return known;
+      // Matched after pocketsphinx's words were given (the bot's echo, then a fixture): its words up to
+      // where the fixture's speech begins, then the fixture's.
+      const speechAt = Math.round(this.match.clip.words[0].start * 100) - this.match.lag;
+      return [...this.inner.segments().filter((w) => w.endFrame < speechAt), ...known];
+    }
     // Until the utterance is matched or given up, no words: a guess now could become final.
     if (!this.gaveUp) return [];
     return this.inner.segments();
@@ -208,9 +226,12 @@ export class KnownSpeechDecoder {
     for (const w of clip.words) {
       const startFrame = Math.round(w.start * 100);
       const endFrame = Math.round(w.end * 100);
-      // A word is heard once the audio past its end has arrived; a word whose middle came before
-      // this utterance's audio began belongs to an earlier one.
-      if (endFrame > heardUpTo || (startFrame + endFrame) / 2 < firstLag) continue;
+      // A word is heard once the audio past its end has arrived; when the utterance ends (its endpoint,
+      // or a client's flush cutting a word), once its middle has, as a recogniser finishing its last
+      // hypothesis would. A word whose middle came before this utterance's audio began belongs to an
+      // earlier one.
+      const middle = (startFrame + endFrame) / 2;
+      if ((this.ended ? middle : endFrame) > heardUpTo || middle < firstLag) continue;
       out.push({ word: w.word, startFrame: Math.max(0, startFrame - lag), endFrame: Math.max(0, endFrame - 1 - lag) });
     }
     return out;
@@ -218,6 +239,7 @@ export class KnownSpeechDecoder {
 
   endUtterance() {
     if (!this.match) this.align(true);
+    this.ended = true;
     this.inner.endUtterance();
   }
 
@@ -249,6 +271,13 @@ function refine(heard, clip, lag) {
 /** @param {KnownClip} clip */
 function wordsKey(clip) {
   return clip.words.map((w) => w.word).join(" ");
+}
+
+/** Index of the last voiced frame (-1: none). @param {number[]} env */
+function lastVoiced(env) {
+  let i = env.length - 1;
+  while (i >= 0 && env[i] < QUIET_RMS) i--;
+  return i;
 }
 
 /** How many of the last `count` envelope frames are voiced. @param {Float32Array} env @param {number} count */

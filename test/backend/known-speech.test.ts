@@ -20,7 +20,10 @@ afterAll(() => pool.close());
 function fixture(name: string): { samples: Float32Array; recognised: { word: string; start: number; end: number }[] } {
   const wav = readWav(readFileSync(`${DIR}/${name}.wav`));
   const samples = Float32Array.from(wav.samples, (s) => s / 32768);
-  return { samples, recognised: JSON.parse(readFileSync(`${DIR}/${name}.json`, "utf8")).recognised };
+  // The words as the recogniser knows them: the sidecar's, the last one ending where the speech does.
+  const clip = clips.find((c) => c.name === name);
+  if (!clip) throw new Error(`${name} is not known speech`);
+  return { samples, recognised: clip.words };
 }
 
 /** A browser's path: 16 → 48 kHz (the context) → 16 kHz (the uplink), at another level and phase, with noise. */
@@ -54,8 +57,16 @@ async function recognise(audio: Float32Array) {
 
 describe("known speech", () => {
   it("loads every speech fixture with the words the real recogniser heard in it", () => {
-    expect(clips.map((c) => c.name).sort()).toEqual(["help-me", "okay", "stop-please", "turn-on-lights", "wait", "weather-question", "weather-question-late"]);
-    expect(clips.find((c) => c.name === "help-me")?.words.map((w) => w.word)).toEqual(["can", "you", "help", "me"]);
+    expect(clips.map((c) => c.name).sort()).toEqual([
+      "help-me", "okay", "rig-help-me", "rig-please-stop", "rig-story", "rig-weather",
+      "stop-please", "turn-on-lights", "wait", "weather-question", "weather-question-late",
+    ]);
+    const helpMe = clips.find((c) => c.name === "help-me");
+    const sidecar = JSON.parse(readFileSync(`${DIR}/help-me.json`, "utf8"));
+    expect(helpMe?.words.map((w) => w.word)).toEqual(["can", "you", "help", "me"]);
+    // The last word ends where the speech does (pocketsphinx ran it on into the silence after it).
+    expect(sidecar.recognised.at(-1).end).toBeGreaterThan(sidecar.offsetSamples / 16000);
+    expect(helpMe?.words.at(-1)?.end).toBeCloseTo(Math.ceil((sidecar.offsetSamples / 16000) * 100) / 100, 5);
   });
 
   for (const name of ["help-me", "weather-question", "turn-on-lights", "stop-please", "okay", "wait"]) {
@@ -84,6 +95,34 @@ describe("known speech", () => {
     for (let i = 0; i < mixed.length && i < echo.samples.length; i++) mixed[i] += (echo.samples[i] / 32768) * 0.2;
     const { finals } = await recognise(throughBrowser(mixed, { leadSamples: 2345, gain: 1, noise: 0.001, seed: 7 }));
     expect(finals.map((f) => f.map((w) => w.word))).toEqual([recognised.map((w) => w.word)]);
+  });
+
+  it("the bot's echo and then a fixture in one utterance: the echo's words as pocketsphinx heard them, then exactly the fixture's", async () => {
+    const { samples, recognised } = fixture("weather-question");
+    const echo = synthesize("I hope it is pleasant where you are.", "rms");
+    const gap = 3200; // 200 ms: less than the STT's endpoint, so one utterance
+    const joined = new Float32Array(echo.samples.length + gap + samples.length);
+    joined.set(Float32Array.from(echo.samples, (v) => v / 32768));
+    joined.set(samples, echo.samples.length + gap);
+    const { finals } = await recognise(throughBrowser(joined, { leadSamples: 1234, gain: 0.9, noise: 0.001, seed: 13 }));
+    const words = finals.flat().map((w) => w.word);
+    expect(words.slice(-recognised.length)).toEqual(recognised.map((w) => w.word));
+    expect(words.length).toBeGreaterThan(recognised.length);
+  });
+
+  it("a flush right after the last word's speech gives every word, the last one included", async () => {
+    const { samples, recognised } = fixture("weather-question");
+    const decoder = await pool.acquire();
+    if (!decoder) throw new Error("pocketsphinx is not installed");
+    const recogniser = new StreamingRecogniser(decoder);
+    const sidecar = JSON.parse(readFileSync(`${DIR}/weather-question.json`, "utf8"));
+    const audio = samples.subarray(0, sidecar.offsetSamples);
+    try {
+      for (let at = 0; at < audio.length; at += FRAME_16K) await recogniser.processFrame(audio.subarray(at, Math.min(audio.length, at + FRAME_16K)));
+      expect((await recogniser.finish()).map((w) => w.word)).toEqual(recognised.map((w) => w.word));
+    } finally {
+      pool.release(decoder);
+    }
   });
 
   it("speech it does not know gets the real recogniser's words", async () => {

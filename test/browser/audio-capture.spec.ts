@@ -2,7 +2,7 @@
 // getUserMedia, and known clicks injected through `input` whose positions in
 // the 16 kHz VAD frames and 24 kHz uplink frames are checked against the
 // resampler's stated delay.
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 
 async function open(page: Page, query = "") {
   await page.goto(`/test/browser/pages/audio/capture.html${query}`);

@@ -1,7 +1,7 @@
 // A refused microphone. This file launches Chromium without
 // --use-fake-ui-for-media-stream, so the permission prompt has no one to
 // accept it and getUserMedia rejects with NotAllowedError.
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 

@@ -2,7 +2,7 @@
 // player, inside the same AudioContext, captures exactly what was rendered.
 // Every scenario runs on both transports: the SharedArrayBuffer ring
 // (crossOriginIsolated) and the MessagePort ring (`?isolated=0`).
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 
 const TRANSPORTS = [
   { name: "shared", query: "" },

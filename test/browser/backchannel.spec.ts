@@ -6,7 +6,8 @@
  * interruption, no user turn, and the reply plays to its end. A short real
  * interruption ("wait") still interrupts, confirmed by its word.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
+import { SILENCE_BOUND_MS } from "./sanity-bounds";
 
 /**
  * A session with backchannels on, 1.5 s into its first reply and the bot loud: `window.replying`. (As in
@@ -29,7 +30,10 @@ async function replying(page: Page, backchannels: object | true = true): Promise
 }
 
 test("with bargeIn.backchannels, \"okay\" said over the bot pauses it and lets it go on: no interruption, no user turn, the whole reply heard", async ({ page }) => {
-  await replying(page);
+  // The word is what tells a backchannel here, so it is given 3 s to come: on a loaded machine the STT's
+  // "okay" came after the default 700 ms wait (the bot still went on, as for a hum, with no words). How
+  // fast the default decides is the turn bench's business.
+  await replying(page, { wordWaitMs: 3000 });
   const r = await page.evaluate(async () => {
     const { until } = (window as any).sessionPage;
     const t = (window as any).replying;
@@ -52,19 +56,19 @@ test("with bargeIn.backchannels, \"okay\" said over the bot pauses it and lets i
   expect(r.history.map((m: any) => m.role)).toEqual(["user", "assistant"]);
   expect(r.history[1].interrupted).toBe(false);
   expect(r.log.errors).toEqual([]);
-  // The backchannel paused the bot (10 ms of silence within 150 ms of its onset), and the bot played on after it.
+  // The backchannel paused the bot (10 ms of silence within the sanity bound of its onset), and the bot played on after it.
   const index = (time: number) => Math.round(time * sampleRate) - r.startFrame;
   const from = index(r.onset);
   let quiet = 0;
   let pausedAt = -1;
-  for (let i = from; i < from + Math.round(0.15 * sampleRate); i++) {
+  for (let i = from; i < from + Math.round((SILENCE_BOUND_MS / 1000) * sampleRate); i++) {
     quiet = Math.abs(samples[i]!) < 1e-4 ? quiet + 1 : 0;
     if (quiet === Math.round(0.01 * sampleRate)) {
       pausedAt = i;
       break;
     }
   }
-  expect(pausedAt, `no pause within 150 ms of the onset at ${r.onset}`).toBeGreaterThan(0);
+  expect(pausedAt, `no pause within ${SILENCE_BOUND_MS} ms of the onset at ${r.onset}`).toBeGreaterThan(0);
   const after = samples.slice(from + Math.round(0.5 * sampleRate), from + Math.round(3 * sampleRate));
   expect(Math.max(...after.map(Math.abs)), "the bot did not play on after the backchannel").toBeGreaterThan(0.01);
 });

@@ -3,16 +3,11 @@
  * user's speech is injected through `input` and the bot's output is recorded
  * in the same AudioContext, so silence and stale audio are measured in samples.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
+import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
 import { AUDIBLE, firstAudible, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 
-/**
- * Onset of the user's speech (its envelope) → output silent, in ms. It covers
- * a Silero frame or two (32 ms each), the MediaStream hop, the 5 ms fade, and
- * slack for this shared 2-core machine; `npm run bench -- bargein` measures it.
- */
-const SILENCE_BOUND_MS = 150;
 
 test("talking over the bot silences it within the bound, plays nothing stale, cancels LLM and TTS, and keeps the heard words", async ({ page, request }) => {
   await page.goto("/test/browser/pages/session/session.html");

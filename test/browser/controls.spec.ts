@@ -4,7 +4,7 @@
  * capture worklet itself, so speech reaches neither the VAD nor the STT; and
  * sendText() over the bot interrupts it like speech would, keeping what was heard.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 
 async function openSessionPage(page: Page): Promise<void> {
   await page.goto("/test/browser/pages/session/session.html");

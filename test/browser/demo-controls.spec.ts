@@ -5,7 +5,7 @@
  * error banner. Chromium's default fake microphone (a tone, no speech) stays
  * unheard by the VAD, so every turn here is the one the test makes.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 
 const transcript = (page: Page, role: string) => page.locator(`[data-testid="transcript"] li.${role}`);
 

@@ -7,7 +7,7 @@
  * as a user turn and a reply it talks over cut to its heard part, stop.
  */
 import { fileURLToPath } from "node:url";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 // @ts-ignore: plain ESM shared with scripts/build.mjs

@@ -4,7 +4,7 @@
  * and its result, above the reply that reads it out. Chromium's default fake
  * microphone (a tone, no speech) stays unheard by the VAD.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 
 test("/demo/index.html: a tool call and its result are a row of the transcript, and the reply says the result", async ({ page }) => {
   test.setTimeout(60_000);

@@ -5,7 +5,7 @@
  * the latency chart. Both pages: the ES-module one and the script-tag one.
  */
 import { fileURLToPath } from "node:url";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 

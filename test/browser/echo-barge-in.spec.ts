@@ -14,11 +14,10 @@
  * guard was just short of converged, and learnt the user as echo. See
  * "before it converged" in test/unit/echo-guard.test.ts and the README.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
+import { SILENCE_BOUND_MS } from "./sanity-bounds";
 
 const ECHO = { delayMs: 60, rt60: 0.3, gainDb: -6, seed: 7 };
-/** As in bargein.spec.ts: onset → output silent, with slack for this shared 2-core machine. */
-const SILENCE_BOUND_MS = 150;
 
 for (const [name, echoPath] of [
   ["barge-in over the echo: a real utterance over the bot's −6 dB echo is confirmed and the output goes silent within the bound", ECHO],

@@ -8,7 +8,7 @@
  * The suite runs 6 replies (about a minute); the issue's 30 and the grid of
  * gains, delays and rooms belong in a bench.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 
 const ECHO = { delayMs: 60, rt60: 0.3, gainDb: -6, seed: 7 };
 const REPLIES = 6;

@@ -10,7 +10,7 @@
  * The cases and the rules they are judged by are one table,
  * pages/faults/cases.js, shared with `npm run bench -- reliability`.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the page and the benchmark
 import { REPLY_STALL_MS, SUITE_CASES, judgeCleanTurn, judgeReplyCase, judgeSttCase } from "./pages/faults/cases.js";
 

@@ -9,12 +9,11 @@
  * truncate: the emulator's /__gemini/log shows the note of the heard words
  * that the client sent instead, and that the service kept what it had sent.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
+import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
 import { loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 
-/** Onset → silent, as test/browser/bargein.spec.ts bounds it. */
-const SILENCE_BOUND_MS = 150;
 const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
 
 test("a Gemini Live conversation: the replies are heard, a barge-in goes silent with nothing stale, and the model is told the heard words", async ({ page, request }) => {

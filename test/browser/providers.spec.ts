@@ -3,7 +3,7 @@
  * and fetch, under the page's strict CSP, against the reference backend.
  * Run alone: npx playwright test test/browser/providers.spec.ts
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 
 test("the four providers work in Chromium against the reference backend, under the strict CSP", async ({ page }) => {
   await page.goto("/test/browser/pages/providers/providers.html");

@@ -10,7 +10,7 @@
  * before the app loads (instrument.js).
  */
 import { fileURLToPath } from "node:url";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 // @ts-ignore: plain ESM shared with scripts/build.mjs

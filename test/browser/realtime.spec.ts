@@ -8,12 +8,11 @@
  * audio and the rendered samples of the cut item are read from real samples;
  * the emulator's /__realtime/log shows the truncate it got.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
+import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
 import { loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 
-/** Onset → silent, as test/browser/bargein.spec.ts bounds it. */
-const SILENCE_BOUND_MS = 150;
 
 test("a realtime conversation: the replies are heard, a barge-in goes silent with nothing stale, and the truncate is the rendered ms of the item", async ({ page, request }) => {
   await page.goto("/test/browser/pages/session/session.html");

@@ -11,7 +11,7 @@
  * Inbound size caps (oversize knob → ProtocolError) are cases of the fault
  * matrix, test/browser/faults.spec.ts.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module with its own .d.mts
 import { startReferenceBackend } from "../../demo/server/backend.mjs";
 

@@ -5,7 +5,7 @@
  * measured elsewhere, with audio injected through `input`.)
  */
 import { fileURLToPath } from "node:url";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 

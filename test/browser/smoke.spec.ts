@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
 

@@ -7,7 +7,7 @@
  * unhandled rejection, no session error, everything closed after stop (page and
  * server), and a JS heap that does not grow with the number of barge-ins.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 
 const BARGE_INS = 16;
 

@@ -5,7 +5,7 @@
  * reply that says it is heard at the output; and speech over a slow tool
  * aborts the handler's signal, with nothing sent for it.
  */
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 
 async function openSessionPage(page: Page): Promise<void> {
   await page.goto("/test/browser/pages/session/session.html");

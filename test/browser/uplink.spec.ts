@@ -10,7 +10,7 @@
  * The streams use `recognise=0` (audio read, counted and stepped, no decoder)
  * except the VoiceSession scenarios, which recognise real speech.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./backend-per-worker";
 
 const PAGE = "/test/browser/pages/uplink/uplink.html";
 /** 0.5 s of 24 kHz audio at 5 bytes a sample (msgpack float32). */

@@ -3,7 +3,7 @@
 // it was armed with, so it holds only that generation. On a crossOriginIsolated
 // page the worker writes the player's shared control block itself (no message
 // on its port); with `?isolated=0` it posts to the player's control port.
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 
 const TRANSPORTS = [
   { name: "shared", query: "" },

@@ -2,7 +2,7 @@
 // module worker, under the strict CSP, on known audio from test/fixtures/vad/
 // (made by scripts/make-vad-fixtures.mjs, onsets labelled there).
 import { readFileSync } from "node:fs";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 

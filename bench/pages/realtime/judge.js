@@ -1,6 +1,6 @@
 // How one barge-in went, read from the recorded output alone (rig.js): the
 // same rules for both clients. Pure; times are context seconds.
-import { RATE, SILENT } from "./rig.js";
+import { RATE, SILENT } from "./output-rate.js";
 
 /** A rendered sample differs from the item's own by more than this: a fade or a cut began (unity gain renders s16/32768 exactly). */
 const SAME = 1e-6;
@@ -40,26 +40,55 @@ export function judgeBargeIn(rec, pcm, t) {
   let firstRec = 0;
   while (firstRec < samples.length && samples[firstRec] === 0) firstRec++;
   const itemStart = firstRec - firstPcm;
-  // The rendered part: up to where the output stops matching the item, less trailing zeros.
-  let diverged = firstPcm;
-  while (diverged < pcm.length && itemStart + diverged < samples.length && Math.abs(samples[itemStart + diverged] - pcm[diverged] / 32768) <= SAME) diverged++;
-  let end = diverged;
+  const { rendered, divergedAt } = followItem(rec, pcm, firstRec, firstPcm);
+  // The rendered part, less trailing zeros.
+  let end = rendered;
   while (end > 0 && Math.abs(pcm[end - 1] / 32768) < SILENT) end--;
   return {
     onsetToSilentMs: ((silentAt - onsetAt) / RATE) * 1000,
     staleSamples,
     renderedMs: (end / RATE) * 1000,
     botAudibleAtOnset: peakBefore > 0.01,
-    // The recording matched the item up to the onset at least (else the alignment is wrong).
-    aligned: itemStart >= 0 && itemStart + diverged >= onsetAt,
+    // The recording followed the item up to the onset at least (else it was not that item).
+    aligned: itemStart >= 0 && divergedAt >= onsetAt,
     // Where the output stopped matching the item, and what each held there: to tell a cut from a glitch.
-    divergedMs: (diverged / RATE) * 1000,
+    divergedMs: (rendered / RATE) * 1000,
     atDivergence: {
-      output: Array.from(samples.subarray(itemStart + diverged - 2, itemStart + diverged + 6), (v) => Math.round(v * 32768)),
-      item: Array.from(pcm.subarray(diverged - 2, diverged + 6)),
+      output: Array.from(samples.subarray(divergedAt - 2, divergedAt + 6), (v) => Math.round(v * 32768)),
+      item: Array.from(pcm.subarray(rendered - 2, rendered + 6)),
     },
     unknownQuanta,
   };
+}
+
+/**
+ * Follows the item through the recording from its first sample. On a loaded machine the output is
+ * not the item laid end to end: a quantum the render thread skipped (unknown in the recording) and a
+ * stretch where the player ran dry (exactly zero where the item is not, until its prebuffer refilled)
+ * both leave the item's place where it was, as the player does. Any other difference is where the
+ * output stopped being the item (the client's fade, or another item). An earlier judge compared the
+ * two at one fixed offset and lost its place at the first such hole: under load it called most
+ * trials "misaligned".
+ * @returns {{ rendered: number, divergedAt: number }} item samples rendered; recording index where it stopped matching
+ */
+export function followItem(rec, pcm, firstRec, firstPcm) {
+  const { samples, known } = rec;
+  let i = firstRec;
+  let j = firstPcm;
+  while (j < pcm.length && i < samples.length) {
+    const quantum = Math.floor(i / 128);
+    if (!known[quantum]) {
+      i = (quantum + 1) * 128;
+      continue;
+    }
+    const out = samples[i];
+    if (Math.abs(out - pcm[j] / 32768) <= SAME) {
+      i++;
+      j++;
+    } else if (out === 0) i++;
+    else break;
+  }
+  return { rendered: j, divergedAt: i };
 }
 
 /**

@@ -11,9 +11,9 @@
 import { envelopeOnsetSeconds } from "/test/browser/pages/session/session.js";
 import { recordedOutput } from "/test/browser/pages/session/recorded-output.js";
 
-export const RATE = 24000;
-/** Below this a sample is silence (-80 dBFS), as in the other benches. */
-export const SILENT = 1e-4;
+import { RATE } from "./output-rate.js";
+
+export { RATE, SILENT } from "./output-rate.js";
 
 export async function makeRig() {
   const context = new AudioContext({ sampleRate: RATE, latencyHint: "interactive" });

@@ -1,0 +1,12 @@
+// Where the browser tests' reference backends listen: one per Playwright worker, on TEST_PORT + its
+// parallelIndex (playwright.config.ts starts them; backend-per-worker.ts points each test at its own).
+
+/** Port of the first worker's reference backend. */
+export const TEST_PORT = Number(process.env.BARGEIN_TEST_PORT ?? 8787);
+/** Browser tests that run at once: this machine has 2 cores. */
+export const WORKERS = Number(process.env.BARGEIN_TEST_WORKERS ?? 2);
+
+/** The origin of worker `parallelIndex`'s backend. */
+export function backendUrl(parallelIndex: number): string {
+  return `http://127.0.0.1:${TEST_PORT + parallelIndex}`;
+}

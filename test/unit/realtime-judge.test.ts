@@ -1,0 +1,63 @@
+// The realtime bench's judge (bench/pages/realtime/judge.js) follows an item through the recorded
+// output as the player renders it: a quantum the render thread skipped and a stretch where the
+// player ran dry keep the item's place; the client's fade is where it stops. On a loaded machine
+// an earlier judge, comparing at one fixed offset, called most trials "misaligned".
+import { describe, expect, test } from "vitest";
+// @ts-ignore: a plain ES module of the bench's page
+import { followItem, judgeBargeIn } from "../../bench/pages/realtime/judge.js";
+
+const RATE = 24000;
+/** An item of speech-like samples, never exactly zero. */
+const item = Int16Array.from({ length: 24000 }, (_, i) => Math.round(8000 * Math.sin(i / 7)) || 1);
+
+/** The output as the player renders `item` from recording index `at`, with holes as given, cut by a fade at item sample `cutAt`. */
+function render({ at, skipped = [], starved = [], cutAt = item.length }: { at: number; skipped?: number[]; starved?: [number, number][]; cutAt?: number }) {
+  const samples = new Float32Array(at + item.length + 24000);
+  const known = new Uint8Array(samples.length / 128).fill(1);
+  let i = at;
+  let j = 0;
+  while (j < cutAt && i < samples.length) {
+    const q = Math.floor(i / 128);
+    if (skipped.includes(q)) {
+      known[q] = 0;
+      i = (q + 1) * 128;
+      continue;
+    }
+    const hole = starved.find(([from]) => from === j);
+    if (hole) {
+      starved.splice(starved.indexOf(hole), 1);
+      i += hole[1];
+      continue;
+    }
+    samples[i++] = item[j++] / 32768;
+  }
+  // The client's 5 ms fade from where it cut.
+  for (let k = 0; k < 120 && j + k < item.length; k++) samples[i + k] = (item[j + k] / 32768) * (1 - (k + 1) / 120);
+  return { startFrame: 0, samples, known };
+}
+
+describe("realtime bench judge", () => {
+  test("an item laid end to end and cut: rendered up to the cut, aligned at an onset before it", () => {
+    const rec = render({ at: 1000, cutAt: 12000 });
+    expect(followItem(rec, item, 1000, 0)).toEqual({ rendered: 12000, divergedAt: 13000 });
+    const judged = judgeBargeIn(rec, item, { onset: 12500 / RATE, speechEnd: 20000 / RATE });
+    expect(judged.aligned).toBe(true);
+    expect(judged.renderedMs).toBeCloseTo(500, 5);
+  });
+
+  test("skipped quanta and a starved stretch keep the item's place: still aligned, rendered counts only the item's samples", () => {
+    const rec = render({ at: 1000, skipped: [20, 21, 40], starved: [[6000, 2400]], cutAt: 12000 });
+    const { rendered, divergedAt } = followItem(rec, item, 1000, 0);
+    expect(rendered).toBe(12000);
+    expect(divergedAt).toBe(1000 + 12000 + 3 * 128 + 2400);
+    const judged = judgeBargeIn(rec, item, { onset: (divergedAt - 300) / RATE, speechEnd: (divergedAt + 5000) / RATE });
+    expect(judged.aligned).toBe(true);
+    expect(judged.renderedMs).toBeCloseTo(500, 5);
+  });
+
+  test("another item playing at the onset is not aligned", () => {
+    const rec = render({ at: 1000, cutAt: 12000 });
+    const other = Int16Array.from(item, (v) => -v || 1);
+    expect(judgeBargeIn(rec, other, { onset: 12500 / RATE, speechEnd: 20000 / RATE }).aligned).toBe(false);
+  });
+});
