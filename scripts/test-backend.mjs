@@ -1,9 +1,9 @@
-// Runs the reference backend's tests (test/backend), two files at a time: each file has its own
+// Runs the reference backend's tests (test/backend), several files at a time: each file has its own
 // reference backend in its own worker process, and most of the suite's time is real-time pacing
-// (the speech-to-speech sessions stream their audio at the wall clock's pace: 70–85 s a file), not
-// CPU (77 s of CPU in 274 s, one at a time). Two at once: 151 s against 274 s one at a time, both on a loaded 2-core machine.
+// (the speech-to-speech sessions stream their audio at the wall clock's pace), not CPU. The slowest
+// files are split in two (realtime-session*, gemini-session*) so that no one file holds the run up.
 //
-//   node scripts/test-backend.mjs              one run (npm run test:unit)
+//   node scripts/test-backend.mjs              one run (npm run test:backend)
 //   node scripts/test-backend.mjs --repeat N   N runs in a row; stops at the first failure and
 //                                              says which run and whether a worker died
 //   node scripts/test-backend.mjs --repeat N --keep-going
@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 
 const CRASH = "Worker exited unexpectedly";
 /** Files at once: mostly waiting on real-time pacing, not on the CPU (see the header). */
-const WORKERS = Number(process.env.BARGEIN_BACKEND_WORKERS ?? 3);
+const WORKERS = Number(process.env.BARGEIN_BACKEND_WORKERS ?? 4);
 const VITEST = fileURLToPath(new URL("../node_modules/vitest/vitest.mjs", import.meta.url));
 
 const args = process.argv.slice(2);

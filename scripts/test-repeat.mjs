@@ -103,7 +103,7 @@ async function runTier(/** @type {{ name: string, files: string[] }} */ tier, /*
     const backend = tier.files.filter((f) => f.startsWith("test/backend"));
     // Unit tests in parallel; backend files as `npm run test:unit` runs them.
     let status = 0;
-    for (const [part, filters, extra] of /** @type {const} */ ([["unit", unit, []], ["backend", backend, ["--maxWorkers=3"]]])) {
+    for (const [part, filters, extra] of /** @type {const} */ ([["unit", unit, ["--maxWorkers=4"]], ["backend", backend, ["--maxWorkers=4"]]])) {
       if (filters.length === 0) continue;
       const out = `${report}.${part}`;
       const code = await exited(start(BIN("vitest"), ["run", ...filters, ...extra, "--reporter=dot", "--reporter=json", `--outputFile.json=${out}`]));
@@ -156,6 +156,15 @@ function readPlaywright(path) {
   };
   for (const suite of json.suites ?? []) walk(suite, []);
   for (const error of json.errors ?? []) count(`browser: ${String(error.message ?? error).split("\n")[0]}`, false);
+}
+
+// The browser tests load dist/: build it once, as `npm test` does, before any run.
+if (tiers.some((t) => t.name === "browser")) {
+  const built = await exited(start("npm", ["run", "--silent", "build"]));
+  if (built !== 0) {
+    console.error("test:repeat: npm run build failed; nothing was run");
+    process.exit(1);
+  }
 }
 
 const started = Date.now();

@@ -1,8 +1,8 @@
 /**
  * One VoiceSession on a speech-to-speech provider (`openaiRealtime` or
  * `geminiLive`) against the reference backend's emulator in this process,
- * with bargein/testing's public fakes, as the rigs of realtime-session.test.ts
- * and gemini-session.test.ts: a FakePlayer on a FakeClock that runs with real
+ * with bargein/testing's public fakes, as the rigs of the realtime-session and
+ * gemini-session tests: a FakePlayer on a FakeClock that runs with real
  * time, a FakeVad whose speech events the rig emits where its speech is, and a
  * FakeMicrophone fed with flite's speech (24 kHz for OpenAI, 16 kHz for
  * Gemini) and silence in 20 ms frames at real-time pace.
@@ -16,7 +16,7 @@
  * rig installs a subclass of it that puts the knobs of the connection on the
  * URL (the provider's URL carries a `s2s_rig` id instead, removed there).
  *
- * Used by speech-to-speech-faults.test.ts, realtime-session.test.ts and gemini-session.test.ts.
+ * Used by speech-to-speech-faults.test.ts and the realtime-session* and gemini-session* tests.
  */
 import type { ReferenceBackend } from "../../demo/server/backend.mjs";
 import { synthesize } from "../../demo/server/flite.mjs";
@@ -167,7 +167,7 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
   const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
   // The emulator runs in this process, and flite synthesises a whole reply at once (a blocked event
   // loop): the frames due meanwhile then go out in one burst, which the default 0.5 s uplink budget
-  // would end the stream for. A page's mic never bursts like that (realtime-session.test.ts).
+  // would end the stream for. A page's mic never bursts like that (the realtime-session tests).
   const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...options.session });
 
   const seen: Seen = { errors: [], warnings: [], events: [], states: [], partial: "" };
