@@ -12,7 +12,7 @@ export class Decoder {
   free(): void;
 }
 export class DecoderPool {
-  acquire(): Promise<Decoder | null>;
+  acquire(knobs?: { knownSpeech?: number }): Promise<Decoder | null>;
   release(decoder: Decoder): void;
   prewarm(): Promise<void>;
   close(): void;

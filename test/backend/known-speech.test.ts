@@ -133,6 +133,18 @@ describe("known speech", () => {
     expect(words.join(" ")).not.toMatch(/weather|lights|help|moment/);
   });
 
+  it("the knob known_speech=0 gives a stream pocketsphinx alone", async () => {
+    const plain = await pool.acquire({ knownSpeech: 0 });
+    const known = await pool.acquire({});
+    try {
+      expect(plain?.constructor.name).toBe("Decoder");
+      expect(known?.constructor.name).toBe("KnownSpeechDecoder");
+    } finally {
+      if (plain) pool.release(plain);
+      if (known) pool.release(known);
+    }
+  });
+
   it("two fixtures in one stream, apart, are two utterances with their own words", async () => {
     const a = fixture("okay");
     const b = fixture("turn-on-lights");
