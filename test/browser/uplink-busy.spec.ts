@@ -41,8 +41,9 @@ test("five healthy sessions, then the main thread busy 50 ms of every 60 ms for 
       expect(s.warnings.filter((w: string) => /fell behind/.test(w))).toEqual([]);
       expect(s.uplink.admissionRejects).toBe(0);
     }
-    // The uplink carried the audio, and it was judged by its capture time.
-    expect(s.uplink.sentSamples).toBeGreaterThan(24000 * (s.overloads.length ? 15 : 25));
+    // The uplink carried the audio, and it was judged by its capture time. A session that overloaded lost
+    // the time of each reconnect (more of them on a busier machine): a sanity bound only.
+    expect(s.uplink.sentSamples).toBeGreaterThan(24000 * (s.overloads.length ? 5 : 25));
     expect(s.uplink.arrivalAgeMsMax).toBeGreaterThan(0);
     expect(s.uplink.oldestFrameAgeMsMax).toBeLessThanOrEqual(500);
     // The STT heard each session's question: the uplink carried it (a stream ended by an overload loses

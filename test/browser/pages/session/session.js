@@ -22,6 +22,9 @@ window.AudioWorkletNode = class TappedAudioWorkletNode extends NativeAudioWorkle
   }
 };
 
+/** How long the test pages' sessions wait for the STT's last words (the SDK's default is 1.5 s). */
+const TEST_FLUSH_TIMEOUT_MS = 6000;
+
 /** `token`: the page's token function, when the backend was started with a token. */
 export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60, token } = {}) {
   const context = new AudioContext();
@@ -38,6 +41,10 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     input: input === "inject" ? mic.stream : undefined,
     audio: { context, output },
     ...sessionOptions,
+    // On a loaded machine the STT's last words can come later than the default 1.5 s flush wait, and the
+    // turn then ends with what it had (a split question). These tests are about what the session does
+    // with the words, so they wait longer; uplink.spec.ts tests the wait itself with its own value.
+    turn: { flushTimeoutMs: TEST_FLUSH_TIMEOUT_MS, ...sessionOptions.turn },
   });
   session.on("state", (e) => log.states.push(e.state));
   session.on("transcript", (e) => e.final && log.transcripts.push(`${e.role}: ${e.text}`));
