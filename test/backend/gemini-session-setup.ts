@@ -18,9 +18,8 @@
  * gemini-session-barge-in.test.ts (the barge-ins, a socket that drops
  * mid-reply). Each starts its own backend.
  */
-import { afterAll, beforeAll } from "vitest";
-import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
-import { mintGeminiToken, speechToSpeechRig, type RigOptions } from "./speech-to-speech-rig.js";
+import { mintGeminiToken } from "./speech-to-speech-rig.js";
+import { useSpeechToSpeechBackend } from "./speech-to-speech-backend.js";
 
 export const KEY = "gemini-session-key";
 export const STORY = "tell me a long story";
@@ -29,33 +28,12 @@ export const WEATHER = "what is the weather like today";
 
 /**
  * Starts a reference backend for the calling test file (beforeAll, stopped in afterAll): call it at
- * the file's top level. Returns the file's helpers on that backend.
+ * the file's top level. Returns the file's helpers on that backend: `rig` (geminiLive's sessions,
+ * with an ephemeral token by default), `mintToken` (as an app's server would: POST
+ * /v1alpha/auth_tokens with the API key) and `geminiLog` (the emulator's newest session).
  */
 export function useGeminiBackend() {
-  let backend: ReferenceBackend;
-
-  beforeAll(async () => {
-    backend = await startReferenceBackend({ serveStatic: false, token: KEY });
-  }, 60_000);
-  afterAll(() => backend?.close());
-
-  /** An ephemeral token, minted as an app's server would (POST /v1alpha/auth_tokens with the API key). */
-  const mintToken = () => mintGeminiToken(backend, KEY);
-
-  /**
-   * One session on the emulator (test/backend/speech-to-speech-rig.ts), with the fakes; the mic streams
-   * silence until `say`. `token`: the session's token function; `query`: fault knobs on the socket's URL;
-   * `provider`: geminiLive's other options.
-   */
-  function rig(session: RigOptions["session"] = {}, token: () => Promise<string> = mintToken, { query = "", ...provider }: { query?: string; turnDetection?: string } = {}) {
-    const r = speechToSpeechRig(backend, "gemini", KEY, { session, token, knobs: query.replace(/^\?/, ""), provider });
-    return { ...r, errors: r.seen.errors };
-  }
-
-  async function geminiLog(): Promise<any> {
-    const { sessions } = await (await fetch(`${backend.url}/__gemini/log`)).json();
-    return sessions.at(-1);
-  }
-
-  return { mintToken, rig, geminiLog };
+  const { rig, lastSession, backend } = useSpeechToSpeechBackend("gemini", KEY, (b) => () => mintGeminiToken(b, KEY));
+  const mintToken = () => mintGeminiToken(backend(), KEY);
+  return { mintToken, rig, geminiLog: lastSession };
 }

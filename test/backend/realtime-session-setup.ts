@@ -17,40 +17,17 @@
  * turn detection) and realtime-session-barge-in.test.ts (a barge-in, a
  * misfire, a socket that drops mid-reply). Each starts its own backend.
  */
-import { afterAll, beforeAll } from "vitest";
-import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
-import { speechToSpeechRig, type RigOptions } from "./speech-to-speech-rig.js";
+import { useSpeechToSpeechBackend } from "./speech-to-speech-backend.js";
 
 export const KEY = "realtime-session-key";
 export const STORY = "tell me a long story";
 
 /**
  * Starts a reference backend for the calling test file (beforeAll, stopped in afterAll): call it at
- * the file's top level. Returns the file's helpers on that backend.
+ * the file's top level. Returns the file's helpers on that backend: `rig` (openaiRealtime's sessions,
+ * given the API key by default) and `realtimeLog` (the emulator's newest session).
  */
 export function useRealtimeBackend() {
-  let backend: ReferenceBackend;
-
-  beforeAll(async () => {
-    backend = await startReferenceBackend({ serveStatic: false, token: KEY });
-  }, 60_000);
-  afterAll(() => backend?.close());
-
-  /**
-   * One session on the emulator (test/backend/speech-to-speech-rig.ts), with the fakes; the mic streams
-   * silence until `say`. `token`: the key the session is given; `query`: fault knobs on the socket's URL;
-   * `provider`: openaiRealtime's other options.
-   */
-  function rig(session: RigOptions["session"] = {}, token: () => Promise<string> = async () => KEY, { query = "", ...provider }: { query?: string; turnDetection?: string } = {}) {
-    const r = speechToSpeechRig(backend, "openai", KEY, { session, token, knobs: query.replace(/^\?/, ""), provider });
-    return { ...r, errors: r.seen.errors };
-  }
-
-  async function realtimeLog(): Promise<any> {
-    const res = await fetch(`${backend.url}/__realtime/log`);
-    const { sessions } = await res.json();
-    return sessions.at(-1);
-  }
-
-  return { rig, realtimeLog };
+  const { rig, lastSession } = useSpeechToSpeechBackend("openai", KEY, () => async () => KEY);
+  return { rig, realtimeLog: lastSession };
 }
