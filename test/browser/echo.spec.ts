@@ -12,17 +12,24 @@ import { expect, test } from "./backend-per-worker";
 
 const ECHO = { delayMs: 60, rt60: 0.3, gainDb: -6, seed: 7 };
 const REPLIES = 6;
-const PHRASES: Record<string, string> = { "help-me": "can you help me", "stop-please": "stop please stop", "turn-on-lights": "please turn on the lights", "weather-question": "what is the weather like today" };
+const PHRASES: Record<string, string> = { "help-me": "can you help me", wait: "wait a moment", "turn-on-lights": "please turn on the lights", "weather-question": "what is the weather like today" };
+/**
+ * The questions, in turn. Each is one stretch of speech: "Stop, please stop." was one, but its first
+ * "Stop," alone is short enough for the VAD to call a misfire right after a reply, and the echo guard
+ * then takes its word for the bot's echo (as it should: the VAD did not vouch for it), which split the
+ * question under load. That rule is the turn machine's own (test/unit/turn-machine.test.ts: held words dropped as echo on the misfire).
+ */
+const QUESTIONS = ["help-me", "wait", "turn-on-lights", "weather-question"];
 
 test("self-interruption: over 6 replies with the bot's echo at −6 dB and no browser canceller, the bot never interrupts itself", async ({ page }) => {
   test.setTimeout(300_000);
   await page.goto("/test/browser/pages/session/session.html");
   await page.waitForFunction(() => (window as any).sessionPageReady);
-  const r = await page.evaluate(async ({ echo, replies }) => {
+  const r = await page.evaluate(async ({ echo, replies, questions }) => {
     const { makeSession, until } = (window as any).sessionPage;
     const t = await makeSession({ llm: "sse", echo, recordSeconds: 5, sessionOptions: { echoGuard: { enabled: true } } });
     await t.session.start();
-    const phrases = ["help-me", "stop-please", "turn-on-lights", "weather-question"];
+    const phrases = questions;
     for (let i = 0; i < replies; i++) {
       const turns = t.log.turns.length;
       await t.say(phrases[i % phrases.length]);
@@ -35,7 +42,7 @@ test("self-interruption: over 6 replies with the bot's echo at −6 dB and no br
     const history = JSON.parse(JSON.stringify(t.session.history));
     await t.session.stop();
     return { log: t.log, history, metrics };
-  }, { echo: ECHO, replies: REPLIES });
+  }, { echo: ECHO, replies: REPLIES, questions: QUESTIONS });
   const replies = r.history.filter((m: any) => m.role === "assistant");
   const users = r.history.filter((m: any) => m.role === "user").map((m: any) => m.text);
   console.log(
@@ -49,8 +56,7 @@ test("self-interruption: over 6 replies with the bot's echo at −6 dB and no br
   // The bot's own words never became a user turn: one user message per question.
   expect(users).toHaveLength(REPLIES);
   // Each holds its question (echo words heard after the user began may lead it).
-  const phrases = ["help-me", "stop-please", "turn-on-lights", "weather-question"];
-  expect(users.filter((text: string, i: number) => !text.endsWith(PHRASES[phrases[i % phrases.length]]))).toEqual([]);
+  expect(users.filter((text: string, i: number) => !text.endsWith(PHRASES[QUESTIONS[i % QUESTIONS.length]!]!))).toEqual([]);
   expect(r.log.errors).toEqual([]);
   expect(r.metrics.echo.converged).toBe(true);
 });
