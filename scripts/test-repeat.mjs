@@ -172,9 +172,11 @@ let failedRuns = 0;
 try {
   for (let run = 1; run <= runs; run++) {
     console.log(`\n=== test:repeat run ${run} of ${runs}${load ? `, ${load} CPU burner${load === 1 ? "" : "s"} alongside` : ""} ===`);
+    const runStarted = Date.now();
     let status = 0;
     for (const tier of tiers) status ||= await runTier(tier, run);
     if (status !== 0) failedRuns++;
+    console.log(`=== test:repeat run ${run} of ${runs}: ${status === 0 ? "passed" : "FAILED"} in ${((Date.now() - runStarted) / 60000).toFixed(1)} min ===`);
   }
 } finally {
   stopAll();
