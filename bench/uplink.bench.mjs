@@ -9,7 +9,7 @@
 //   resumes. No priming. On loopback the kernel and Chromium's network service
 //   absorb about 4–5 MB per socket before `bufferedAmount` moves, and 10 s of
 //   audio is 1.2 MB, so neither sender sees backpressure here: that is the
-//   finding DESIGN.md warns about, measured.
+//   finding the uplink's design had to allow for, measured.
 // - `rate` (the `streams` and `naive` tables): the server reads 24,000 B/s per
 //   stream (a fifth of the 120 kB/s the audio needs). Each socket is first
 //   primed at burst speed through its own sender until `bufferedAmount`

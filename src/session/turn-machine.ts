@@ -8,7 +8,7 @@
  *
  * The whole table is `HANDLERS` below, one entry per event, read top to
  * bottom. The order of effects is the contract: for an interruption it is the
- * four ordered steps of DESIGN.md (history keeps what was heard → flush →
+ * four ordered steps of a barge-in (history keeps what was heard → flush →
  * fence → cancel the streams), with the events the app sees in between.
  */
 import { isBackchannel } from "./backchannel.js";

@@ -210,7 +210,7 @@ export async function runStreams({
   const pollTimer = setInterval(poll, pollMs);
   if (prime) {
     // On loopback the kernel and the browser's network service absorb megabytes
-    // before `bufferedAmount` moves (DESIGN.md, Uplink). Priming fills them at
+    // before `bufferedAmount` moves (README, "Uplink"). Priming fills them at
     // burst speed, through the same senders, until every socket shows
     // backpressure; only then does the real-time run start. Priming frames are
     // counted like any other (pushed, sent, gapped).
