@@ -33,7 +33,9 @@ test("self-interruption: over 6 replies with the bot's echo at −6 dB and no br
     for (let i = 0; i < replies; i++) {
       const turns = t.log.turns.length;
       await t.say(phrases[i % phrases.length]);
-      await until(() => t.log.turns.length > turns, 40000, `turn ${i + 1}`);
+      await until(() => t.log.turns.length > turns, 40000, `turn ${i + 1}`).catch((e: Error) => {
+        throw new Error(`${e.message}: state ${t.session.state}; states ${t.log.states.slice(-12).join(" ")}; vad ${JSON.stringify(t.log.vadEvents.slice(-10))}; transcripts ${JSON.stringify(t.log.transcripts)}; warnings ${JSON.stringify(t.log.warnings)}; history ${JSON.stringify(t.session.history.map((m: any) => `${m.role}: ${m.text}`))}`);
+      });
       await until(() => t.session.state === "listening" || t.session.state === "user_speaking", 20000, `listening after turn ${i + 1}`);
       // Let the STT's lag and the echo's tail pass before the next question.
       await new Promise((res) => setTimeout(res, 300));

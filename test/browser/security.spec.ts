@@ -13,7 +13,7 @@
  */
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module with its own .d.mts
-import { startReferenceBackend } from "../../demo/server/backend.mjs";
+import { startServer } from "../../bench/lib/browser.mjs";
 
 /** This spec's own backend, started with a token (the Playwright one runs without). */
 const TOKEN_PORT = 8751;
@@ -37,9 +37,12 @@ test("every HTML page is served with a strict CSP: no unsafe-eval, no blob:, wor
 });
 
 test.describe("with a backend that requires a token", () => {
-  let backend: { url: string; close(): Promise<void>; stats(): any };
+  let backend: { url: string; close(): Promise<void> };
   test.beforeAll(async () => {
-    backend = await startReferenceBackend({ port: TOKEN_PORT, token: SECRET, prewarm: true });
+    // Its own process, as the suite's backends are: in the test's worker, flite's WASI crashed that
+    // worker under load (SIGSEGV: V8's fast API calls, which a backend's process turns off).
+    const server = await startServer({ port: TOKEN_PORT, env: { BARGEIN_TOKEN: SECRET, BARGEIN_KNOWN_SPEECH: "test/fixtures/speech" } });
+    backend = { url: server.base, close: () => server.close() };
   });
   test.afterAll(async () => {
     await backend?.close();
