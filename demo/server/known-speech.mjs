@@ -9,8 +9,10 @@
 // audio past its end has arrived. Audio that matches no fixture (the bot's echo, a TTS round trip)
 // gets pocketsphinx's words as before, so the mode changes nothing but the fixtures' words.
 //
-// The envelope is the RMS of 10 ms frames (one pocketsphinx frame), compared by normalised
-// correlation over the last WINDOW_FRAMES, so gain, resampling and a phase shift do not matter.
+// The envelope is the RMS of 10 ms frames (one pocketsphinx frame) in two bands, below and above
+// about 1 kHz, compared by normalised correlation over the last WINDOW_FRAMES, so gain, resampling
+// and a phase shift do not matter. Both bands must line up: with the loudness alone, a stretch of
+// the bot's own voice (the same synthesiser) once lined up with a fixture by chance.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readWav } from "./wav.mjs";
@@ -38,7 +40,8 @@ const QUIET_RMS = 150;
 /**
  * A fixture the recogniser knows: its envelope and the words the real recogniser heard in it,
  * in seconds from the file's start.
- * @typedef {{ name: string, envelope: Float32Array, words: { word: string, start: number, end: number }[] }} KnownClip
+ * @typedef {{ low: Float32Array, high: Float32Array }} Envelope
+ * @typedef {{ name: string, envelope: Envelope, words: { word: string, start: number, end: number }[] }} KnownClip
  */
 
 /**
@@ -64,53 +67,109 @@ export function loadKnownSpeech(dir) {
   return clips;
 }
 
-/** RMS of each whole HOP of 16-bit samples. @param {Int16Array} samples */
-export function envelopeOf(samples) {
-  const out = new Float32Array(Math.floor(samples.length / HOP));
-  for (let f = 0; f < out.length; f++) out[f] = rms(samples, f * HOP, HOP);
-  return out;
+/** The one-pole low-pass that splits the bands: about 1 kHz at 16 kHz. */
+const SPLIT = 1 - Math.exp((-2 * Math.PI * 1000) / 16000);
+
+/**
+ * Splits 16-bit samples into the two bands' 10 ms RMS frames, carrying the filter's state, so a
+ * stream can be split in pieces. Whole HOPs only: the caller keeps the rest for the next call.
+ */
+export class BandEnvelope {
+  constructor() {
+    this.lowPassed = 0;
+    /** @type {number[]} */
+    this.low = [];
+    /** @type {number[]} */
+    this.high = [];
+    this.sumLow = 0;
+    this.sumHigh = 0;
+    this.count = 0;
+  }
+
+  /** @param {ArrayLike<number>} samples */
+  push(samples) {
+    for (let i = 0; i < samples.length; i++) {
+      this.lowPassed += SPLIT * (samples[i] - this.lowPassed);
+      const high = samples[i] - this.lowPassed;
+      this.sumLow += this.lowPassed * this.lowPassed;
+      this.sumHigh += high * high;
+      if (++this.count === HOP) {
+        this.low.push(Math.sqrt(this.sumLow / HOP));
+        this.high.push(Math.sqrt(this.sumHigh / HOP));
+        this.sumLow = this.sumHigh = this.count = 0;
+      }
+    }
+  }
+
+  get length() {
+    return this.low.length;
+  }
+
+  /** The first `frames` frames (all by default) as an Envelope. @param {number} [frames] @returns {Envelope} */
+  take(frames = this.low.length) {
+    return { low: Float32Array.from(this.low.slice(0, frames)), high: Float32Array.from(this.high.slice(0, frames)) };
+  }
+
+  /** Loudness of frame `i` (both bands). @param {number} i */
+  level(i) {
+    return Math.hypot(this.low[i], this.high[i]);
+  }
 }
 
-/** @param {ArrayLike<number>} s @param {number} from @param {number} n */
-function rms(s, from, n) {
-  let sum = 0;
-  for (let i = from; i < from + n; i++) sum += s[i] * s[i];
-  return Math.sqrt(sum / n);
+/** Both bands' envelope of whole 16-bit samples. @param {Int16Array} samples @returns {Envelope} */
+export function envelopeOf(samples) {
+  const bands = new BandEnvelope();
+  bands.push(samples);
+  return bands.take();
+}
+
+/**
+ * The normalised correlation of the last `count` frames of `heard` with `clip` at `lag`, or
+ * undefined where the clip's part is flat. Frames outside the clip count as silence.
+ * @param {Float32Array} heard @param {number} count @param {Float32Array} clip @param {number} lag
+ */
+function correlationAt(heard, count, clip, lag) {
+  const n = heard.length;
+  let sumH = 0;
+  let sumHH = 0;
+  let sumC = 0;
+  let sumCC = 0;
+  let sumHC = 0;
+  for (let i = n - count; i < n; i++) {
+    const j = i + lag;
+    const c = j >= 0 && j < clip.length ? clip[j] : 0;
+    const h = heard[i];
+    sumH += h;
+    sumHH += h * h;
+    sumC += c;
+    sumCC += c * c;
+    sumHC += h * c;
+  }
+  const varH = sumHH - (sumH * sumH) / count;
+  const varC = sumCC - (sumC * sumC) / count;
+  if (varH <= 0 || varC <= 0) return undefined;
+  return (sumHC - (sumH * sumC) / count) / Math.sqrt(varH * varC);
 }
 
 /**
  * Where the last `count` frames of `heard` best line up in `clip`: the lag (clip frame = heard
- * frame + lag) and the normalised correlation there. Frames outside the clip count as silence, but
- * at least three quarters of the window must lie inside it: a burst and silence alone line up with
- * the end of any clip.
- * @param {Float32Array} heard @param {number} count @param {Float32Array} clip
+ * frame + lag) and the normalised correlation there, the lower of the two bands'. At least three
+ * quarters of the window must lie inside the clip: a burst and silence alone line up with the end
+ * of any clip.
+ * @param {Envelope} heard @param {number} count @param {Envelope} clip
  * @param {number} [minLag] @param {number} [maxLag]
  */
-export function bestLag(heard, count, clip, minLag = -count, maxLag = clip.length) {
-  const n = heard.length;
+export function bestLag(heard, count, clip, minLag = -count, maxLag = clip.low.length) {
+  const n = heard.low.length;
   const from = n - count;
-  let meanH = 0;
-  for (let i = from; i < n; i++) meanH += heard[i];
-  meanH /= count;
-  let varH = 0;
-  for (let i = from; i < n; i++) varH += (heard[i] - meanH) ** 2;
-  let best = { lag: 0, correlation: -1 };
-  if (varH === 0) return best;
   const outside = Math.floor(count / 4);
-  for (let lag = Math.max(minLag, -from - outside); lag <= Math.min(maxLag, clip.length - n + outside); lag++) {
-    let sumC = 0;
-    let sumCC = 0;
-    let sumHC = 0;
-    for (let i = from; i < n; i++) {
-      const j = i + lag;
-      const c = j >= 0 && j < clip.length ? clip[j] : 0;
-      sumC += c;
-      sumCC += c * c;
-      sumHC += (heard[i] - meanH) * c;
-    }
-    const varC = sumCC - (sumC * sumC) / count;
-    if (varC <= 0) continue;
-    const correlation = sumHC / Math.sqrt(varH * varC);
+  let best = { lag: 0, correlation: -1 };
+  for (let lag = Math.max(minLag, -from - outside); lag <= Math.min(maxLag, clip.low.length - n + outside); lag++) {
+    const low = correlationAt(heard.low, count, clip.low, lag);
+    if (low === undefined || low <= best.correlation) continue;
+    const high = correlationAt(heard.high, count, clip.high, lag);
+    if (high === undefined) continue;
+    const correlation = Math.min(low, high);
     if (correlation > best.correlation) best = { lag, correlation };
   }
   return best;
@@ -129,11 +188,7 @@ export class KnownSpeechDecoder {
   }
 
   clearUtterance() {
-    /** @type {number[]} */
-    this.heard = [];
-    /** Samples not yet a whole envelope frame. */
-    this.pending = new Int16Array(HOP);
-    this.pendingCount = 0;
+    this.heard = new BandEnvelope();
     /** @type {{ clip: KnownClip, lag: number, firstLag: number } | null} */
     this.match = null;
     this.gaveUp = false;
@@ -149,15 +204,25 @@ export class KnownSpeechDecoder {
   /** @param {Int16Array} pcm16k */
   async process(pcm16k) {
     if (!this.inner.inUtterance) this.clearUtterance();
-    await this.inner.process(pcm16k);
-    for (let i = 0; i < pcm16k.length; i++) {
-      this.pending[this.pendingCount++] = pcm16k[i];
-      if (this.pendingCount === HOP) {
-        this.heard.push(rms(this.pending, 0, HOP));
-        this.pendingCount = 0;
-      }
-    }
+    // Once matched, pocketsphinx's words are not needed: it is spared the rest (on a loaded machine
+    // its decoding is what made the STT lag).
+    if (!this.match) await this.inner.process(pcm16k);
+    this.heard.push(pcm16k);
     this.align(false);
+  }
+
+  /**
+   * The envelope up to the last voiced frame, and the window compared there: a burst and then
+   * silence lines up with the end of any clip.
+   */
+  voicedWindow() {
+    let last = this.heard.length - 1;
+    while (last >= 0 && this.heard.level(last) < QUIET_RMS) last--;
+    const heard = this.heard.take(last + 1);
+    const count = Math.min(last + 1, WINDOW_FRAMES);
+    let voiced = 0;
+    for (let i = last + 1 - count; i <= last; i++) if (this.heard.level(i) >= QUIET_RMS) voiced++;
+    return { heard, count, voiced };
   }
 
   /** @param {boolean} final the utterance ends: decide with what there is */
@@ -167,19 +232,15 @@ export class KnownSpeechDecoder {
     if (this.match) {
       if (n - this.lastAligned < REALIGN_EVERY) return;
       this.lastAligned = n;
-      const heard = Float32Array.from(this.heard).subarray(0, lastVoiced(this.heard) + 1);
-      const count = Math.min(heard.length, WINDOW_FRAMES);
-      if (count === 0 || voicedFrames(heard, count) < MIN_VOICED) return;
+      const { heard, count, voiced } = this.voicedWindow();
+      if (count === 0 || voiced < MIN_VOICED) return;
       // Audio is never replayed backwards, so the clip only moves on (a gap moves it further).
       const again = bestLag(heard, count, this.match.clip.envelope, this.match.lag - 2);
       if (again.correlation >= MIN_CORRELATION) this.match.lag = refine(heard, this.match.clip, again.lag);
       return;
     }
     if (n - this.lastAligned < REALIGN_EVERY && !final) return;
-    // Compared up to the last voiced frame: a burst and then silence lines up with the end of any clip.
-    const heard = Float32Array.from(this.heard).subarray(0, lastVoiced(this.heard) + 1);
-    const count = Math.min(heard.length, WINDOW_FRAMES);
-    const voiced = voicedFrames(heard, count);
+    const { heard, count, voiced } = this.voicedWindow();
     if (voiced < MIN_VOICED && !final) {
       if (n >= 2 * GIVE_UP_FRAMES) this.gaveUp = true;
       return;
@@ -194,7 +255,7 @@ export class KnownSpeechDecoder {
       // The best clip of other words must be clearly worse (a fixture and its late-start twin line up alike).
       const rival = ranked.find((r) => wordsKey(r.clip) !== wordsKey(first.clip));
       if (first.correlation >= MIN_CORRELATION && (!rival || first.correlation - rival.correlation >= MIN_MARGIN)) {
-        // Lags are of `heard` trimmed at its last voiced frame; the same frames index the whole utterance.
+        // Lags are of the envelope trimmed at its last voiced frame; the same frames index the whole utterance.
         const lag = refine(heard, first.clip, first.lag);
         this.match = { clip: first.clip, lag, firstLag: lag };
         return;
@@ -241,6 +302,10 @@ export class KnownSpeechDecoder {
     if (!this.match) this.align(true);
     this.ended = true;
     this.inner.endUtterance();
+    if (process.env.KNOWN_SPEECH_DEBUG) {
+      const how = this.match ? `${this.match.clip.name} at lag ${this.match.lag}${this.gaveUp ? " (after pocketsphinx's words)" : ""}` : "no match";
+      console.error(`known speech: utterance of ${this.heard.length} frames ended: ${how}: "${this.segments().map((w) => w.word).join(" ")}"`);
+    }
   }
 
   get inUtterance() {
@@ -260,10 +325,10 @@ export class KnownSpeechDecoder {
 /**
  * The best lag near `lag` over up to REFINE_FRAMES of the latest audio: a short window's peak is
  * flat over a few frames; a longer one places the words within a frame.
- * @param {Float32Array} heard @param {KnownClip} clip @param {number} lag
+ * @param {Envelope} heard @param {KnownClip} clip @param {number} lag
  */
 function refine(heard, clip, lag) {
-  const count = Math.min(heard.length, REFINE_FRAMES);
+  const count = Math.min(heard.low.length, REFINE_FRAMES);
   const near = bestLag(heard, count, clip.envelope, lag - 8, lag + 8);
   return near.correlation >= MIN_CORRELATION ? near.lag : lag;
 }
@@ -271,20 +336,6 @@ function refine(heard, clip, lag) {
 /** @param {KnownClip} clip */
 function wordsKey(clip) {
   return clip.words.map((w) => w.word).join(" ");
-}
-
-/** Index of the last voiced frame (-1: none). @param {number[]} env */
-function lastVoiced(env) {
-  let i = env.length - 1;
-  while (i >= 0 && env[i] < QUIET_RMS) i--;
-  return i;
-}
-
-/** How many of the last `count` envelope frames are voiced. @param {Float32Array} env @param {number} count */
-function voicedFrames(env, count) {
-  let voiced = 0;
-  for (let i = env.length - count; i < env.length; i++) if (env[i] >= QUIET_RMS) voiced++;
-  return voiced;
 }
 
 /**

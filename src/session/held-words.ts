@@ -20,9 +20,17 @@ export function vouchMs(vouchWordsMs: number | undefined): number {
   return vouchWordsMs ?? HELD_WORD_MS;
 }
 
-/** True when real speech was heard recently enough to vouch for a word at `at`. */
-export function vouchedAt(speech: { realSpeech: boolean; realSpeechAt: number }, at: number, vouchWordsMs: number | undefined): boolean {
-  return speech.realSpeech || at - speech.realSpeechAt <= vouchMs(vouchWordsMs);
+/**
+ * True when real speech was heard recently enough to vouch for a word that came at `at`, or when the
+ * word's audio was captured (`spokenAt`) during the last real speech: an STT that lags (a loaded
+ * machine, a slow service) returns the last words of a question more than the window after the VAD's
+ * speech end, and they were dropped as echo though the VAD had vouched for their very audio.
+ * `realSpeechAt` is the last real speech's end once it ended (a misfire leaves it at an earlier one,
+ * before `speechStartAt`: nothing is vouched by a burst the VAD did not confirm).
+ */
+export function vouchedAt(speech: { realSpeech: boolean; realSpeechAt: number; speechStartAt: number }, at: number, vouchWordsMs: number | undefined, spokenAt?: number): boolean {
+  if (speech.realSpeech || at - speech.realSpeechAt <= vouchMs(vouchWordsMs)) return true;
+  return spokenAt !== undefined && spokenAt >= speech.speechStartAt - SPOKEN_SLACK_MS && spokenAt <= speech.realSpeechAt;
 }
 
 /** Held words still within the window at `at`, and the texts of those past it (echo). */

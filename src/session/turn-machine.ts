@@ -152,7 +152,7 @@ const HANDLERS: Handlers = {
     // echo, misheard), or with confirmByWords off (a burst that will misfire).
     const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
     // Except an interrupting word of a burst the VAD called a misfire ("stop"), awaited by the backchannel policy.
-    if (overBot && !vouched(s, e.at, config) && !misfiredInterrupt(s, e.text, config.backchannel)) {
+    if (overBot && !vouched(s, e.at, config, e.spokenAt) && !misfiredInterrupt(s, e.text, config.backchannel)) {
       const { kept, expired } = splitHeldWords(s.heldWords, e.at, config);
       return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at, spokenAt: e.spokenAt }] }, effects: expired };
     }
@@ -350,9 +350,9 @@ function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs
   };
 }
 
-/** True when real speech was heard recently enough to vouch for a word at `at`. */
-function vouched(s: TurnState, at: number, config: TurnConfig): boolean {
-  return vouchedAt(s, at, config.vouchWordsMs);
+/** True when real speech vouches for a word that came at `at`, spoken at `spokenAt` (held-words.ts). */
+function vouched(s: TurnState, at: number, config: TurnConfig, spokenAt?: number): boolean {
+  return vouchedAt(s, at, config.vouchWordsMs, spokenAt);
 }
 
 /** Held words still within the window at `at`, and an echoWord effect for each one past it. */

@@ -125,6 +125,25 @@ describe("known speech", () => {
     }
   });
 
+  it("the bot's own replies (the same synthesiser and voice as some fixtures) are never taken for a fixture", async () => {
+    const replies = [
+      "I am only a scripted demo, so I cannot really know. What would you guess?",
+      "I see. How does that make you feel?",
+      "I cannot look outside, but I hope it is pleasant where you are. Are you planning to go out today?",
+      "Once upon a time there was a small robot who loved to listen. Every day it asked people about their plans, and every day it learned something new.",
+      "Please tell me more.",
+      "Why do you ask? Tell me a little more.",
+    ];
+    const fixturePhrases = [...new Set(clips.map((c) => c.words.map((w) => w.word).join(" ")))];
+    for (const [i, reply] of replies.entries()) {
+      const speech = synthesize(reply, "slt");
+      const { finals } = await recognise(throughBrowser(Float32Array.from(speech.samples, (v) => v / 32768), { leadSamples: 777 * i, gain: 0.5, noise: 0.001, seed: 20 + i }));
+      for (const words of finals.map((f) => ` ${f.map((w) => w.word).join(" ")} `)) {
+        expect(fixturePhrases.filter((p) => words.includes(` ${p} `)), `${reply} → ${words}`).toEqual([]);
+      }
+    }
+  });
+
   it("speech it does not know gets the real recogniser's words", async () => {
     const speech = synthesize("Please open the door.", "rms");
     const { finals } = await recognise(throughBrowser(Float32Array.from(speech.samples, (s) => s / 32768), { leadSamples: 3000, gain: 1, noise: 0, seed: 9 }));

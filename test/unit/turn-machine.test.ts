@@ -241,6 +241,40 @@ describe("turn machine with the echo guard: words near the bot's audio need real
     expect(state.heldWords).toEqual([]);
   });
 
+  test("a lagging STT's words, spoken during the user's real speech just after a reply, stay the user's though they come past the word window", () => {
+    // The reply ended at 1000; the user spoke 5300–6200 (real speech); the STT, loaded, returns the
+    // question's words 2 s after the VAD's speech end, while the turn is still being flushed.
+    const listening = run([{ kind: "listen" }], undefined, GUARDED).state;
+    const spoke = run(
+      [
+        { kind: "speechStart", pausedByWorker: false, at: 5300 },
+        { kind: "speechRealStart", at: 5460 },
+        { kind: "speechEnd", at: 6200 },
+      ],
+      listening,
+      GUARDED,
+    );
+    const late = run(
+      [
+        { kind: "word", text: "wait", at: 8200, nearBot: true, spokenAt: 5250 },
+        { kind: "word", text: "a", at: 8250, nearBot: true, spokenAt: 5550 },
+        { kind: "word", text: "moment", at: 8300, nearBot: true, spokenAt: 5650 },
+      ],
+      spoke.state,
+      GUARDED,
+    );
+    expect(late.state.heldWords).toEqual([]);
+    expect(late.state.userWords).toEqual(["wait", "a", "moment"]);
+    // A word whose audio came before that speech began (the bot's last words, heard back late) is still held.
+    const echo = run([{ kind: "word", text: "today", at: 8200, nearBot: true, spokenAt: 4000 }], spoke.state, GUARDED);
+    expect(echo.state.userWords).toEqual([]);
+    expect(echo.state.heldWords.map((w) => w.text)).toEqual(["today"]);
+    // After a misfire nothing is vouched by it, however late its words come.
+    const misfired = run([{ kind: "speechStart", pausedByWorker: false, at: 9000 }, { kind: "misfire", resumedByWorker: false }], late.state, GUARDED);
+    const afterMisfire = run([{ kind: "word", text: "guy", at: 12000, nearBot: true, spokenAt: 9050 }], misfired.state, GUARDED);
+    expect(afterMisfire.state.heldWords.map((w) => w.text)).toEqual(["guy"]);
+  });
+
   test("a word held near the bot becomes the user's once real speech comes: the barge-in is confirmed and the word starts the turn", () => {
     const s = botSpeaking(GUARDED);
     const { state, effects } = run(
