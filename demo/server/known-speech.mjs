@@ -192,6 +192,8 @@ export class KnownSpeechDecoder {
     /** @type {{ clip: KnownClip, lag: number, firstLag: number } | null} */
     this.match = null;
     this.gaveUp = false;
+    /** pocketsphinx's words stand for the rest of this utterance. */
+    this.settled = false;
     this.ended = false;
     this.lastAligned = 0;
   }
@@ -239,7 +241,7 @@ export class KnownSpeechDecoder {
       if (again.correlation >= MIN_CORRELATION) this.match.lag = refine(heard, this.match.clip, again.lag);
       return;
     }
-    if (n - this.lastAligned < REALIGN_EVERY && !final) return;
+    if (this.settled || (n - this.lastAligned < REALIGN_EVERY && !final)) return;
     const { heard, count, voiced } = this.voicedWindow();
     if (voiced < MIN_VOICED && !final) {
       if (n >= 2 * GIVE_UP_FRAMES) this.gaveUp = true;
@@ -257,6 +259,12 @@ export class KnownSpeechDecoder {
       if (first.correlation >= MIN_CORRELATION && (!rival || first.correlation - rival.correlation >= MIN_MARGIN)) {
         // Lags are of the envelope trimmed at its last voiced frame; the same frames index the whole utterance.
         const lag = refine(heard, first.clip, first.lag);
+        // pocketsphinx's words, once given, are never revised: a fixture found after them takes over only
+        // where their audio ends (the bot's echo, then a question); else the utterance stays pocketsphinx's.
+        if (this.gaveUp && !this.startsAfterGivenWords(first.clip, lag)) {
+          this.settled = true;
+          return;
+        }
         this.match = { clip: first.clip, lag, firstLag: lag };
         return;
       }
@@ -264,14 +272,25 @@ export class KnownSpeechDecoder {
     if (n >= GIVE_UP_FRAMES || final) this.gaveUp = true;
   }
 
+  /**
+   * Whether `clip` at `lag` begins its first word of this utterance after every word pocketsphinx has
+   * given so far ended. @param {KnownClip} clip @param {number} lag
+   */
+  startsAfterGivenWords(clip, lag) {
+    const first = clip.words.find((w) => Math.round(((w.start + w.end) / 2) * 100) >= lag);
+    if (!first) return false;
+    const speechAt = Math.round(first.start * 100) - lag;
+    return this.inner.segments().every((w) => w.endFrame < speechAt);
+  }
+
   /** @returns {import("./pocketsphinx.mjs").Segment[]} */
   segments() {
     if (this.match) {
       const known = this.knownSegments();
       if (!this.gaveUp) return known;
-      // Matched after pocketsphinx's words were given (the bot's echo, then a fixture): its words up to
-      // where the fixture's speech begins, then the fixture's.
-      const speechAt = Math.round(this.match.clip.words[0].start * 100) - this.match.lag;
+      // Matched after pocketsphinx's words were given (the bot's echo, then a fixture): its words, all
+      // of which ended before the fixture's speech began (startsAfterGivenWords), then the fixture's.
+      const speechAt = known.length > 0 ? known[0].startFrame : Infinity;
       return [...this.inner.segments().filter((w) => w.endFrame < speechAt), ...known];
     }
     // Until the utterance is matched or given up, no words: a guess now could become final.
