@@ -24,6 +24,8 @@ window.AudioWorkletNode = class TappedAudioWorkletNode extends NativeAudioWorkle
 
 /** How long the test pages' sessions wait for the STT's last words (the SDK's default is 1.5 s). */
 const TEST_FLUSH_TIMEOUT_MS = 6000;
+/** The test pages' sessions' uplink latency budget (the SDK's default is 0.5 s). */
+const TEST_UPLINK_BUDGET_MS = 3000;
 
 /** `token`: the page's token function, when the backend was started with a token. */
 export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60, token } = {}) {
@@ -45,6 +47,10 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     // turn then ends with what it had (a split question). These tests are about what the session does
     // with the words, so they wait longer; uplink.spec.ts tests the wait itself with its own value.
     turn: { flushTimeoutMs: TEST_FLUSH_TIMEOUT_MS, ...sessionOptions.turn },
+    // Likewise a starved page hands the uplink frames older than the default 0.5 s budget, and the STT
+    // stream is ended and reopened (the documented answer, with a warning): the uplink's own tests set
+    // their budget; the others are not about it.
+    uplink: { budgetMs: TEST_UPLINK_BUDGET_MS, ...sessionOptions.uplink },
   });
   session.on("state", (e) => log.states.push(e.state));
   session.on("transcript", (e) => e.final && log.transcripts.push(`${e.role}: ${e.text}`));

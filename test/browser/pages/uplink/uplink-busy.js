@@ -63,7 +63,10 @@ function timerProbe(everyMs = 10) {
  *   just after it (up to one 32 ms VAD frame early): the part of the delay a
  *   worker would have saved.
  */
-export async function deliveryProbe(budgetMs = 500) {
+/** The SDK's default uplink budget, which these sessions keep (the session test page's default is larger). */
+const SDK_UPLINK_BUDGET_MS = 500;
+
+export async function deliveryProbe(budgetMs = SDK_UPLINK_BUDGET_MS) {
   const context = new AudioContext();
   const tone = context.createOscillator();
   const stream = context.createMediaStreamDestination();
@@ -161,7 +164,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
   const runs = [];
   for (let i = 0; i < sessions; i++) {
     const stt = watchedStt(sttQuery);
-    const t = await makeSession({ sessionOptions: { stt: stt.provider, uplink, vad: { loadTimeoutMs: 90000 } }, recordSeconds: 2 });
+    const t = await makeSession({ sessionOptions: { stt: stt.provider, uplink: { budgetMs: SDK_UPLINK_BUDGET_MS, ...uplink }, vad: { loadTimeoutMs: 90000 } }, recordSeconds: 2 });
     runs.push({ t, stt, overloads: [], uplinkMax: {}, listeningAt: 0 });
   }
   for (const run of runs) {
@@ -183,7 +186,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
     run.listeningAt = performance.now();
     console.log(`uplink-busy: session ${i + 1} listening after ${Math.round(run.listeningAt - began)} ms`);
   }
-  const probe = await deliveryProbe(uplink.budgetMs ?? 500);
+  const probe = await deliveryProbe(uplink.budgetMs ?? SDK_UPLINK_BUDGET_MS);
   await probe.reset();
   const stopLoad = busyMs > 0 ? startMainThreadLoad(busyMs, periodMs) : () => ({ busyFraction: 0 });
   const stopProbe = timerProbe();
