@@ -39,7 +39,8 @@ function render({ at, skipped = [], starved = [], cutAt = item.length }: { at: n
 describe("realtime bench judge", () => {
   test("an item laid end to end and cut: rendered up to the cut, aligned at an onset before it", () => {
     const rec = render({ at: 1000, cutAt: 12000 });
-    expect(followItem(rec, item, 1000, 0)).toEqual({ rendered: 12000, divergedAt: 13000 });
+    // After the cut's fade the output is silence to the end: the item's place held, nothing else played.
+    expect(followItem(rec, item, 1000, 0)).toEqual({ rendered: 12000, divergedAt: rec.samples.length });
     const judged = judgeBargeIn(rec, item, { onset: 12500 / RATE, speechEnd: 20000 / RATE });
     expect(judged.aligned).toBe(true);
     expect(judged.renderedMs).toBeCloseTo(500, 5);
@@ -49,8 +50,26 @@ describe("realtime bench judge", () => {
     const rec = render({ at: 1000, skipped: [20, 21, 40], starved: [[6000, 2400]], cutAt: 12000 });
     const { rendered, divergedAt } = followItem(rec, item, 1000, 0);
     expect(rendered).toBe(12000);
-    expect(divergedAt).toBe(1000 + 12000 + 3 * 128 + 2400);
+    expect(divergedAt).toBe(rec.samples.length);
     const judged = judgeBargeIn(rec, item, { onset: (divergedAt - 300) / RATE, speechEnd: (divergedAt + 5000) / RATE });
+    expect(judged.aligned).toBe(true);
+    expect(judged.renderedMs).toBeCloseTo(500, 5);
+  });
+
+  test("a fade and a hold before the onset (the onset cue's pause, lapsed) and the player going on: aligned, rendered to the cut", () => {
+    // The item up to 6000 at full gain, a 5 ms fade out, 2400 samples paused, a 5 ms fade in, then on to the cut at 12000.
+    const samples = new Float32Array(1000 + item.length + 24000);
+    let i = 1000;
+    for (let j = 0; j < 12000; j++) {
+      if (j === 6120) i += 2400;
+      const gain = j >= 6000 && j < 6120 ? 1 - (j - 6000 + 1) / 120 : j >= 6120 && j < 6240 ? (j - 6120 + 1) / 120 : 1;
+      samples[i++] = (item[j] / 32768) * gain;
+    }
+    const rec = { startFrame: 0, samples, known: new Uint8Array(samples.length / 128).fill(1) };
+    const { rendered, divergedAt } = followItem(rec, item, 1000, 0);
+    expect(rendered).toBe(12000);
+    expect(divergedAt).toBe(samples.length);
+    const judged = judgeBargeIn(rec, item, { onset: (1000 + 12000 + 2400 - 300) / RATE, speechEnd: (1000 + 20000) / RATE });
     expect(judged.aligned).toBe(true);
     expect(judged.renderedMs).toBeCloseTo(500, 5);
   });

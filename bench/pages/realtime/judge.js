@@ -63,18 +63,21 @@ export function judgeBargeIn(rec, pcm, t) {
 
 /**
  * Follows the item through the recording from its first sample. On a loaded machine the output is
- * not the item laid end to end: a quantum the render thread skipped (unknown in the recording) and a
- * stretch where the player ran dry (exactly zero where the item is not, until its prebuffer refilled)
- * both leave the item's place where it was, as the player does. Any other difference is where the
- * output stopped being the item (the client's fade, or another item). An earlier judge compared the
- * two at one fixed offset and lost its place at the first such hole: under load it called most
- * trials "misaligned".
- * @returns {{ rendered: number, divergedAt: number }} item samples rendered; recording index where it stopped matching
+ * not the item laid end to end: a quantum the render thread skipped (unknown in the recording), a
+ * stretch where the player ran dry or was paused (exactly zero where the item is not) both leave the
+ * item's place where it was, as the player does; and a fade (bargein's pause at a speech onset cue,
+ * which resumes when no speech follows) plays the item's samples at a lower gain. Anything else is
+ * where the output stopped being the item (another item). An earlier judge compared the two at one
+ * fixed offset and lost its place at the first hole or fade: under load it called most of bargein's
+ * trials "misaligned" (its output at the divergence was the item, faded).
+ * @returns {{ rendered: number, divergedAt: number }} item samples rendered at full gain up to the
+ *   last one (the cut's fade is not counted, as before); recording index where it stopped being the item
  */
 export function followItem(rec, pcm, firstRec, firstPcm) {
   const { samples, known } = rec;
   let i = firstRec;
   let j = firstPcm;
+  let rendered = firstPcm;
   while (j < pcm.length && i < samples.length) {
     const quantum = Math.floor(i / 128);
     if (!known[quantum]) {
@@ -82,13 +85,27 @@ export function followItem(rec, pcm, firstRec, firstPcm) {
       continue;
     }
     const out = samples[i];
-    if (Math.abs(out - pcm[j] / 32768) <= SAME) {
+    if (out === 0 && pcm[j] !== 0) {
       i++;
-      j++;
-    } else if (out === 0) i++;
-    else break;
+      continue;
+    }
+    // A fade's last sample can be exactly zero, which reads as a hold, and its first samples are small
+    // enough to pass for their neighbours: the item may go on a sample or two further. The same sample
+    // at full gain is preferred to a faded one.
+    const ahead = [0, 1, 2].filter((k) => j + k < pcm.length);
+    const skip = ahead.find((k) => Math.abs(out - pcm[j + k] / 32768) <= SAME) ?? ahead.find((k) => isFaded(out, pcm[j + k] / 32768));
+    if (skip === undefined) break;
+    j += skip;
+    if (Math.abs(out - pcm[j] / 32768) <= SAME) rendered = j + 1;
+    i++;
+    j++;
   }
-  return { rendered: j, divergedAt: i };
+  return { rendered, divergedAt: Math.min(i, samples.length) };
+}
+
+/** The output sample is the item's at a gain below one. @param {number} out @param {number} want */
+function isFaded(out, want) {
+  return Math.sign(out) === Math.sign(want) && Math.abs(out) <= Math.abs(want) + SAME;
 }
 
 /**
