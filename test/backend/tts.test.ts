@@ -53,16 +53,21 @@ describe("TTS /api/tts_streaming", () => {
     const timed = async (query: string) => {
       const tts = new RecordingSocket(ttsUrl(query));
       await tts.opened;
+      const sentAt = Date.now();
       tts.send({ type: "Text", text: "One two three four five six seven." });
       tts.send({ type: "Eos" });
       await tts.closed;
       const audio = tts.messages.filter((m) => m.message?.type === "Audio");
-      return { wall: audio.at(-1)!.at - audio[0].at, seconds: (audio.length * 1920) / 24000 };
+      // From the request, not from the first frame's arrival: on a loaded machine the first frames can
+      // arrive late and bunched with the next, which shortened the span between arrivals (a clean-clone
+      // CI run: 2,561 ms for 2,800 ms of audio), though no frame was sent early.
+      return { wall: audio.at(-1)!.at - sentAt, seconds: (audio.length * 1920) / 24000 };
     };
     const paced = await timed("pace=1&burst_s=0");
-    // Frame k is due k×80 ms after the first: the span is the audio length less one frame.
-    expect(paced.wall).toBeGreaterThan((paced.seconds - 0.08) * 1000 * 0.95);
-    expect(paced.wall).toBeLessThan(paced.seconds * 1000 + 400);
+    // Frame k is due k×80 ms after the first: the last comes no sooner than the audio's length less one
+    // frame after the request. Not faster than real time is what pacing means; the upper bound is a sanity bound.
+    expect(paced.wall).toBeGreaterThan((paced.seconds - 0.08) * 1000);
+    expect(paced.wall).toBeLessThan(paced.seconds * 1000 * 3);
     const fast = await timed("pace=0");
     expect(fast.wall).toBeLessThan(paced.wall / 3);
   });
