@@ -103,8 +103,9 @@ function rows(kind: SpeechToSpeech): Row[] {
     // The service stops sending (and reading) for 3 s mid-story, after as many messages as "drop mid-reply" (about 1.8 s
     // into the reply): the reply watchdog cuts the reply off 1.5 s in. (Timed from the socket's open, 3.5 s in, the stall
     // once came before a late reply began, and the story played whole.) The next turn waits out the rest of the stall:
-    // said at once, its request reached the stalled service, and the watchdog cut that reply off too.
-    { fault: "stall mid-reply", knobs: `stall_after=${dropAfter}&stall_ms=3000`, session: { turn: { replyStallMs: 1500 } }, nextTurnAfterMs: 2000, say: [STORY, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
+    // said at once, its request reached the stalled service, and the watchdog cut that reply off too. It waits the whole
+    // stall after the cut, which came inside it: 2 s were enough while the STT lagged, not once its words came at once.
+    { fault: "stall mid-reply", knobs: `stall_after=${dropAfter}&stall_ms=3000`, session: { turn: { replyStallMs: 1500 } }, nextTurnAfterMs: 3000, say: [STORY, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
     // The service stops reading (and sending) 0.7–5.2 s in, over the end of HELP (1.9 s): its transcript misses the
     // turn's flush (turn.flushTimeoutMs, 5 s by default for these providers; 2 s here, out at 3.9 s). The turn gets no
     // reply ("replying with what it returned": nothing); its words, when they come, open the next turn and join its
