@@ -11,8 +11,15 @@
 //
 // The envelope is the RMS of 10 ms frames (one pocketsphinx frame) in two bands, below and above
 // about 1 kHz, compared by normalised correlation over the last WINDOW_FRAMES, so gain, resampling
-// and a phase shift do not matter. Both bands must line up: with the loudness alone, a stretch of
-// the bot's own voice (the same synthesiser) once lined up with a fixture by chance.
+// and a phase shift do not matter. Both bands must line up: with one band alone, a stretch of the
+// bot's own voice (the same synthesiser) once lined up with a fixture by chance. (Loudness, the
+// cube root, would forgive the browser's compression better, but it tells phrases apart worse: the
+// bot's replies then lined up with fixtures at 0.98.)
+//
+// Through the browser's gain control, which compresses speech, a fixture's correlation wanders
+// around MIN_CORRELATION as the window slides: an utterance that already lines up nearly as well
+// with one fixture, and far better than with any other, is waited for longer before pocketsphinx's
+// words are given.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { readWav } from "./wav.mjs";
@@ -27,6 +34,11 @@ const MIN_VOICED_FINAL = 15;
 /** Frames an unmatched utterance waits before pocketsphinx's words are given (matching goes on: a
  * fixture said right after the bot's echo is one utterance with it). */
 const GIVE_UP_FRAMES = 90;
+/** A fixture that already lines up nearly well enough, and far better than any other, is waited for
+ * longer (see the header). */
+const PROMISING_CORRELATION = 0.9;
+const PROMISING_MARGIN = 0.1;
+const PROMISING_GIVE_UP_FRAMES = 160;
 /** Frames a found alignment is refined over (more frames, a sharper peak). */
 const REFINE_FRAMES = 200;
 /** Frames between alignments once matched (tracks a gap in the audio). */
@@ -268,6 +280,8 @@ export class KnownSpeechDecoder {
         this.match = { clip: first.clip, lag, firstLag: lag };
         return;
       }
+      const promising = first.correlation >= PROMISING_CORRELATION && (!rival || first.correlation - rival.correlation >= PROMISING_MARGIN);
+      if (promising && n < PROMISING_GIVE_UP_FRAMES && !final) return;
     }
     if (n >= GIVE_UP_FRAMES || final) this.gaveUp = true;
   }
