@@ -177,15 +177,16 @@ describe("withBench", () => {
     expect(backendsOnPort(port)).toEqual([]);
   }, CASE_MS);
 
-  test("SIGKILL to a bench runner (no finally runs): the backend it started notices its parent is gone and exits within 3 s, freeing the port", async () => {
+  test("SIGKILL to a bench runner (no finally runs): the backend it started notices its parent is gone and exits by itself, freeing the port", async () => {
     const port = 8817;
     const { run, pid } = await benchRunnerWithBackend(port);
     run.child.kill("SIGKILL");
     const killedAt = Date.now();
     await run.done;
-    while (existsSync(`/proc/${pid}`) && Date.now() - killedAt < 10_000) await new Promise((r) => setTimeout(r, 50));
+    // It checks once a second; how soon it is gone after that is the machine's load, not a behaviour
+    // (a loaded CI machine once took over 3 s). The wait is a sanity bound.
+    while (existsSync(`/proc/${pid}`) && Date.now() - killedAt < 20_000) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(`/proc/${pid}`)).toBe(false);
-    expect(Date.now() - killedAt).toBeLessThan(3000);
     expect(backendsOnPort(port)).toEqual([]);
     expect(await isPortFree(port)).toBe(true);
   }, CASE_MS);
