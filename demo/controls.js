@@ -1,40 +1,14 @@
 // The demo's session controls: mute, push-to-talk, the device pickers, the
 // text box, the loading bar while connecting, and the error banner. Each is
 // one public call or event of VoiceSession (README: "Controls"); nothing here
-// reaches inside the SDK. Shared by the ES-module page and the script-tag page.
-
-/** The controls' markup (static: no user data goes through innerHTML). */
-export const CONTROLS_MARKUP = `
-<section class="controls">
-  <label title="The button below opens and closes your turn; the VAD still hears you over the bot">
-    <input type="checkbox" id="ptt-mode" data-testid="ptt-mode"> push-to-talk
-  </label>
-  <button id="talk" data-testid="talk" disabled title="Hold (or hold the space bar) while you speak">Hold to talk</button>
-  <button id="mute" data-testid="mute" disabled aria-pressed="false">Mute</button>
-  <label>Mic <select id="input-device" data-testid="input-device" disabled></select></label>
-  <label>Speaker <select id="output-device" data-testid="output-device" disabled></select></label>
-</section>
-<div class="loading" id="loading" data-testid="loading" hidden>
-  <progress id="loading-bar" data-testid="loading-bar" max="1" value="0"></progress>
-  <span id="loading-text" data-testid="loading-text"></span>
-</div>
-<div class="error-banner" id="error-banner" data-testid="error-banner" role="alert" hidden>
-  <span id="error-text" data-testid="error-text"></span>
-  <button id="error-dismiss" data-testid="error-dismiss">Dismiss</button>
-</div>
-`;
-
-/** The text box, under the conversation. */
-export const SAY_MARKUP = `
-<form class="say" id="say" data-testid="say">
-  <input id="say-text" data-testid="say-text" placeholder="Or type instead of speaking" autocomplete="off" disabled>
-  <button id="say-send" data-testid="say-send" disabled>Send</button>
-</form>
-`;
+// reaches inside the SDK. Shared by the ES-module page and the script-tag page
+// (their markup is in markup.js).
 
 /** The controls' elements, looked up once; the banner's Dismiss works from then on. */
 export function controlElements($) {
   $("error-dismiss").addEventListener("click", () => ($("error-banner").hidden = true));
+  // The Hold to talk button is only there in push-to-talk mode (the mode is picked before Start).
+  $("ptt-mode").addEventListener("change", () => ($("talk").hidden = !$("ptt-mode").checked));
   return {
     pttMode: $("ptt-mode"), talk: $("talk"), mute: $("mute"), inputDevice: $("input-device"), outputDevice: $("output-device"),
     outputLevel: $("output-level"),
@@ -49,9 +23,12 @@ export function controlOptions(c) {
   return c.pttMode.checked ? { turn: { mode: "push-to-talk" } } : {};
 }
 
-/** Shows `text` in the error banner until dismissed or the next start. */
-export function showError(c, text) {
-  c.errorText.textContent = text;
+/**
+ * Shows `text` in the error banner until dismissed or the next start, with what to do about it:
+ * an error that stopped the session needs a new Start; the others say what they did themselves.
+ */
+export function showError(c, text, { stopped = false } = {}) {
+  c.errorText.textContent = stopped ? `${text}. The session stopped: press Start to try again.` : text;
   c.errorBanner.hidden = false;
 }
 
@@ -86,7 +63,7 @@ export function wireControls(c, session, { log }) {
   );
 
   // Errors: fatal ones stop the session; the others are shown too, since each says what to do.
-  offs.push(session.on("error", ({ error, fatal }) => showError(c, `${error.name}: ${error.message}${fatal ? " (the session stopped)" : ""}`)));
+  offs.push(session.on("error", ({ error, fatal }) => showError(c, `${error.name}: ${error.message}`, { stopped: fatal })));
 
   // Mute keeps the microphone open (a quantum to unmute) and sends silence: no barge-in, no turn.
   const setMuteLabel = (muted) => {

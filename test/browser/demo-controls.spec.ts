@@ -27,7 +27,7 @@ test("loading bar, typed turns (also over the bot), mute and the device pickers"
   await page.goto("/demo/index.html");
   await watchLoading(page);
   await page.getByTestId("start").click();
-  await expect(page.getByTestId("state")).toHaveText("listening", { timeout: 30_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "listening", { timeout: 30_000 });
   // The bar came up while connecting, counted both assets to the end, and is gone.
   await expect(page.getByTestId("loading")).toBeHidden();
   const seen = await page.evaluate(() => (window as any).loadingSeen);
@@ -41,13 +41,13 @@ test("loading bar, typed turns (also over the bot), mute and the device pickers"
   await page.getByTestId("say-text").press("Enter");
   await expect(transcript(page, "user").last()).toHaveText("I feel happy");
   await expect(page.getByTestId("say-text")).toHaveValue("");
-  await expect(transcript(page, "assistant").last()).not.toBeEmpty({ timeout: 20_000 });
-  await expect(page.getByTestId("state")).toHaveText("listening", { timeout: 30_000 });
+  await expect(transcript(page, "assistant").last().locator(".text")).not.toBeEmpty({ timeout: 20_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "listening", { timeout: 30_000 });
 
   // Typed over the bot: its reply is cut to what was heard, and the new turn is answered.
   await page.getByTestId("say-text").fill("tell me about my mother and my father");
   await page.getByTestId("say-send").click();
-  await expect(page.getByTestId("state")).toHaveText("bot speaking", { timeout: 20_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "bot_speaking", { timeout: 20_000 });
   // The bot meter (getLevels() once a frame) moves with the reply's audio.
   const outputWidth = () => page.getByTestId("output-level").evaluate((el: HTMLElement) => Number.parseFloat(el.style.width || "0"));
   await expect.poll(outputWidth, { timeout: 3000, intervals: [50] }).toBeGreaterThan(20);
@@ -74,6 +74,8 @@ test("loading bar, typed turns (also over the bot), mute and the device pickers"
   await expect(page.getByTestId("mute")).toHaveText("Mute");
   expect(await page.evaluate(() => (window as any).demoSession.metrics.mic.muted)).toBe(false);
 
+  // The developer panel's events say what the pickers did.
+  await page.getByTestId("dev-toggle").click();
   // The input picker lists Chromium's fake inputs; picking one moves the capture without a restart.
   const inputs = await page.getByTestId("input-device").locator("option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
   expect(inputs.length).toBeGreaterThanOrEqual(2);
@@ -87,10 +89,10 @@ test("loading bar, typed turns (also over the bot), mute and the device pickers"
   await expect(page.getByTestId("events")).toContainText("output device default", { timeout: 10_000 });
   await expect(page.getByTestId("error-banner")).toBeHidden();
   // The reply to "stop please" plays out; the session is still whole after the swaps.
-  await expect(page.getByTestId("state")).toHaveText("listening", { timeout: 30_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "listening", { timeout: 30_000 });
 
   await page.getByTestId("stop").click();
-  await expect(page.getByTestId("state")).toHaveText("idle");
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "idle");
   await expect(page.getByTestId("mute")).toBeDisabled();
   await expect(page.getByTestId("say-text")).toBeDisabled();
 });
@@ -100,24 +102,24 @@ test("push-to-talk: the button opens the user's turn and its release closes it",
   await page.goto("/demo/index.html");
   await page.getByTestId("ptt-mode").check();
   await page.getByTestId("start").click();
-  await expect(page.getByTestId("state")).toHaveText("listening", { timeout: 30_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "listening", { timeout: 30_000 });
   await expect(page.getByTestId("ptt-mode")).toBeDisabled();
   const talk = page.getByTestId("talk");
   await expect(talk).toBeEnabled();
   await talk.hover();
   await page.mouse.down();
-  await expect(page.getByTestId("state")).toHaveText("user speaking");
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "user_speaking");
   await expect(talk).toHaveClass(/held/);
   // The mic sends audio only while the button is held (MicMute): here it is.
   expect(await page.evaluate(() => (window as any).demoSession.metrics.mic.muted)).toBe(false);
   await page.waitForTimeout(500);
   await page.mouse.up();
   // A tone says no words: the turn ends with nothing to answer, and the floor is free again.
-  await expect(page.getByTestId("state")).toHaveText("listening", { timeout: 10_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "listening", { timeout: 10_000 });
   await expect(talk).not.toHaveClass(/held/);
   expect(await page.evaluate(() => (window as any).demoSession.history.length)).toBe(0);
   await page.getByTestId("stop").click();
-  await expect(page.getByTestId("state")).toHaveText("idle");
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "idle");
   await expect(talk).toBeDisabled();
   await expect(page.getByTestId("ptt-mode")).toBeEnabled();
 });
@@ -129,7 +131,7 @@ test("the error banner names what failed: a full STT refuses start(), and Start 
   const banner = page.getByTestId("error-banner");
   await expect(banner).toBeVisible({ timeout: 30_000 });
   await expect(page.getByTestId("error-text")).toContainText("AtCapacityError");
-  await expect(page.getByTestId("state")).toHaveText("idle");
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "idle");
   await expect(page.getByTestId("start")).toBeEnabled();
   await page.getByTestId("error-dismiss").click();
   await expect(banner).toBeHidden();

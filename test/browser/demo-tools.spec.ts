@@ -10,12 +10,12 @@ test("/demo/index.html: a tool call and its result are a row of the transcript, 
   test.setTimeout(60_000);
   await page.goto("/demo/index.html");
   await page.getByTestId("start").click();
-  await expect(page.getByTestId("state")).toHaveText(/listening/, { timeout: 30_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "listening", { timeout: 30_000 });
   await page.evaluate(() => (window as any).demoSession.sendText("what time is it"));
   const tool = page.locator('[data-testid="transcript"] li.tool');
   await expect(tool).toContainText(/^get_time → \d{1,2}:\d{2} [AP]M \(\d+ ms\)$/, { timeout: 20_000 });
   const time = /→ (\S+ [AP]M)/.exec(await tool.innerText())![1];
-  await expect(page.locator('[data-testid="transcript"] li.assistant').last()).toHaveText(`It is ${time}.`, { timeout: 20_000 });
+  await expect(page.locator('[data-testid="transcript"] li.assistant .text').last()).toHaveText(`It is ${time}.`, { timeout: 20_000 });
   await page.getByTestId("stop").click();
-  await expect(page.getByTestId("state")).toHaveText("idle");
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "idle");
 });

@@ -24,7 +24,7 @@ for (const page of ["/demo/index.html", "/demo/script-tag.html", "/demo/index.ht
     tab.on("pageerror", (e) => violations.push(`pageerror: ${e.message}`));
     await tab.goto(page);
     await tab.getByTestId("start").click();
-    await expect(tab.getByTestId("state")).not.toHaveText("idle", { timeout: 30_000 });
+    await expect(tab.getByTestId("state")).not.toHaveAttribute("data-state", "idle", { timeout: 30_000 });
     await expect(tab.getByTestId("stop")).toBeEnabled();
     // The question, transcribed. The fake microphone starts its file when start() opens it, while the
     // VAD is still loading, so the first pass of the looping question may be cut at its start (speech
@@ -37,12 +37,17 @@ for (const page of ["/demo/index.html", "/demo/script-tag.html", "/demo/index.ht
       throw err;
     }
     // The bot's answer.
-    await expect(tab.locator('[data-testid="transcript"] li.assistant').first()).not.toBeEmpty({ timeout: 30_000 });
+    await expect(tab.locator('[data-testid="transcript"] li.assistant .text').first()).not.toBeEmpty({ timeout: 30_000 });
     // The looping question talks over a later answer: heard and unheard parts are shown.
     const interrupted = tab.locator('[data-testid="transcript"] li[data-interrupted="true"]').first();
     await expect(interrupted).toBeVisible({ timeout: 60_000 });
     await expect(interrupted.getByTestId("unheard")).toBeAttached();
-    // The latency chart has a row per finished turn.
+    // Each bot reply says, beside it, how long after the user's turn it began (or that it was cut before playing).
+    await expect(tab.getByTestId("reply-latency").first()).toHaveText(/^(reply began \d+ ms after (you stopped|your turn ended)|cut before any of it played)$/);
+    // The developer panel, closed at first: the latency chart has a row per finished turn.
+    await expect(tab.getByTestId("dev-panel")).not.toHaveAttribute("open");
+    await tab.getByTestId("dev-toggle").click();
+    await expect(tab.getByTestId("timeline")).toBeVisible();
     await expect(tab.locator('[data-testid="timeline"] rect').first()).toBeAttached();
     // Each spoken turn is labelled with the gap the user felt, from the end of their voice (it includes the VAD's wait for silence).
     const label = await tab.getByTestId("turn-latency").first().textContent();
@@ -50,7 +55,7 @@ for (const page of ["/demo/index.html", "/demo/script-tag.html", "/demo/index.ht
     expect(Number.parseInt(label!, 10)).toBeGreaterThan(0);
     await expect(tab.getByTestId("events")).toContainText("interruption");
     await tab.getByTestId("stop").click();
-    await expect(tab.getByTestId("state")).toHaveText("idle");
+    await expect(tab.getByTestId("state")).toHaveAttribute("data-state", "idle");
     expect(violations.filter((v) => /Content Security Policy|Refused/.test(v))).toEqual([]);
   });
 }

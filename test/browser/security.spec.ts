@@ -66,7 +66,7 @@ test.describe("with a backend that requires a token", () => {
     expect(r.csp).toEqual([]);
     expect(r.unhandled).toEqual([]);
     // Everything the page loaded, and the demo's own pages and scripts, read back: no token anywhere.
-    const demoFiles = ["/demo/index.html", "/demo/script-tag.html", "/demo/main-esm.js", "/demo/main-umd.js", "/demo/ui.js", "/dist/bargein.umd.js"];
+    const demoFiles = ["/demo/index.html", "/demo/script-tag.html", "/demo/main-esm.js", "/demo/main-umd.js", "/demo/ui.js", "/demo/services.js", "/demo/markup.js", "/demo/controls.js", "/demo/conversation.js", "/demo/dev-panel.js", "/demo/latency-chart.js", "/dist/bargein.umd.js"];
     const urls = [...new Set([...served, ...demoFiles.map((p) => backend.url + p)])];
     expect(urls.length).toBeGreaterThan(8);
     for (const url of urls) {

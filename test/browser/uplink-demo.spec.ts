@@ -24,7 +24,9 @@ test("a slow STT uplink shows in the demo: the meter shows rejects and the event
     new MutationObserver(() => seen.push(el.textContent ?? "")).observe(el, { childList: true, characterData: true, subtree: true });
   });
   await page.getByTestId("start").click();
-  await expect(page.getByTestId("state")).not.toHaveText("idle", { timeout: 30_000 });
+  await expect(page.getByTestId("state")).not.toHaveAttribute("data-state", "idle", { timeout: 30_000 });
+  // The meter and the events are in the developer panel.
+  await page.getByTestId("dev-toggle").click();
   const events = page.getByTestId("events");
   await expect(events).toContainText(/uplink overload \(bytes\): policy end, \d+ of 60000 bytes pending/, { timeout: 110_000 });
   // The meter is refreshed every 250 ms; the ended uplink stays on it while the STT reconnects.
@@ -37,5 +39,5 @@ test("a slow STT uplink shows in the demo: the meter shows rejects and the event
   // The session says what it did about it, and keeps going.
   await expect(events).toContainText(/fell behind its latency budget/);
   await page.getByTestId("stop").click();
-  await expect(page.getByTestId("state")).toHaveText("idle", { timeout: 15_000 });
+  await expect(page.getByTestId("state")).toHaveAttribute("data-state", "idle", { timeout: 15_000 });
 });
