@@ -5,52 +5,34 @@
  * hashed asset names), the built app served by the reference backend under
  * its strict CSP, and a real turn in Chromium.
  *
- * Offline: the tarball is extracted into the app's node_modules (it has no
- * runtime dependencies to install) and the repo's own vite and tsc run on it.
- * It tests dist/ as built: `npm test` builds before the browser suite.
+ * Offline (packed-app.ts): the tarball is extracted into the app's
+ * node_modules and the repo's own vite and tsc run on it. It tests dist/ as
+ * built: `npm test` builds before the browser suite.
  */
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { cpSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect, test, type Page } from "./backend-per-worker";
+import { REPO, installPacked, packBargein, typecheckAndBuild, type Packed } from "./packed-app";
 
-const REPO = resolve(import.meta.dirname, "../..");
 const FIXTURE = join(REPO, "test/consumer/vite-app");
 /** Inside test/, which the reference backend serves; git-ignored. */
 const OUT = join(FIXTURE, "dist");
 const BASE = "/test/consumer/vite-app/dist/";
 
 let temp = "";
-let packed: { files: { path: string }[]; size: number; filename: string };
+let packed: Packed;
+let removeTemp = () => {};
 let buildLog = "";
 
 test.beforeAll(() => {
-  temp = mkdtempSync(join(tmpdir(), "bargein-consumer-"));
-  const run = (cmd: string, args: string[], cwd: string, env: Record<string, string> = {}) =>
-    execFileSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  // --ignore-scripts: no prepack rebuild; dist/ is what the suite tests.
-  packed = JSON.parse(run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", temp], REPO))[0];
+  ({ temp, packed, remove: removeTemp } = packBargein());
   const app = join(temp, "app");
   cpSync(FIXTURE, app, { recursive: true, filter: (src) => !src.startsWith(OUT) && !src.includes("node_modules") });
-  const pkgDir = join(app, "node_modules/bargein");
-  mkdirSync(pkgDir, { recursive: true });
-  run("tar", ["-xzf", join(temp, packed.filename), "-C", pkgDir, "--strip-components=1"], temp);
-  // The app's own devDependency, here the repo's copy (no network).
-  symlinkSync(realpathSync(join(REPO, "node_modules/vite")), join(app, "node_modules/vite"), "dir");
-  // Strict TypeScript against the packed .d.ts files, as the app's `tsc --noEmit` would.
-  run(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], app);
-  rmSync(OUT, { recursive: true, force: true });
-  buildLog = run(process.execPath, [join(REPO, "node_modules/vite/bin/vite.js"), "build"], app, {
-    NODE_ENV: "production",
-    CONSUMER_BASE: BASE,
-    CONSUMER_OUT: OUT,
-  });
+  installPacked(app, temp, packed);
+  buildLog = typecheckAndBuild(app, BASE, OUT);
 });
 
-test.afterAll(() => {
-  if (temp) rmSync(temp, { recursive: true, force: true });
-});
+test.afterAll(() => removeTemp());
 
 test("the tarball holds only what a user loads: dist's bundles, assets and types, README, LICENSE, CHANGELOG", () => {
   const paths = packed.files.map((f) => f.path);
