@@ -54,19 +54,27 @@ const tiers = files.length
 
 /** @type {Set<import("node:child_process").ChildProcess>} */
 const children = new Set();
-function stopAll() {
+/** @param {NodeJS.Signals} signal */
+function signalAll(signal) {
   for (const child of children) {
     try {
-      if (child.pid) process.kill(-child.pid, "SIGKILL");
+      if (child.pid) process.kill(-child.pid, signal);
     } catch {
       // already gone
     }
   }
 }
-process.once("exit", stopAll);
+process.once("exit", () => signalAll("SIGKILL"));
+/** A signal came: no further run starts. */
+let stopping = false;
 for (const signal of /** @type {const} */ (["SIGINT", "SIGTERM"])) {
-  process.once(signal, () => {
-    stopAll();
+  process.once(signal, async () => {
+    // Playwright starts each webServer (a reference backend) in a process group of its own, and stops
+    // them only when it shuts down on a SIGINT: a SIGKILL of its group left them holding the test ports.
+    stopping = true;
+    signalAll("SIGINT");
+    const deadline = Date.now() + 10_000;
+    while (children.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     process.exit(130);
   });
 }
@@ -170,16 +178,16 @@ if (tiers.some((t) => t.name === "browser")) {
 const started = Date.now();
 let failedRuns = 0;
 try {
-  for (let run = 1; run <= runs; run++) {
+  for (let run = 1; run <= runs && !stopping; run++) {
     console.log(`\n=== test:repeat run ${run} of ${runs}${load ? `, ${load} CPU burner${load === 1 ? "" : "s"} alongside` : ""} ===`);
     const runStarted = Date.now();
     let status = 0;
-    for (const tier of tiers) status ||= await runTier(tier, run);
+    for (const tier of tiers) if (!stopping) status ||= await runTier(tier, run);
     if (status !== 0) failedRuns++;
     console.log(`=== test:repeat run ${run} of ${runs}: ${status === 0 ? "passed" : "FAILED"} in ${((Date.now() - runStarted) / 60000).toFixed(1)} min ===`);
   }
 } finally {
-  stopAll();
+  signalAll("SIGKILL");
   rmSync(scratch, { recursive: true, force: true });
 }
 
