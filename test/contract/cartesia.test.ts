@@ -30,7 +30,7 @@ describe("Cartesia: the emulator replays the documented sequences", () => {
 
 describe("Cartesia: the SDK reads the documented errors", () => {
   test("each documented error shape fails the stream with the service's words (title and message, or error), its code and request id", () => {
-    const parse = () => cartesiaParser("50dc3b5e-5841-4aa1-9f94-60cfb9aead79", "pcm_s16le", 16000);
+    const parse = () => cartesiaParser("50dc3b5e-5841-4aa1-9f94-60cfb9aead79", "s16le", 16000);
     expect(() => parse()(JSON.stringify(server.error), ctx)).toThrow(/Invalid model: The model is not valid/);
     expect(() => parse()(JSON.stringify(server.errorV2026), ctx)).toThrow(/Invalid model: The model is not valid.*model_not_found.*request 550e8400/);
   });
