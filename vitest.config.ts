@@ -8,7 +8,7 @@ export default defineConfig({
     // reference backend (flite WASI, pocketsphinx through koffi). A lost worker
     // process fails the run, named as such; there is no re-run (the two causes
     // found are fixed: docs/post-mortems.md).
-    include: ["test/unit/**/*.test.ts", "test/backend/**/*.test.ts"],
+    include: ["test/unit/**/*.test.ts", "test/backend/**/*.test.ts", "test/contract/**/*.test.ts"],
     environment: "node",
     // Node 20 has the browser WebSocket only behind a flag; providers use it as in a page.
     pool: "forks",

@@ -1,4 +1,4 @@
-// Runs the reference backend's tests (test/backend), several files at a time: each file has its own
+// Runs the reference backend's tests (test/backend, and the contract suites of test/contract), several files at a time: each file has its own
 // reference backend in its own worker process, and most of the suite's time is real-time pacing
 // (the speech-to-speech sessions stream their audio at the wall clock's pace), not CPU. The slowest
 // files are split in two (realtime-session*, gemini-session*) so that no one file holds the run up.
@@ -38,7 +38,8 @@ if (!Number.isInteger(repeat) || repeat < 1) {
 }
 const keepGoing = args.includes("--keep-going");
 const files = args.filter((a, i) => a !== "--keep-going" && (repeatAt < 0 || (i !== repeatAt && i !== repeatAt + 1)));
-const filters = files.length ? files : ["test/backend"];
+// test/contract: the services' documented sequences against the emulators (a few seconds).
+const filters = files.length ? files : ["test/backend", "test/contract"];
 
 /** @type {import("node:child_process").ChildProcess | undefined} */
 let running;

@@ -7,7 +7,8 @@
  * https://www.assemblyai.com/docs/streaming/authenticate-with-a-temporary-token (tokens).
  *
  * Wire: binary frames of raw 16-bit little-endian PCM (50–1000 ms each); JSON
- * text frames `ForceEndpoint`, `UpdateConfiguration`, `KeepAlive`, `Terminate`.
+ * text frames `ForceEndpoint`, `UpdateConfiguration`, `Terminate`. No
+ * keep-alive is sent: the session's audio keeps the stream open.
  * The server sends `Begin`, `SpeechStarted`, `Turn`, `Termination` (mapped in
  * assemblyai-turns.ts: which words are sent when, and the end-of-turn events).
  *

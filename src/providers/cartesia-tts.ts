@@ -156,12 +156,15 @@ export function cartesiaParser(
 }
 
 /**
- * `{type:"error", status_code, error | message, error_code?}` (the message
- * field moved between API versions): 429 is AtCapacityError (concurrency or
+ * `{type:"error", status_code, error}` before API 2026-03-01, `{type:"error",
+ * status_code, error_code, title, message, request_id}` from it: 429 is AtCapacityError (concurrency or
  * rate limit), 401/403 ConfigError (the token), anything else the service's own.
  */
 function cartesiaServerError(msg: TaggedMessage, ctx: WireContext): BargeinError {
-  const text = [msg.title, msg.message, msg.error].filter((x) => typeof x === "string").join(": ") || "no message";
+  const said = [msg.title, msg.message, msg.error].filter((x) => typeof x === "string").join(": ") || "no message";
+  // API 2026-03-01 and newer: error_code and request_id too (https://docs.cartesia.ai/use-the-api/api-errors), for a support request.
+  const ids = [typeof msg.error_code === "string" ? msg.error_code : "", typeof msg.request_id === "string" ? `request ${msg.request_id}` : ""].filter(Boolean).join(", ");
+  const text = ids ? `${said} (${ids})` : said;
   const status = typeof msg.status_code === "number" ? msg.status_code : undefined;
   const options = { service: ctx.service, url: ctx.url };
   if (status === 429 || /concurren|rate.?limit|too many/i.test(text)) {

@@ -41,7 +41,8 @@
  * could not be decoded) a ProtocolError; 1013 or a Flux Error about limits an AtCapacityError.
  */
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ProtocolError, ServiceTimeoutError } from "../errors.js";
-import { abortable } from "../util/abort.js";
+import { abortable, raceAbort } from "../util/abort.js";
+import { timeout } from "../util/timeout.js";
 import { findInstance } from "./discovery.js";
 import { MessageSocket } from "./message-socket.js";
 import { fetchToken, serviceUrl, urlList, type ServiceUrl } from "./service-url.js";
@@ -91,6 +92,8 @@ const DEFAULT_URL = "wss://api.deepgram.com";
 /** Times come in milliseconds; the flushed audio's end is exact. */
 const FLUSH_TOLERANCE_S = 0.02;
 const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024;
+/** How long close() waits, after CloseStream, for the service's final Results, Metadata and close. */
+const CLOSE_STREAM_WAIT_MS = 2000;
 
 export function deepgramStt(options: DeepgramSttOptions = {}): SttProvider {
   const urls = urlList(options.urls ?? DEFAULT_URL);
@@ -269,8 +272,20 @@ class DeepgramSttStream implements SttStream {
     clearInterval(this.#keepAlive);
     const socket = this.#socket;
     if (!socket) return;
-    // CloseStream tells Deepgram the audio is over (it stops billing); the socket closes at once all the same.
-    if (socket.isOpen) socket.send(JSON.stringify({ type: "CloseStream" }));
+    // CloseStream: Deepgram finishes the audio sent, sends its final Results and the Metadata, then
+    // closes (https://developers.deepgram.com/docs/close-stream). Those reach events() while we wait
+    // for that close, bounded: a service that never closes is closed from here.
+    if (socket.isOpen) {
+      socket.send(JSON.stringify({ type: "CloseStream" }));
+      const bound = timeout(CLOSE_STREAM_WAIT_MS);
+      try {
+        await raceAbort(socket.closed, bound.signal);
+      } catch {
+        // The bound passed: closed below.
+      } finally {
+        bound.clear();
+      }
+    }
     await socket.close();
   }
 

@@ -190,7 +190,10 @@ function readAlignment(value: unknown, ctx: WireContext): CharAlignment | undefi
   const a = value as Record<string, unknown>;
   const chars = strings(a.chars, ctx, "alignment.chars");
   const charStartTimesMs = finiteNumbers(a.charStartTimesMs, ctx, "alignment.charStartTimesMs");
-  const charDurationsMs = finiteNumbers(a.charDurationsMs, ctx, "alignment.charDurationsMs");
+  // The reference spells it charsDurationsMs; the service is seen to send charDurationsMs (clients read that). Either.
+  // https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-multi-stream-input
+  const durationsKey = a.charDurationsMs === undefined && a.charsDurationsMs !== undefined ? "charsDurationsMs" : "charDurationsMs";
+  const charDurationsMs = finiteNumbers(a[durationsKey], ctx, `alignment.${durationsKey}`);
   if (charStartTimesMs.length !== chars.length || charDurationsMs.length !== chars.length) {
     throw protocolError(ctx, `alignment has ${chars.length} chars but ${charStartTimesMs.length} start times and ${charDurationsMs.length} durations`);
   }

@@ -228,15 +228,11 @@ export function toolResponse(results: ReadonlyArray<{ id: string; name: string; 
 }
 
 /**
- * The note that tells the model what the user heard of its interrupted turn.
- * The Live API keeps what was sent to the client and has no truncate; a
- * clientContent turn is the only way the docs give to add to the context.
+ * The note that tells the model what the user heard of its interrupted turn
+ * (heard-note.ts). The Live API keeps what was sent to the client and has no
+ * truncate; a clientContent turn is the only way the docs give to add to the context.
  */
-export function heardNote(heard: string): string {
-  return heard
-    ? `(The user interrupted your last answer. They heard only this much of it: "${heard}". Treat the rest as not said.)`
-    : "(The user interrupted your last answer before hearing any of it. Treat it as not said.)";
-}
+export { heardNote } from "./heard-note.js";
 
 /** The reason of a close that refused us, as an error; undefined for an ordinary drop. */
 export function closeError(info: { code: number; reason: string }, ctx: WireContext, when: string): ProtocolError | undefined {

@@ -24,8 +24,10 @@
  * fence (a microtask later), `response.cancel` if the response is still
  * open and `conversation.item.truncate { item_id, content_index: 0,
  * audio_end_ms }` for the item being heard: its heard ms, never more than
- * its audio received (ReplyTimeline). A misfire never reaches step 1, so
- * nothing is sent. A separate session path for speech-to-speech would have
+ * its audio received (ReplyTimeline), then a system message with the heard
+ * words (heard-note.ts): the truncate deletes the item's transcript, so the
+ * service does not keep them. A misfire never reaches step 1, so nothing is
+ * sent. A separate session path for speech-to-speech would have
  * copied the reply's ordering, stall watchdog and history semantics; the
  * ports keep one copy.
  *
@@ -234,6 +236,7 @@ class ReplyAudio implements TtsStream, AudioSink {
     if (this.#cut) return words;
     // Also once all its audio arrived (the stream ended): the item is still being heard.
     const truncates = this.#timeline.truncates(heardS);
+    const heard = this.#timeline.heardText(heardS);
     this.#cut = true;
     this.#queue.end();
     const connection = this.#connection;
@@ -242,6 +245,9 @@ class ReplyAudio implements TtsStream, AudioSink {
       try {
         connection.cancelFor(this);
         for (const t of truncates) connection.truncate(t.itemId, t.audioEndMs);
+        // The truncate deletes the item's transcript: the heard words are ours to give the model.
+        const last = truncates.at(-1);
+        if (last) connection.noteHeard(heard, last.itemId);
       } catch {
         // The socket closed meanwhile: the service's conversation went with it.
       }

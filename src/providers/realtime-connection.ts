@@ -21,6 +21,7 @@ import { BargeinError, ConnectionClosedError, ProtocolError, ServiceTimeoutError
 import { abortable } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { timeout } from "../util/timeout.js";
+import { heardNote } from "./heard-note.js";
 import { openHostedSocket } from "./hosted-socket.js";
 import type { MessageSocket } from "./message-socket.js";
 import * as wire from "./realtime-wire.js";
@@ -248,6 +249,11 @@ export class RealtimeConnection {
 
   truncate(itemId: string, audioEndMs: number): void {
     this.#send(wire.truncateItem(itemId, audioEndMs));
+  }
+
+  /** Tells the model what the user heard of a cut reply, after its last truncated item (heard-note.ts). */
+  noteHeard(heard: string, afterItemId: string): void {
+    this.#send(wire.heardNoteItem(heardNote(heard), afterItemId));
   }
 
   close(): Promise<void> {

@@ -100,6 +100,14 @@ export class ReplyTimeline {
     return words;
   }
 
+  /** The words heard in a cut at `heardS`: those whose midpoint is at or before it (history.ts splitHeard's rule). */
+  heardText(heardS: number): string {
+    return this.words()
+      .filter((w) => (w.startS + w.stopS) / 2 <= heardS)
+      .map((w) => w.text)
+      .join(" ");
+  }
+
   /** The truncates for a cut at `heardS` of the reply's audio. */
   truncates(heardS: number): Array<{ itemId: string; audioEndMs: number }> {
     const heard = Math.max(0, heardS) * this.#rate;

@@ -208,4 +208,15 @@ export const historyItem = (id: string, role: "user" | "assistant", text: string
   previous_item_id: previousItemId,
   item: { id, type: "message", role, content: [{ type: role === "user" ? "input_text" : "output_text", text }] },
 });
+/**
+ * What the user heard of a cut reply, for the model: a system message after `previousItemId` (the
+ * truncated item). The truncate deletes the item's transcript
+ * (https://platform.openai.com/docs/api-reference/realtime-client-events/conversation/item/truncate),
+ * so the heard text is the client's to give; system messages take input_text.
+ */
+export const heardNoteItem = (text: string, previousItemId: string): Obj => ({
+  type: "conversation.item.create",
+  previous_item_id: previousItemId,
+  item: { type: "message", role: "system", content: [{ type: "input_text", text }] },
+});
 export const functionCallOutput = (callId: string, output: string): Obj => ({ type: "conversation.item.create", item: { type: "function_call_output", call_id: callId, output } });

@@ -10,7 +10,7 @@ import { KEY, STORY, useRealtimeBackend } from "./realtime-session-setup.js";
 
 const { rig, realtimeLog } = useRealtimeBackend();
 
-test("a barge-in: the reply is cancelled and its item truncated at the rendered ms, and the next response reads only the heard words", { timeout: 45_000 }, async () => {
+test("a barge-in: the reply is cancelled and its item truncated at the rendered ms, and the next response reads only the heard words (the client's note: the truncate deleted the transcript)", { timeout: 45_000 }, async () => {
   const r = rig();
   try {
     await r.session.start();
@@ -28,7 +28,10 @@ test("a barge-in: the reply is cancelled and its item truncated at the rendered 
     // The FakePlayer has no output latency: the heard ms is the rendered ms, floored to whole ms.
     expect(Math.abs(cut.audio_end_ms - renderedAtCut)).toBeLessThan(1);
     expect(log.responses[0]).toMatchObject({ status: "cancelled", reason: "client_cancelled" });
-    const heardByModel = log.responses[1].input.find((i: any) => i.role === "assistant").text as string;
+    // The truncate deleted the item's transcript; the model reads the heard words in the client's note.
+    expect(log.responses[1].input.find((i: any) => i.role === "assistant").text).toBe("");
+    const note = log.responses[1].input.find((i: any) => i.role === "system").text as string;
+    const heardByModel = /"(.*)"/.exec(note)![1]!;
     const story = elizaReply(STORY);
     expect(story.startsWith(heardByModel)).toBe(true);
     expect(heardByModel.length).toBeLessThan(story.length);

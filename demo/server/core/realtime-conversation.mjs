@@ -6,8 +6,14 @@
 // function_call | function_call_output) and the conversation guide:
 //   https://platform.openai.com/docs/api-reference/realtime-server-events/conversation/item/added
 //   https://platform.openai.com/docs/api-reference/realtime-client-events/conversation/item/truncate
-// Truncation keeps the words whose midpoint lies inside the kept audio, the rule the SDK's
-// own history uses (src/session/history.ts splitHeard), so both sides cut at the same word.
+// Truncation cuts the item's audio and deletes its transcript: "Truncating audio will delete the
+// server-side text transcript to ensure there is not text in the context that hasn't been heard by
+// the user" (the truncate reference below). The emulator's model reads text, not audio, so a
+// truncated reply reads as nothing to it: what it knows of the heard part is what the client tells
+// it. The words whose midpoint lies inside the kept audio (the rule of the SDK's history,
+// src/session/history.ts splitHeard) are still logged as `heard`, for tests and benches.
+// conversation.item.retrieved "includes the audio data": wireItem(item, { audio: true }).
+//   https://platform.openai.com/docs/api-reference/realtime-server-events/conversation/item/retrieved
 // Error wordings: "Audio content of {X}ms is already shorter than {Y}ms" (invalid_request_error,
 // invalid_value; pipecat-ai/pipecat#2106, #925) and "Only model output audio messages can be
 // truncated" (livekit/agents#1016, #6249) are the service's as users quote them; the others
@@ -20,6 +26,7 @@
  * @property {number} sentMs     audio sent to the client so far
  * @property {number} totalMs    audio synthesised for the item
  * @property {number | null} truncatedMs  where a truncate cut it, or null
+ * @property {Float32Array} [pcm]  the item's audio at 24 kHz, for conversation.item.retrieved
  */
 
 /**
@@ -36,6 +43,8 @@
  * @property {AssistantAudio} [audio]   assistant messages only; not on the wire
  * @property {string} [heard]   user audio messages: what the recogniser heard, which the "model"
  *   reads whether or not input transcription is on; not on the wire
+ * @property {Buffer} [inputAudio]   user audio messages: the committed s16 24 kHz bytes; on the wire
+ *   only in conversation.item.retrieved
  */
 
 /** @typedef {{ type: string, code: string | null, message: string, param: string | null }} RealtimeErrorBody */
@@ -43,10 +52,23 @@
 /** @param {string} message @param {string | null} code @param {string | null} [param] @returns {RealtimeErrorBody} */
 const invalid = (message, code, param = null) => ({ type: "invalid_request_error", code, message, param });
 
-/** The item as the wire shows it (no `audio` bookkeeping). @param {Item} item */
-export function wireItem(item) {
-  const { audio: _audio, heard: _heard, ...rest } = item;
-  return { object: "realtime.item", ...rest };
+/**
+ * The item as the wire shows it (no bookkeeping). With `audio`, as conversation.item.retrieved
+ * shows it: an audio content part carries its audio, base64 s16 at 24 kHz (an assistant's up to
+ * what was sent or kept by a truncate).
+ * @param {Item} item @param {{ audio?: boolean }} [options]
+ */
+export function wireItem(item, options = {}) {
+  const { audio, heard: _heard, inputAudio, ...rest } = item;
+  if (!options.audio) return { object: "realtime.item", ...rest };
+  let bytes = inputAudio;
+  if (audio?.pcm) {
+    const kept = Math.min(audio.pcm.length, Math.floor(((audio.truncatedMs ?? audio.sentMs) / 1000) * 24000));
+    bytes = Buffer.alloc(kept * 2);
+    for (let i = 0; i < kept; i++) bytes.writeInt16LE(Math.round(Math.max(-1, Math.min(1, audio.pcm[i])) * 32767), i * 2);
+  }
+  const content = (rest.content ?? []).map((part, i) => (i === 0 && bytes ? { ...part, audio: bytes.toString("base64") } : part));
+  return { object: "realtime.item", ...rest, content };
 }
 
 /** @param {Item[]} items @param {string} id */
@@ -109,7 +131,7 @@ export function truncateItem(items, { item_id, content_index, audio_end_ms }) {
   const cut = {
     ...item,
     status: /** @type {const} */ ("incomplete"),
-    content: (item.content ?? []).map((part, i) => (i === 0 ? { ...part, transcript: heard } : part)),
+    content: (item.content ?? []).map((part, i) => (i === 0 ? { ...part, transcript: "" } : part)),
     audio: { ...audio, truncatedMs: endMs },
   };
   return { items: items.map((i) => (i.id === item_id ? cut : i)), item: cut, audioEndMs: endMs, heard };

@@ -16,10 +16,16 @@
 // Out: {type:"chunk", data (base64 PCM), done:false, status_code:206, step_time, context_id};
 //   with add_timestamps, {type:"timestamps", word_timestamps{words,start,end}} (seconds from the
 //   context's start) before the chunk where those words begin; {type:"flush_done", flush_id};
-//   {type:"done", done:true}; {type:"error", done:true, status_code, error}.
+//   {type:"done", done:true}; an error, by API version: from 2026-03-01 {type:"error", done:true,
+//   status_code, error_code (null where no code applies), title, message, request_id, context_id?},
+//   before it the older {type:"error", done:true, status_code, error}.
+//   https://docs.cartesia.ai/use-the-api/api-errors
+// A generation request needs model_id (the request's required fields,
+//   https://docs.cartesia.ai/api-reference/tts/websocket); without it the request is refused.
 // Only raw pcm_s16le and pcm_f32le are emulated (the player's formats).
 // Knobs (query or backend defaults, see ../knobs.mjs): capacity, delay_ms, stall_ms, drop_after(_ms),
 // malformed, oversize, pace, burst_s, chunk_words.
+import { randomUUID } from "node:crypto";
 import { SocketFaults } from "../socket-faults.mjs";
 import { sleep } from "../knobs.mjs";
 import { PacedSender, SpokenContext, base64Pcm, fliteVoice } from "./flite-speech.mjs";
@@ -29,6 +35,8 @@ const RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 const ENCODINGS = ["pcm_s16le", "pcm_f32le"];
 const CHUNK_S = 0.1;
 const MAX_INBOUND_BYTES = 64 * 1024;
+/** The first API version whose errors are structured (error_code, title, message, request_id). */
+const STRUCTURED_ERRORS_VERSION = "2026-03-01";
 
 /** @param {{ stats: import("../stats.mjs").Stats }} deps */
 export function createCartesiaEmulator({ stats }) {
@@ -41,17 +49,25 @@ export function createCartesiaEmulator({ stats }) {
     const faults = new SocketFaults(ws, knobs, { onDrop: () => stats.add("tts", "dropped") });
     const abort = new AbortController();
     const sender = new PacedSender(faults, knobs, abort.signal);
-    /** @param {number} status @param {string} error @param {string} [contextId] */
-    const sendError = (status, error, contextId) =>
-      void sender.send(JSON.stringify({ type: "error", done: true, status_code: status, error, ...(contextId ? { context_id: contextId } : {}) }));
+    const structured = (url.searchParams.get("cartesia_version") ?? "") >= STRUCTURED_ERRORS_VERSION;
+    /**
+     * @param {number} status @param {{ title: string, message: string, code?: string | null }} error @param {string} [contextId]
+     */
+    const sendError = (status, { title, message, code = null }, contextId) => {
+      const context = contextId ? { context_id: contextId } : {};
+      const body = structured
+        ? { type: "error", done: true, status_code: status, error_code: code, title, message, request_id: `${randomUUID()}${contextId ? `:${contextId}` : ""}`, ...context }
+        : { type: "error", done: true, status_code: status, error: `${title}: ${message}`, ...context };
+      void sender.send(JSON.stringify(body));
+    };
     if (knobs.capacity !== undefined && stats.counters.tts.open >= knobs.capacity) {
       stats.add("tts", "rejected");
-      sendError(429, "Too many concurrent requests: your plan's concurrency limit is reached.");
+      sendError(429, { title: "Too many concurrent requests", message: "You have exceeded your plan's concurrency limit.", code: "concurrency_limited" });
       void sender.chain.then(() => ws.close(1000));
       return;
     }
     if (!url.searchParams.get("cartesia_version")) {
-      sendError(400, "cartesia_version is required (a browser cannot set the Cartesia-Version header)");
+      sendError(400, { title: "Missing version", message: "cartesia_version is required (a browser cannot set the Cartesia-Version header)" });
       void sender.chain.then(() => ws.close(1000));
       return;
     }
@@ -80,13 +96,13 @@ export function createCartesiaEmulator({ stats }) {
 
     /** @param {Buffer} raw @param {boolean} isBinary */
     function receive(raw, isBinary) {
-      if (isBinary || raw.byteLength > MAX_INBOUND_BYTES) return sendError(400, "messages must be JSON text under 64 kB");
+      if (isBinary || raw.byteLength > MAX_INBOUND_BYTES) return sendError(400, { title: "Invalid message", message: "messages must be JSON text under 64 kB" });
       /** @type {any} */
       let msg;
       try {
         msg = JSON.parse(raw.toString("utf8"));
       } catch {
-        return sendError(400, "message is not valid JSON");
+        return sendError(400, { title: "Invalid message", message: "message is not valid JSON" });
       }
       const id = typeof msg?.context_id === "string" ? msg.context_id : `ctx-${contexts.size}`;
       if (msg?.cancel === true) {
@@ -95,16 +111,17 @@ export function createCartesiaEmulator({ stats }) {
         return;
       }
       const format = msg?.output_format;
-      if (typeof msg?.transcript !== "string") return sendError(400, "transcript must be a string", id);
+      if (typeof msg?.model_id !== "string" || msg.model_id === "") return sendError(400, { title: "Invalid request", message: "model_id is required: the model to generate with, e.g. sonic-3" }, id);
+      if (typeof msg?.transcript !== "string") return sendError(400, { title: "Invalid request", message: "transcript must be a string" }, id);
       if (format?.container !== "raw" || !ENCODINGS.includes(format?.encoding) || !RATES.includes(format?.sample_rate)) {
-        return sendError(400, "output_format must be {container: raw, encoding: pcm_s16le | pcm_f32le, sample_rate: 8000…48000}", id);
+        return sendError(400, { title: "Invalid output format", message: "output_format must be {container: raw, encoding: pcm_s16le | pcm_f32le, sample_rate: 8000…48000}" }, id);
       }
       const voiceId = msg?.voice?.mode === "id" && typeof msg.voice.id === "string" ? msg.voice.id : null;
-      if (!voiceId) return sendError(400, "voice must be {mode: id, id}", id);
+      if (!voiceId) return sendError(400, { title: "Invalid voice", message: "voice must be {mode: id, id}" }, id);
       // Inputs of one context must keep every field but transcript, continue and flush the same.
       const setup = JSON.stringify({ ...msg, transcript: undefined, continue: undefined, flush: undefined });
       let context = contexts.get(id);
-      if (context && context.setup !== setup) return sendError(400, "inputs on the same context must keep the same fields", id);
+      if (context && context.setup !== setup) return sendError(400, { title: "Invalid request", message: "inputs on the same context must keep the same fields" }, id);
       if (!context) {
         context = {
           speech: new SpokenContext({ voice: fliteVoice(voiceId), rate: format.sample_rate, chunkWords: knobs.chunkWords }),
@@ -116,7 +133,7 @@ export function createCartesiaEmulator({ stats }) {
         };
         contexts.set(id, context);
       }
-      if (context.ended) return sendError(400, "this context has ended (continue: false was sent)", id);
+      if (context.ended) return sendError(400, { title: "Context ended", message: "this context has ended (continue: false was sent)" }, id);
       const ends = msg.continue !== true;
       context.ended = ends;
       work.push({ id, context, transcript: msg.transcript, flush: msg.flush === true, ends });

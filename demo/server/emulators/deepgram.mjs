@@ -5,7 +5,7 @@
 //   WS   /v2/listen      Flux: binary linear16 in; Connected, then TurnInfo events StartOfTurn,
 //                        Update (about every 0.25 s of audio), EagerEndOfTurn (eager_eot_threshold),
 //                        TurnResumed, EndOfTurn (eot_threshold, eot_timeout_ms). Text in: ForceEndTurn,
-//                        CloseStream.
+//                        CloseStream, Configure (answered with ConfigureSuccess or ConfigureFailure).
 //   POST /v1/auth/grant  `Authorization: Token <key>` → { access_token (a JWT), expires_in }
 //                        (service-tokens.mjs, with the socket's credential check).
 // Auth as Deepgram takes it: the subprotocols ["token", <key>] or ["bearer", <jwt>] (browsers),
@@ -22,6 +22,7 @@
 //   https://developers.deepgram.com/docs/understand-endpointing-interim-results (is_final, speech_final)
 //   https://developers.deepgram.com/docs/flux/state                             (Flux turn state machine)
 //   https://developers.deepgram.com/docs/flux/force-end-turn                    (ForceEndTurn)
+//   https://developers.deepgram.com/docs/flux/configure                         (Configure)
 //   https://developers.deepgram.com/reference/auth/tokens/grant                 (token grant)
 //   https://developers.deepgram.com/docs/token-based-authentication
 // The docs' example messages are in test/fixtures/deepgram/.
@@ -209,7 +210,8 @@ class ListenStream {
       }
       const known = this.kind === "flux" ? ["ForceEndTurn", "CloseStream", "KeepAlive", "Configure"] : ["KeepAlive", "Finalize", "CloseStream"];
       if (!known.includes(message?.type)) return this.closeWith(1008, `DATA-0000: unknown message type ${JSON.stringify(message?.type)}`);
-      if (message.type === "KeepAlive" || message.type === "Configure") return;
+      if (message.type === "KeepAlive") return;
+      if (message.type === "Configure") return this.configure(message);
       this.controls.push({ type: message.type, at: this.receivedS });
     }
     this.schedulePump();
@@ -344,6 +346,38 @@ class ListenStream {
   }
 
   // ─── Flux (/v2/listen) ────────────────────────────────────────────────────
+
+  /**
+   * Configure: new thresholds and keyterms mid-stream, answered with ConfigureSuccess (what now
+   * applies) or ConfigureFailure (what was wrong; nothing changes, the stream lives on). The
+   * ranges are the listen reference's: eot_threshold 0.5–0.9, eager_eot_threshold 0.3–0.9.
+   * Keyterms replace the earlier list. Fields beyond `type` in the answers are this emulator's reading.
+   *   https://developers.deepgram.com/docs/flux/configure
+   *   https://developers.deepgram.com/reference/speech-to-text/listen-flux
+   * @param {Record<string, any>} message
+   */
+  configure(message) {
+    const t = message.thresholds ?? {};
+    const problems = [];
+    const inRange = (/** @type {unknown} */ v, /** @type {number} */ lo, /** @type {number} */ hi) => v === undefined || (typeof v === "number" && v >= lo && v <= hi);
+    if (typeof t !== "object" || Array.isArray(t)) problems.push("thresholds must be an object");
+    if (!inRange(t.eot_threshold, 0.5, 0.9)) problems.push(`eot_threshold must be between 0.5 and 0.9 (got ${JSON.stringify(t.eot_threshold)})`);
+    if (!inRange(t.eager_eot_threshold, 0.3, 0.9)) problems.push(`eager_eot_threshold must be between 0.3 and 0.9 (got ${JSON.stringify(t.eager_eot_threshold)})`);
+    if (t.eot_timeout_ms !== undefined && !(Number.isInteger(t.eot_timeout_ms) && t.eot_timeout_ms > 0)) problems.push(`eot_timeout_ms must be a positive whole number (got ${JSON.stringify(t.eot_timeout_ms)})`);
+    if (message.keyterms !== undefined && !(Array.isArray(message.keyterms) && message.keyterms.every((k) => typeof k === "string"))) problems.push("keyterms must be a list of strings");
+    const head = { request_id: this.requestId, sequence_id: this.sequenceId++ };
+    if (problems.length) return this.send({ type: "ConfigureFailure", ...head, description: problems.join("; ") });
+    if (t.eot_threshold !== undefined) this.turnConfig.eotThreshold = t.eot_threshold;
+    if (t.eager_eot_threshold !== undefined) this.turnConfig.eagerThreshold = t.eager_eot_threshold;
+    if (t.eot_timeout_ms !== undefined) this.turnConfig.eotTimeoutS = t.eot_timeout_ms / 1000;
+    if (message.keyterms !== undefined) this.keyterms = [...message.keyterms];
+    this.send({
+      type: "ConfigureSuccess",
+      ...head,
+      thresholds: { eot_threshold: this.turnConfig.eotThreshold, eager_eot_threshold: this.turnConfig.eagerThreshold, eot_timeout_ms: Math.round(this.turnConfig.eotTimeoutS * 1000) },
+      keyterms: this.keyterms ?? [],
+    });
+  }
 
   /** @param {import("../recogniser.mjs").FrameResult} r */
   fluxFrame(r) {

@@ -17,8 +17,12 @@
 //   chunk's audio (from flite's word times: a word's characters share its span evenly, a space
 //   spans the gap to the next word); {isFinal: true, contextId} once a closed context's audio
 //   is all sent.
-// close_context here finishes the context's audio (text still buffered is spoken), then sends
-// isFinal; a client cutting a reply short closes the socket as well.
+// close_context ends the context: the audio of text already flushed (or already a whole phrase)
+// is sent, text still buffered is dropped ("close_context … no further audio will be generated for
+// it"; send flush first to have it spoken), then one isFinal. flush and close_context sent
+// together (a client's end of a reply) finish the context once: its audio, then a single isFinal.
+//   https://elevenlabs.io/docs/eleven-api/guides/how-to/websockets/multi-context-web-socket
+//   (Closing contexts; Flushing a context)
 // Only the pcm_* output formats are emulated (the player's); others get an error.
 // Knobs (query or backend defaults, see ../knobs.mjs): capacity, delay_ms, stall_ms, drop_after(_ms),
 // malformed, oversize, pace, burst_s, chunk_words.
@@ -65,7 +69,11 @@ export function createElevenlabsEmulator({ stats }) {
 
     stats.add("tts", "open");
     stats.add("tts", "opened");
-    /** @type {Map<string, { speech: SpokenContext, closing: boolean }>} */
+    /**
+     * `flushing`: a flush arrived that no speaking turn has taken yet (messages of one tick are all
+     * in before their turns run); `ended`: its isFinal is queued, so nothing more of it is sent.
+     * @type {Map<string, { speech: SpokenContext, closing: boolean, flushing: boolean, ended: boolean }>}
+     */
     const contexts = new Map();
     let inactivity = setTimeout(onInactive, inactivityS * 1000);
     function onInactive() {
@@ -89,16 +97,20 @@ export function createElevenlabsEmulator({ stats }) {
       if (knobs.oversize) faults.send(JSON.stringify({ audio: "A".repeat(Math.ceil(knobs.oversize / 4) * 4), contextId: "oversize" }));
     });
 
-    /** Speaks what is ready in a context; when it is closing, all of it, then isFinal. @param {string} id @param {boolean} force */
-    function speakReady(id, force) {
+    /** Speaks what is ready in a context (after a flush, all its text); when it is closing, then isFinal, once. @param {string} id */
+    function speakReady(id) {
       const context = contexts.get(id);
       if (!context) return;
       setImmediate(() => {
-        if (abort.signal.aborted) return;
-        for (const phrase of context.speech.takePhrases(force || context.closing)) {
+        if (abort.signal.aborted || context.ended) return;
+        // Only a flush speaks an unfinished phrase; closing does not (see the header).
+        const force = context.flushing;
+        context.flushing = false;
+        for (const phrase of context.speech.takePhrases(force)) {
           sendPhrase(id, phrase.pcm, phrase.words, phrase.startSample, rate);
         }
         if (context.closing) {
+          context.ended = true;
           const tail = context.speech.finish();
           if (tail.length > 0) void sender.send(JSON.stringify({ audio: base64Pcm(tail, "pcm_s16le"), alignment: null, normalizedAlignment: null, contextId: id }), tail.length / rate);
           // The context is over once isFinal is out: until then a client that leaves cut it short.
@@ -167,14 +179,15 @@ export function createElevenlabsEmulator({ stats }) {
             error: "max_active_conversations",
           });
         }
-        context = { speech: new SpokenContext({ voice, rate, chunkWords: knobs.chunkWords }), closing: false };
+        context = { speech: new SpokenContext({ voice, rate, chunkWords: knobs.chunkWords }), closing: false, flushing: false, ended: false };
         contexts.set(id, context);
       }
       if (!context) return; // a keep-alive, or a flush or close of a context that has ended
       if (typeof msg.text === "string" && msg.text.trim() !== "" && !context.closing) context.speech.push(msg.text);
       if (context.closing) return; // its ending is under way
+      if (msg.flush === true) context.flushing = true;
       if (msg.close_context === true) context.closing = true;
-      speakReady(id, msg.flush === true);
+      speakReady(id);
     }
   }
   return { handle };

@@ -9,8 +9,11 @@
 // A function call: …output_item.added, conversation.item.added, response.function_call_arguments
 // .delta/.done, response.output_item.done, conversation.item.done, response.done.
 // cancel() drops every message not yet sent (the paced sender asks `wanted` just before each
-// send) and sends response.output_item.done (incomplete) and response.done (cancelled) at once,
-// so no delta follows response.done.
+// send) and sends at once, for an audio reply, response.output_audio.done ("also emitted when a
+// Response is interrupted, incomplete, or cancelled"), response.output_audio_transcript.done and
+// response.content_part.done with the transcript sent so far, then response.output_item.done
+// (incomplete) and response.done (cancelled), so no delta follows response.done.
+//   https://platform.openai.com/docs/api-reference/realtime-server-events/response/output_audio/done
 //   https://platform.openai.com/docs/api-reference/realtime-server-events (each event's fields; the
 //   order of the events is the emulator's reading of them, not a documented sequence)
 import { randomUUID } from "node:crypto";
@@ -105,7 +108,7 @@ export class RealtimeResponse {
       role: "assistant",
       status: "in_progress",
       content: [{ type: "output_audio", transcript: text }],
-      audio: { words, sentMs: 0, totalMs: (totalSamples / RATE) * 1000, truncatedMs: null },
+      audio: { words, sentMs: 0, totalMs: (totalSamples / RATE) * 1000, truncatedMs: null, pcm: concat(phrases.reduce((all, p) => concat(all, p.pcm), new Float32Array(0)), tail) },
     };
     this.item = item;
     // The item's words with their times in its audio (s): what a bench needs to know which words a cut kept.
@@ -183,6 +186,14 @@ export class RealtimeResponse {
       const cut = { ...now, status: /** @type {const} */ ("incomplete"), ...(now.type === "message" ? { content: [{ type: "output_audio", transcript: this.sentTranscript }] } : {}) };
       this.host.replaceItem(cut);
       output = [wireItem(cut)];
+      if (now.type === "message") {
+        const ids = { response_id: this.id, item_id: now.id, output_index: 0, content_index: 0 };
+        events.push(
+          { type: "response.output_audio.done", ...ids },
+          { type: "response.output_audio_transcript.done", ...ids, transcript: this.sentTranscript },
+          { type: "response.content_part.done", ...ids, part: { type: "audio", transcript: this.sentTranscript } },
+        );
+      }
       events.push({ type: "response.output_item.done", response_id: this.id, output_index: 0, item: wireItem(cut) });
     }
     this.finish("cancelled", events, output, reason);

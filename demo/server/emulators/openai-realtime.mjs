@@ -128,6 +128,8 @@ class RealtimeSocket {
     this.resampler = downsampler24to16();
     this.pending = new Float32Array(0);
     this.bufferMs = 0;
+    /** The buffer's s16 24 kHz bytes: a committed item keeps them for conversation.item.retrieved. @type {Buffer[]} */
+    this.bufferBytes = [];
     /** Words of utterances that ended since the last commit (turn detection off). @type {string[]} */
     this.bufferWords = [];
     /** The id the next committed user item gets (speech_started announces it). */
@@ -223,6 +225,7 @@ class RealtimeSocket {
         await this.recogniser?.finish();
         this.pending = new Float32Array(0);
         this.bufferMs = 0;
+        this.bufferBytes = [];
         this.bufferWords = [];
         this.bufferUtterances = 0;
         return this.send({ type: "input_audio_buffer.cleared" });
@@ -239,7 +242,7 @@ class RealtimeSocket {
         // (@openai/agents-realtime sends it for every item it shows): the item as the server holds it.
         const item = typeof event.item_id === "string" ? findItem(this.items, event.item_id) : undefined;
         if (!item) return this.error({ type: "invalid_request_error", code: "item_not_found", message: `Conversation item with id '${event.item_id}' not found.`, param: "item_id" }, event.event_id);
-        return this.send({ type: "conversation.item.retrieved", item: wireItem(item) });
+        return this.send({ type: "conversation.item.retrieved", item: wireItem(item, { audio: true }) });
       }
       case "response.create":
         if (this.response?.open) {
@@ -256,6 +259,7 @@ class RealtimeSocket {
     const samples = new Int16Array(Math.floor(bytes.byteLength / 2));
     for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(i * 2);
     this.bufferMs += (samples.length / 24000) * 1000;
+    this.bufferBytes.push(bytes);
     const pcm = this.resampler.process(int16ToFloat(samples));
     const joined = new Float32Array(this.pending.length + pcm.length);
     joined.set(this.pending);
@@ -309,10 +313,11 @@ class RealtimeSocket {
     const heard = words.join(" ");
     const transcribe = this.session.audio.input.transcription !== null;
     /** @type {import("../core/realtime-conversation.mjs").Item} */
-    const item = { id: this.nextUserItem, type: "message", role: "user", status: "completed", content: [{ type: "input_audio", transcript: transcribe ? heard : null }], heard };
+    const item = { id: this.nextUserItem, type: "message", role: "user", status: "completed", content: [{ type: "input_audio", transcript: transcribe ? heard : null }], heard, inputAudio: Buffer.concat(this.bufferBytes) };
     const seconds = this.bufferMs / 1000;
     this.nextUserItem = newId("item");
     this.bufferMs = 0;
+    this.bufferBytes = [];
     this.bufferWords = [];
     this.bufferUtterances = 0;
     const added = addItem(this.items, item, null);

@@ -1,0 +1,2 @@
+// Types of openai.mjs for the TypeScript suites.
+export declare const openaiSequences: import("./socket.mjs").Sequences;
