@@ -20,7 +20,7 @@ async function fetchToken(service) {
  * the services (README: "The emulators are not the services"). `ws`: the backend's WebSocket origin.
  */
 const STT_CHOICES = {
-  reference: { label: "Reference (Kyutai protocol)", make: (B, ws, query) => B.kyutaiStt({ urls: [`${ws}/api/asr-streaming${query}`], token: () => fetchToken(), startupTimeoutMs: 2000 }) },
+  reference: { label: "Reference (Kyutai protocol)", make: (B, ws, query) => B.kyutaiStt({ urls: [`${ws}/api/asr-streaming${query}`], token: () => fetchToken() }) },
   deepgram: { label: "Deepgram Nova (emulated)", make: (B, ws, query) => B.deepgramStt({ urls: `${ws}${query}`, token: () => fetchToken("deepgram"), model: "nova-3" }) },
   "deepgram-flux": { label: "Deepgram Flux (emulated)", make: (B, ws, query) => B.deepgramStt({ urls: `${ws}${query}`, token: () => fetchToken("deepgram"), model: "flux-general-en" }) },
   assemblyai: { label: "AssemblyAI (emulated)", make: (B, ws, query) => B.assemblyaiStt({ urls: `${ws}${query}`, token: () => fetchToken("assemblyai") }) },

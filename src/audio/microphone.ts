@@ -4,6 +4,7 @@
  * straight to a VAD worker's port) and uplink frames (delivered here as
  * `frame` events). Main thread only; the per-frame VAD path never touches it.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError, MicrophoneError } from "../errors.js";
 import type {
   CaptureProcessorOptions,
@@ -198,13 +199,13 @@ export class Microphone extends EventSource<MicrophoneEvents> {
       const options = this.#options;
       const uplink = options.uplink;
       const processorOptions: CaptureProcessorOptions = {
-        vad: options.vad ?? true,
+        vad: options.vad ?? DEFAULTS.microphone.vad,
         uplink: uplink && {
           sampleRate: uplink.sampleRate,
-          format: uplink.format ?? "s16",
-          frameSamples: Math.round((uplink.sampleRate * (uplink.frameMs ?? 20)) / 1000),
+          format: uplink.format ?? DEFAULTS.microphone.uplinkFormat,
+          frameSamples: Math.round((uplink.sampleRate * (uplink.frameMs ?? DEFAULTS.microphone.uplinkFrameMs)) / 1000),
         },
-        meterIntervalMs: options.meterIntervalMs ?? 50,
+        meterIntervalMs: options.meterIntervalMs ?? DEFAULTS.microphone.meterIntervalMs,
         echoGuard: options.echoGuard,
         profile: options.profile,
         profileClock: options.profileClock,

@@ -3,6 +3,7 @@
  * (after livekit-client's `ReconnectPolicy`). Pure: the caller owns the timer
  * and the clock, and asks the policy only for the next delay.
  */
+import { DEFAULTS } from "../defaults.js";
 
 export interface ReconnectContext {
   /**
@@ -44,11 +45,11 @@ export interface BackoffPolicyOptions {
  * with jitter; a fourth failure within `stableMs` gives up.
  */
 export function backoffReconnectPolicy(options: BackoffPolicyOptions = {}): ReconnectPolicy {
-  const delays = options.delaysMs ?? [0, 300, 1000];
-  const jitter = Math.min(1, Math.max(0, options.jitter ?? 0.2));
+  const delays = options.delaysMs ?? DEFAULTS.reconnect.delaysMs;
+  const jitter = Math.min(1, Math.max(0, options.jitter ?? DEFAULTS.reconnect.jitter));
   const random = options.random ?? Math.random;
   return {
-    stableMs: options.stableMs ?? 10_000,
+    stableMs: options.stableMs ?? DEFAULTS.reconnect.stableMs,
     nextRetryDelayMs({ retryCount }) {
       if (retryCount >= delays.length) return null;
       const base = delays[retryCount];

@@ -109,7 +109,7 @@ describe("findInstance", () => {
 
   test("no URL is a configuration error", async () => {
     expect(() => kyutaiStt({ urls: [] })).toThrow(ConfigError);
-    await expect(findInstance({ service: "x", urls: [] }, async () => 1)).rejects.toThrow(/no instance URL/);
+    await expect(findInstance({ service: "x", urls: [], maxTries: undefined, startupTimeoutMs: 500 }, async () => 1)).rejects.toThrow(/no instance URL/);
   });
 });
 
