@@ -142,7 +142,7 @@ export const DEFAULTS = deepFreeze({
   /** A VadWorker made by the app: vad-web's defaults, so it behaves as vad-web does. */
   vadWorker: { ...VAD_WEB, ...VAD_SHARED },
   /** Microphone's options, used on its own. */
-  microphone: { vad: true, meterIntervalMs: 50, uplinkFormat: "s16", uplinkFrameMs: 20 },
+  microphone: { vad: true, meterIntervalMs: 50, uplink: { format: "s16", frameMs: 20 } },
   /** Player's options, used on its own. */
   player: { prebufferMs: 40, capacitySeconds: 10 },
   /** The providers' options, by factory. */

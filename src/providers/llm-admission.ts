@@ -18,11 +18,20 @@ import { timeout } from "../util/timeout.js";
 import type { ChatMessage, LlmProvider, LlmRequest } from "./types.js";
 
 export interface AdmissionOptions {
-  /** Requests running at once. Default 1. */
+  /**
+   * Requests running at once.
+   * @defaultValue 1
+   */
   concurrency?: number;
-  /** Requests waiting at most; one more is refused with an OverloadError. Default 8. */
+  /**
+   * Requests waiting at most; one more is refused with an OverloadError.
+   * @defaultValue 8
+   */
   maxQueue?: number;
-  /** A request not sent within this many ms of being made is refused. Default 10000. */
+  /**
+   * A request not sent within this many ms of being made is refused.
+   * @defaultValue 10000
+   */
   deadlineMs?: number;
   /** The clock, in ms. Default performance.now. */
   now?: () => number;

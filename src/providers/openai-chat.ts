@@ -35,6 +35,7 @@ export interface OpenaiChatOptions {
   token?: () => Promise<string>;
   /** Extra request headers (not for secrets that outlive a page: use `token`). */
   headers?: Record<string, string>;
+  /** The sampling temperature sent with each request (default: the service's). */
   temperature?: number;
   /** Sent as `max_tokens`. */
   maxTokens?: number;

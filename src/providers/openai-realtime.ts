@@ -67,7 +67,9 @@ export interface OpenaiRealtimeOptions {
   model: string;
   /** Returns an ephemeral key (a client secret from the app's server); called once per connection attempt. */
   token: () => Promise<string>;
+  /** The voice of the model's audio (default: the service's). */
   voice?: string;
+  /** The system instructions, sent in the service's session configuration. */
   instructions?: string;
   /** Who detects the user's turns; default "client" (bargein's VAD and turn logic). */
   turnDetection?: TurnDetection;

@@ -22,7 +22,10 @@
 import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 
-/** `bargeIn.backchannels`: true for the defaults, or these. */
+/**
+ * `bargeIn.backchannels`: true for the defaults, or these.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
 export interface BackchannelOptions {
   /**
    * Words that are a listener's feedback, not an interruption. Compared with
@@ -36,11 +39,20 @@ export interface BackchannelOptions {
    * interrupt. Default: INTERRUPT_WORDS_EN.
    */
   interruptWords?: readonly string[];
-  /** This many words over the bot that are not backchannels interrupt, whatever they are. Default 3. */
+  /**
+   * This many words over the bot that are not backchannels interrupt, whatever they are.
+   * @defaultValue 3
+   */
   minWords?: number;
-  /** Speech over the bot voiced this long (ms, its onset to its last speech frame) interrupts at its end, whatever its words. Default 700. */
+  /**
+   * Speech over the bot voiced this long (ms, its onset to its last speech frame) interrupts at its end, whatever its words.
+   * @defaultValue 700
+   */
   maxMs?: number;
-  /** After shorter speech over the bot ends with no word yet, how long (ms) to wait for one before resuming. Default 700. */
+  /**
+   * After shorter speech over the bot ends with no word yet, how long (ms) to wait for one before resuming.
+   * @defaultValue 700
+   */
   wordWaitMs?: number;
 }
 

@@ -29,11 +29,20 @@ export interface ReconnectPolicy {
 }
 
 export interface BackoffPolicyOptions {
-  /** Delay before each attempt, in ms; its length is the number of attempts. Default [0, 300, 1000]. */
+  /**
+   * Delay before each attempt, in ms; its length is the number of attempts.
+   * @defaultValue [0, 300, 1000]
+   */
   delaysMs?: readonly number[];
-  /** Each delay is spread by ± this fraction, so many clients do not retry in step. Default 0.2. */
+  /**
+   * Each delay is spread by ± this fraction, so many clients do not retry in step.
+   * @defaultValue 0.2
+   */
   jitter?: number;
-  /** Default 10000. */
+  /**
+   * A new stream that stays up this long (ms) ends the episode: the next failure counts from 0 again.
+   * @defaultValue 10000
+   */
   stableMs?: number;
   /** @internal A source of randomness in [0, 1) (tests). */
   random?: () => number;

@@ -20,9 +20,15 @@ import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 import { normaliseWord } from "./backchannel.js";
 
-/** `turn.holdUnfinished`: true for the defaults, or these. */
+/**
+ * `turn.holdUnfinished`: true for the defaults, or these.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
 export interface HoldUnfinishedOptions {
-  /** How long (ms) after the flush an unfinished turn waits for more speech before it is answered anyway. Default 700. */
+  /**
+   * How long (ms) after the flush an unfinished turn waits for more speech before it is answered anyway.
+   * @defaultValue 700
+   */
   holdMs?: number;
   /** Last words that leave a turn unfinished. Default CONTINUATION_WORDS_EN. */
   words?: readonly string[];
