@@ -115,8 +115,8 @@ export interface TurnMetrics {
    * silence (`vad.redemptionMs`). It reads short of what the user felt: the
    * mic's input latency is left out (browsers do not report it reliably), and
    * the VAD's last speech frame ends after the sound does (Silero still scores
-   * a frame or two of the decay as speech): against the recording's truth,
-   * 57 ms short at p50 and 102 ms at p95 (`npm run bench -- turn`). None for a
+   * a frame or two of the decay as speech); `npm run bench -- turn` measures
+   * the gap against the recording's truth (bench/results/turn.json). None for a
    * typed turn, when the turn ended while the VAD still heard speech (push-to-talk
    * released mid-word), or at a misfire (an utterance too short for the VAD, with words).
    */

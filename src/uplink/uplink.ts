@@ -29,8 +29,8 @@
  * because Chromium lowers `bufferedAmount` in a main-thread task after the
  * bytes left: with one 80 ms Kyutai frame (9.6 kB, more than a quarter of
  * its 60 kB budget's share) a busy page kept each frame waiting for the
- * last one's report, p95 150-300 ms of queue wait on a healthy loopback link;
- * with room for three it was under 1 ms (test/browser/uplink-busy.spec.ts).
+ * last one's report, hundreds of ms of queue wait on a healthy loopback
+ * link; with room for three it hardly waits (test/browser/uplink-busy.spec.ts).
  *
  * A bounded burst sent on purpose ahead of the live audio (the STT link's
  * replay after a reconnect, `sendBurst`; a flush's padding, `noteBurst`) is

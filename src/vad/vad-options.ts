@@ -33,8 +33,9 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
    * Pause playback (while auto-pause is armed) on a sudden rise of the mic's
    * level, before Silero calls it speech; the pause stands only if speech
    * starts within 480 ms, else the bot plays on (src/vad/onset-cue.ts).
-   * Default true: real voices that begin with a fricative or a breath reach
-   * Silero's threshold 150–320 ms after they begin.
+   * On by default: real voices that begin with a fricative or a breath reach
+   * Silero's threshold only well after they begin.
+   * @defaultValue true
    */
   onsetPause?: boolean;
   /** While the meter is on, at most one `probability` event per this much audio (ms). Default 100. */
