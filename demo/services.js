@@ -20,7 +20,7 @@ async function fetchToken(service) {
  */
 export const STT_CHOICES = {
   // The reference STT loads a pocketsphinx decoder when its pool is empty (~0.5 s): allow it more than the 0.5 s default.
-  reference: { label: "Reference (Kyutai protocol)", make: (B, ws, query) => B.kyutaiStt({ urls: [`${ws}/api/asr-streaming${query}`], token: () => fetchToken(), startupTimeoutMs: 2000 }) },
+  reference: { label: "Reference (Kyutai protocol)", make: (B, ws, query) => B.kyutaiStt({ urls: [`${ws}/api/asr-streaming${query}`], token: () => fetchToken() }) },
   deepgram: { label: "Deepgram Nova (emulated)", make: (B, ws, query) => B.deepgramStt({ urls: `${ws}${query}`, token: () => fetchToken("deepgram"), model: "nova-3" }) },
   "deepgram-flux": { label: "Deepgram Flux (emulated)", make: (B, ws, query) => B.deepgramStt({ urls: `${ws}${query}`, token: () => fetchToken("deepgram"), model: "flux-general-en" }) },
   assemblyai: { label: "AssemblyAI (emulated)", make: (B, ws, query) => B.assemblyaiStt({ urls: `${ws}${query}`, token: () => fetchToken("assemblyai") }) },

@@ -5,6 +5,9 @@
 //   build      the bundles, worklets, worker and assets
 //   size       the bundles' sizes against scripts/size-budget.json
 //   typecheck  the library, worklets, worker, tests and a consumer's strict TypeScript
+//   docs       the API reference from the types (docs/reference/), and the doc-drift check: every
+//              public option documented, its @defaultValue the one in src/defaults.ts, and every
+//              option path in README.md and docs/ one the types have (scripts/doc-drift.mjs)
 //   unit       test/unit in vitest (decisions on the fakes and the fake clock)
 //   backend    test/backend (the emulators' wire protocols against real clients)
 //   browser    test/browser in Chromium (the real worklets, worker, sockets and builds)
@@ -16,6 +19,7 @@ const STEPS = [
   ["build", npm, ["run", "--silent", "build"]],
   ["size", npm, ["run", "--silent", "size"]],
   ["typecheck", npm, ["run", "--silent", "typecheck"]],
+  ["docs", npm, ["run", "--silent", "docs"], [process.execPath, ["scripts/doc-drift.mjs"]]],
   ["unit", npm, ["run", "--silent", "test:unit"]],
   ["backend", npm, ["run", "--silent", "test:backend"]],
   ["browser", npm, ["run", "--silent", "test:browser"]],
@@ -33,17 +37,15 @@ for (const signal of /** @type {const} */ (["SIGINT", "SIGTERM"])) {
 }
 
 let failed = false;
-for (const [name, command, args] of STEPS) {
+for (const [name, command, args, ...then] of STEPS) {
   const started = Date.now();
   console.log(`\n── ${name} ──`);
-  const status = await new Promise((resolve) => {
-    running = spawn(command, args, { stdio: "inherit" });
-    running.once("error", (err) => {
-      console.error(`test: could not start ${command}: ${err.message}`);
-      resolve(1);
-    });
-    running.once("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-  });
+  // A step may be several commands, run in turn while each succeeds.
+  let status = 0;
+  for (const [cmd, cmdArgs] of [[command, args], ...then]) {
+    status = await run(cmd, cmdArgs);
+    if (status !== 0) break;
+  }
   done.push({ name, seconds: (Date.now() - started) / 1000, status });
   if (status !== 0) {
     failed = true;
@@ -57,6 +59,18 @@ for (const d of done) console.log(`${d.name.padEnd(10)} ${formatTime(d.seconds).
 console.log(`${"total".padEnd(10)} ${formatTime(total).padStart(6)}`);
 if (failed) console.error(`\nnpm test: stopped at "${done[done.length - 1].name}"; the steps after it did not run.`);
 process.exit(failed ? 1 : 0);
+
+/** @param {string} command @param {string[]} args @returns {Promise<number>} */
+function run(command, args) {
+  return new Promise((resolve) => {
+    running = spawn(command, args, { stdio: "inherit" });
+    running.once("error", (err) => {
+      console.error(`test: could not start ${command}: ${err.message}`);
+      resolve(1);
+    });
+    running.once("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
 
 /** @param {number} s */
 function formatTime(s) {

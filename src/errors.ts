@@ -9,6 +9,7 @@
  * hold everywhere. test/unit/errors.test.ts checks them in a minified bundle.
  */
 export interface BargeinErrorOptions {
+  /** The error behind this one (the standard `Error.cause`). */
   cause?: unknown;
   /** The service the error came from: "stt", "tts", "llm", "vad", "audio", … */
   service?: string;

@@ -113,7 +113,7 @@ export { BACKCHANNEL_WORDS_EN } from "./session/backchannel.js";
 export type { BackchannelEvent, BackchannelOptions } from "./session/backchannel.js";
 export { CONTINUATION_WORDS_EN } from "./session/turn-end.js";
 export type { HoldUnfinishedOptions } from "./session/turn-end.js";
-export type { PreemptiveOptions, TurnDetectorSessionOptions } from "./session/turn-options.js";
+export type { PreemptiveOptions, ServiceEndOfTurnOptions, TurnDetectorSessionOptions } from "./session/turn-options.js";
 export type { ReconnectPolicy, ReconnectContext, BackoffPolicyOptions } from "./session/reconnect-policy.js";
 export type {
   VoiceSessionOptions,
@@ -139,6 +139,10 @@ export type {
   ToolCallEvent,
   ToolResultEvent,
   BargeInOptions,
+  EchoGuardOptions,
+  SessionVadOptions,
+  SessionUplinkOptions,
+  SessionAudioOptions,
   TurnOptions,
 } from "./session/types.js";
 export type { HistoryMessage, UserMessage, AssistantMessage } from "./session/history.js";

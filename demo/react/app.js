@@ -20,7 +20,7 @@ async function fetchToken() {
 const ws = location.origin.replace(/^http/, "ws");
 const PROVIDERS = {
   // The reference STT loads a pocketsphinx decoder when its pool is empty (~0.5 s): allow it more than the 0.5 s default.
-  stt: kyutaiStt({ urls: [`${ws}/api/asr-streaming`], token: () => fetchToken(), startupTimeoutMs: 2000 }),
+  stt: kyutaiStt({ urls: [`${ws}/api/asr-streaming`], token: () => fetchToken() }),
   tts: kyutaiTts({ urls: [`${ws}/api/tts_streaming`], voice: "slt", token: () => fetchToken() }),
   llm: openaiChat({ url: `${location.origin}/v1`, model: "eliza", token: () => fetchToken() }),
   assetsPath: "/dist/",

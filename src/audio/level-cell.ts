@@ -4,7 +4,7 @@
  * captures or renders once a render quantum, and the main thread reads one
  * float when the app asks (`getLevels()`), with no message and no
  * AnalyserNode copy. Reading a level from an AnalyserNode costs the main
- * thread 30–80 µs a call in Chromium (measured by `npm run bench -- controls`);
+ * thread tens of µs a call in Chromium (`npm run bench -- controls`);
  * this costs about a microsecond. Without shared memory the analyser stays
  * the way (LevelMeter).
  *

@@ -4,6 +4,7 @@
  * straight to a VAD worker's port) and uplink frames (delivered here as
  * `frame` events). Main thread only; the per-frame VAD path never touches it.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError, MicrophoneError } from "../errors.js";
 import type {
   CaptureProcessorOptions,
@@ -56,13 +57,17 @@ export interface MicrophoneOptions {
   meterIntervalMs?: number;
   /**
    * Cancel the echo of a Player in the same AudioContext from the VAD's
-   * signal: `tap` is the name given to that Player's `echoTap`; `tailMs` the
-   * echo tail covered (default 256). Frames the echo alone explains are
-   * marked, so they never confirm a barge-in. `cleanUplink`: the uplink gets
-   * the cleaned 16 kHz signal, resampled to its rate, not the raw mic.
-   * Default: off.
+   * signal. Frames the echo alone explains are marked, so they never confirm
+   * a barge-in. Default: off.
    */
-  echoGuard?: { tap: string; tailMs?: number; cleanUplink?: boolean };
+  echoGuard?: {
+    /** The name given to that Player's `echoTap`. */
+    tap: string;
+    /** The echo tail covered, in ms (as the session's `echoGuard.tailMs`, default 256). */
+    tailMs?: number;
+    /** The uplink gets the cleaned 16 kHz signal, resampled to its rate, not the raw mic. */
+    cleanUplink?: boolean;
+  };
   /** @internal Measure the worklet's process() time (benchmarks). */
   profile?: boolean;
   /** @internal A shared clock for worklets without `performance` (see worklets/process-clock.ts). */
@@ -198,13 +203,13 @@ export class Microphone extends EventSource<MicrophoneEvents> {
       const options = this.#options;
       const uplink = options.uplink;
       const processorOptions: CaptureProcessorOptions = {
-        vad: options.vad ?? true,
+        vad: options.vad ?? DEFAULTS.microphone.vad,
         uplink: uplink && {
           sampleRate: uplink.sampleRate,
-          format: uplink.format ?? "s16",
-          frameSamples: Math.round((uplink.sampleRate * (uplink.frameMs ?? 20)) / 1000),
+          format: uplink.format ?? DEFAULTS.microphone.uplink.format,
+          frameSamples: Math.round((uplink.sampleRate * (uplink.frameMs ?? DEFAULTS.microphone.uplink.frameMs)) / 1000),
         },
-        meterIntervalMs: options.meterIntervalMs ?? 50,
+        meterIntervalMs: options.meterIntervalMs ?? DEFAULTS.microphone.meterIntervalMs,
         echoGuard: options.echoGuard,
         profile: options.profile,
         profileClock: options.profileClock,

@@ -21,6 +21,7 @@
  * block the worklet reads every quantum (see PlaybackSlot and
  * playback-control.ts), the lowest-latency path.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 import type {
   MainToPlaybackMessage,
@@ -121,7 +122,6 @@ export interface ProcessProfile {
   clock: string;
 }
 
-const DEFAULT_PREBUFFER_MS = 40;
 const MAX_FADE_MS = 5;
 
 export class Player extends EventSource<PlayerEvents> {
@@ -145,14 +145,14 @@ export class Player extends EventSource<PlayerEvents> {
     this.#destination = options.destination ?? options.context.destination;
     const rate = this.context.sampleRate;
     const fadeMs = Math.min(MAX_FADE_MS, options.fadeMs ?? MAX_FADE_MS);
-    const capacity = Math.ceil((options.capacitySeconds ?? 10) * rate);
+    const capacity = Math.ceil((options.capacitySeconds ?? DEFAULTS.player.capacitySeconds) * rate);
     // Shared memory when the page can have it, else the port: decided here, once.
     this.#transport =
       globalThis.crossOriginIsolated && typeof SharedArrayBuffer === "function" ? new SharedPlayerTransport(capacity) : new PortPlayerTransport();
     this.#options = {
       shared: this.#transport.shared,
       capacity,
-      prebufferSamples: Math.round(((options.prebufferMs ?? DEFAULT_PREBUFFER_MS) / 1000) * rate),
+      prebufferSamples: Math.round(((options.prebufferMs ?? DEFAULTS.player.prebufferMs) / 1000) * rate),
       fadeSamples: Math.max(1, Math.min(128, Math.round((fadeMs / 1000) * rate))),
       profile: options.profile,
       profileClock: options.profileClock,

@@ -48,6 +48,7 @@
  * refused what we sent) a BargeinError quoting its reason. No Begin within
  * `startupTimeoutMs` is a ServiceTimeoutError.
  */
+import { DEFAULTS } from "../defaults.js";
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError } from "../errors.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { abortable } from "../util/abort.js";
@@ -113,15 +114,14 @@ export interface AssemblyaiSttProvider extends SttProvider {
 }
 
 const SERVICE = "stt";
-const DEFAULT_URL = "wss://streaming.assemblyai.com";
 const PATH = "/v3/ws";
 const MIN_CHUNK_MS = 50;
 const MAX_CHUNK_MS = 1000;
 
 export function assemblyaiStt(options: AssemblyaiSttOptions = {}): AssemblyaiSttProvider {
-  const urls = urlList(options.urls ?? DEFAULT_URL);
+  const urls = urlList(options.urls ?? DEFAULTS.providers.assemblyaiStt.urls);
   if (urls.length === 0) throw new ConfigError("assemblyaiStt: `urls` is empty; leave it out for AssemblyAI's own endpoint", { service: SERVICE });
-  const sampleRate = options.sampleRate ?? 16_000;
+  const sampleRate = options.sampleRate ?? DEFAULTS.providers.assemblyaiStt.sampleRate;
   if (!Number.isInteger(sampleRate) || sampleRate < 8000) {
     throw new ConfigError(`assemblyaiStt: \`sampleRate\` must be a whole number of Hz, at least 8000; got ${sampleRate}`, { service: SERVICE });
   }
@@ -132,8 +132,8 @@ export function assemblyaiStt(options: AssemblyaiSttOptions = {}): AssemblyaiStt
   const query = (token: string | undefined): Record<string, string | undefined> => ({
     sample_rate: String(sampleRate),
     encoding: "pcm_s16le",
-    speech_model: options.speechModel ?? "universal-streaming-english",
-    format_turns: String(options.formatTurns ?? false),
+    speech_model: options.speechModel ?? DEFAULTS.providers.assemblyaiStt.speechModel,
+    format_turns: String(options.formatTurns ?? DEFAULTS.providers.assemblyaiStt.formatTurns),
     ...configurationQuery(options),
     token,
   });
@@ -143,13 +143,13 @@ export function assemblyaiStt(options: AssemblyaiSttOptions = {}): AssemblyaiStt
     supportsGap: false,
     async connect(signal?: AbortSignal): Promise<AssemblyaiSttStream> {
       return findInstance(
-        { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? 3000, random: options.random, signal },
+        { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? DEFAULTS.providers.assemblyaiStt.startupTimeoutMs, random: options.random, signal },
         async (base, attemptSignal) => {
           // A token per attempt: a temporary token opens one session, and an attempt that timed
           // out may have spent it on an instance that was slow to send Begin.
           const token = await fetchToken(options.token, attemptSignal);
           const endpoint = withKeyterms(serviceUrl(base, PATH, query(token), { websocket: true, secrets: ["token"] }), options.keytermsPrompt);
-          const stream = new AssemblyaiStream(sampleRate, chunkMs, options.maxMessageBytes ?? 256 * 1024, options.flushGraceMs ?? 800);
+          const stream = new AssemblyaiStream(sampleRate, chunkMs, options.maxMessageBytes ?? DEFAULTS.providers.assemblyaiStt.maxMessageBytes, options.flushGraceMs ?? DEFAULTS.providers.assemblyaiStt.flushGraceMs);
           await stream.open(endpoint, attemptSignal);
           return stream;
         },

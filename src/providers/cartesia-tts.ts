@@ -24,9 +24,10 @@
  * barge-in, the size limit on what it receives) and the timestamps as they come,
  * and the SDK's bundle would cost more than this file.
  */
+import { DEFAULTS } from "../defaults.js";
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError } from "../errors.js";
-import { DEFAULT_CONNECT_TIMEOUT_MS, finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, type MessageSocket } from "./message-socket.js";
+import { finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
+import type { MessageSocket } from "./message-socket.js";
 import { PcmAssembler, base64Bytes, randomContextId, type PcmEncoding } from "./pcm-base64.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import type { TtsEvent, TtsProvider, TtsStream } from "./types.js";
@@ -65,11 +66,11 @@ const RATES: readonly number[] = [8000, 16000, 22050, 24000, 44100, 48000];
 
 export function cartesiaTts(options: CartesiaTtsOptions): TtsProvider {
   if (!options.voiceId) throw new ConfigError("cartesiaTts: `voiceId` is required (the voice's id from Cartesia)", { service: SERVICE });
-  const encoding = options.encoding ?? "pcm_s16le";
+  const encoding = options.encoding ?? DEFAULTS.providers.cartesiaTts.encoding;
   if (encoding !== "pcm_s16le" && encoding !== "pcm_f32le") {
     throw new ConfigError(`cartesiaTts: \`encoding\` must be "pcm_s16le" or "pcm_f32le"; got ${String(encoding)}`, { service: SERVICE });
   }
-  const sampleRate = options.sampleRate ?? 24000;
+  const sampleRate = options.sampleRate ?? DEFAULTS.providers.cartesiaTts.sampleRate;
   if (!RATES.includes(sampleRate)) {
     throw new ConfigError(`cartesiaTts: \`sampleRate\` must be one of ${RATES.join(", ")}; got ${String(sampleRate)}`, { service: SERVICE });
   }
@@ -78,9 +79,9 @@ export function cartesiaTts(options: CartesiaTtsOptions): TtsProvider {
     async connect(signal?: AbortSignal): Promise<TtsStream> {
       const token = await fetchToken(options.token, signal);
       const endpoint = serviceUrl(
-        options.url ?? "wss://api.cartesia.ai",
+        options.url ?? DEFAULTS.providers.cartesiaTts.url,
         "/tts/websocket",
-        { cartesia_version: options.version ?? "2025-04-16", access_token: token },
+        { cartesia_version: options.version ?? DEFAULTS.providers.cartesiaTts.version, access_token: token },
         { websocket: true, secrets: ["access_token"] },
       );
       const contextId = randomContextId();
@@ -89,16 +90,16 @@ export function cartesiaTts(options: CartesiaTtsOptions): TtsProvider {
           service: SERVICE,
           url: endpoint.url,
           safeUrl: endpoint.safeUrl,
-          maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+          maxMessageBytes: options.maxMessageBytes ?? DEFAULTS.providers.cartesiaTts.maxMessageBytes,
           decode: cartesiaParser(contextId, encoding === "pcm_s16le" ? "s16le" : "f32le", sampleRate),
         },
-        options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        options.connectTimeoutMs ?? DEFAULTS.providers.cartesiaTts.connectTimeoutMs,
         signal,
       );
       const request = {
-        model_id: options.modelId ?? "sonic-3",
+        model_id: options.modelId ?? DEFAULTS.providers.cartesiaTts.modelId,
         voice: { mode: "id", id: options.voiceId },
-        language: options.language ?? "en",
+        language: options.language ?? DEFAULTS.providers.cartesiaTts.language,
         context_id: contextId,
         output_format: { container: "raw", encoding, sample_rate: sampleRate },
         add_timestamps: true,

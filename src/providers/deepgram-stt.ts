@@ -40,6 +40,7 @@
  * close with 1011 NET-0001 (no audio for 10 s) a ServiceTimeoutError; 1008 (DATA-: the audio
  * could not be decoded) a ProtocolError; 1013 or a Flux Error about limits an AtCapacityError.
  */
+import { DEFAULTS } from "../defaults.js";
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ProtocolError, ServiceTimeoutError } from "../errors.js";
 import { abortable, raceAbort } from "../util/abort.js";
 import { timeout } from "../util/timeout.js";
@@ -88,19 +89,17 @@ export interface DeepgramSttOptions {
 }
 
 const SERVICE = "stt";
-const DEFAULT_URL = "wss://api.deepgram.com";
 /** Times come in milliseconds; the flushed audio's end is exact. */
 const FLUSH_TOLERANCE_S = 0.02;
-const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024;
 /** How long close() waits, after CloseStream, for the service's final Results, Metadata and close. */
 const CLOSE_STREAM_WAIT_MS = 2000;
 
 export function deepgramStt(options: DeepgramSttOptions = {}): SttProvider {
-  const urls = urlList(options.urls ?? DEFAULT_URL);
+  const urls = urlList(options.urls ?? DEFAULTS.providers.deepgramStt.urls);
   if (urls.length === 0) throw new ConfigError("deepgramStt: `urls` is empty; give at least one URL or leave it out", { service: SERVICE });
-  const model = options.model ?? "nova-3";
+  const model = options.model ?? DEFAULTS.providers.deepgramStt.model;
   const flux = model.startsWith("flux");
-  const sampleRate = options.sampleRate ?? 16000;
+  const sampleRate = options.sampleRate ?? DEFAULTS.providers.deepgramStt.sampleRate;
   if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 48000) {
     throw new ConfigError(`deepgramStt: sampleRate ${sampleRate} is not a whole number of Hz in 8000–48000`, { service: SERVICE });
   }
@@ -117,9 +116,9 @@ export function deepgramStt(options: DeepgramSttOptions = {}): SttProvider {
           { service: SERVICE },
         );
       }
-      const protocols = token === undefined ? undefined : [options.tokenKind ?? "bearer", token];
+      const protocols = token === undefined ? undefined : [options.tokenKind ?? DEFAULTS.providers.deepgramStt.tokenKind, token];
       return findInstance(
-        { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? 3000, random: options.random, signal },
+        { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? DEFAULTS.providers.deepgramStt.startupTimeoutMs, random: options.random, signal },
         async (base, attemptSignal) => {
           const endpoint = serviceUrl(base, flux ? "/v2/listen" : "/v1/listen", listenQuery(options, model, flux, sampleRate), { websocket: true });
           const stream = new DeepgramSttStream(flux, sampleRate, options);
@@ -145,8 +144,8 @@ function listenQuery(o: DeepgramSttOptions, model: string, flux: boolean, sample
   return {
     ...common,
     channels: "1",
-    language: o.language ?? "en",
-    vad_events: String(o.vadEvents ?? true),
+    language: o.language ?? DEFAULTS.providers.deepgramStt.language,
+    vad_events: String(o.vadEvents ?? DEFAULTS.providers.deepgramStt.vadEvents),
     endpointing: o.endpointingMs === undefined ? undefined : String(o.endpointingMs),
     ...o.query,
   };
@@ -185,7 +184,7 @@ class DeepgramSttStream implements SttStream {
         url: endpoint.url,
         safeUrl: endpoint.safeUrl,
         protocols,
-        maxMessageBytes: this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        maxMessageBytes: this.options.maxMessageBytes ?? DEFAULTS.providers.deepgramStt.maxMessageBytes,
         decode: (data, ctx) => this.#receive(data, ctx),
       },
       signal,
@@ -201,7 +200,7 @@ class DeepgramSttStream implements SttStream {
     this.#socket = socket;
     if (this.flux) await this.#awaitConnected(socket, signal);
     this.#lastSendAt = Date.now();
-    const keepAliveMs = this.options.keepAliveMs ?? 5000;
+    const keepAliveMs = this.options.keepAliveMs ?? DEFAULTS.providers.deepgramStt.keepAliveMs;
     if (!this.flux && keepAliveMs > 0) {
       this.#keepAlive = setInterval(() => {
         if (Date.now() - this.#lastSendAt < keepAliveMs || !socket.isOpen) return;

@@ -9,6 +9,7 @@
  * try failed, the final error has the class of the last failure and names the
  * service and every URL tried with its outcome.
  */
+import { DEFAULTS } from "../defaults.js";
 import {
   AtCapacityError,
   ConfigError,
@@ -17,19 +18,15 @@ import {
 } from "../errors.js";
 import { delay, timeout } from "../util/timeout.js";
 
-/** Unmute's defaults: 3 instances, 0.5 s each. */
-export const DEFAULT_MAX_TRIES = 3;
-export const DEFAULT_STARTUP_TIMEOUT_MS = 500;
-
 export interface DiscoveryOptions {
   /** The service name for errors: "stt", "tts", "llm". */
   service: string;
   /** Instance URLs, secret-free (they appear in errors). */
   urls: readonly string[];
-  /** At most this many instances are tried (default 3). */
-  maxTries?: number;
-  /** Each try must finish start-up within this (default 500 ms). */
-  startupTimeoutMs?: number;
+  /** At most this many instances are tried (the provider's default when undefined). */
+  maxTries: number | undefined;
+  /** Each try must finish start-up within this, in ms (each provider has its own default: src/defaults.ts). */
+  startupTimeoutMs: number;
   /** The random source for the shuffle, in [0, 1) (default Math.random; inject for tests). */
   random?: () => number;
   /** Aborts the whole search; the try in progress is aborted too. */
@@ -56,8 +53,8 @@ export async function findInstance<T>(
   startUp: (url: string, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const { service, signal } = options;
-  const timeoutMs = options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
-  const candidates = shuffled(options.urls, options.random).slice(0, options.maxTries ?? DEFAULT_MAX_TRIES);
+  const timeoutMs = options.startupTimeoutMs;
+  const candidates = shuffled(options.urls, options.random).slice(0, options.maxTries ?? DEFAULTS.providers.kyutaiStt.maxTries);
   if (candidates.length === 0) {
     throw new ConfigError(`${service}: no instance URL was given`, { service });
   }
@@ -117,7 +114,7 @@ export interface BackoffOptions {
 
 /** The waits between attempts, in ms: 50, 75, 112.5, … capped, `tries - 1` of them. */
 export function backoffDelays(options: BackoffOptions = {}): number[] {
-  const { firstDelayMs = 50, factor = 1.5, maxDelayMs = 1000, tries = 5 } = options;
+  const { firstDelayMs, factor, maxDelayMs, tries } = { ...DEFAULTS.providers.kyutaiTts.backoff, ...options };
   const delays: number[] = [];
   let next = firstDelayMs;
   for (let i = 1; i < tries; i++) {

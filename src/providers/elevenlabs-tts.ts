@@ -27,11 +27,11 @@
  * the API key) and would hide the per-chunk alignment and the socket's close,
  * which the heard-text cut and the barge-in need.
  */
+import { DEFAULTS } from "../defaults.js";
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError } from "../errors.js";
 import { alignWords, flushWord, type AlignedWord, type CharAlignment } from "./char-alignment.js";
-import { DEFAULT_CONNECT_TIMEOUT_MS, decodeJsonObject, finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
+import { decodeJsonObject, finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
 import type { MessageSocket } from "./message-socket.js";
-import { DEFAULT_MAX_MESSAGE_BYTES } from "./message-socket.js";
 import { PcmAssembler, base64Bytes, randomContextId } from "./pcm-base64.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import type { TtsEvent, TtsProvider, TtsStream } from "./types.js";
@@ -80,7 +80,7 @@ const FORMATS: Record<ElevenlabsPcmFormat, number> = { pcm_16000: 16000, pcm_220
 
 export function elevenlabsTts(options: ElevenlabsTtsOptions): TtsProvider {
   if (!options.voiceId) throw new ConfigError("elevenlabsTts: `voiceId` is required (the voice's id from ElevenLabs)", { service: SERVICE });
-  const outputFormat = options.outputFormat ?? "pcm_24000";
+  const outputFormat = options.outputFormat ?? DEFAULTS.providers.elevenlabsTts.outputFormat;
   const sampleRate = FORMATS[outputFormat];
   if (!sampleRate) {
     throw new ConfigError(`elevenlabsTts: \`outputFormat\` must be one of ${Object.keys(FORMATS).join(", ")}; got ${String(outputFormat)}`, {
@@ -93,10 +93,10 @@ export function elevenlabsTts(options: ElevenlabsTtsOptions): TtsProvider {
     async connect(signal?: AbortSignal): Promise<TtsStream> {
       const token = await fetchToken(options.token, signal);
       const endpoint = serviceUrl(
-        options.url ?? "wss://api.elevenlabs.io",
+        options.url ?? DEFAULTS.providers.elevenlabsTts.url,
         path,
         {
-          model_id: options.modelId ?? "eleven_flash_v2_5",
+          model_id: options.modelId ?? DEFAULTS.providers.elevenlabsTts.modelId,
           output_format: outputFormat,
           language_code: options.languageCode,
           inactivity_timeout: options.inactivityTimeoutS === undefined ? undefined : String(options.inactivityTimeoutS),
@@ -110,10 +110,10 @@ export function elevenlabsTts(options: ElevenlabsTtsOptions): TtsProvider {
           service: SERVICE,
           url: endpoint.url,
           safeUrl: endpoint.safeUrl,
-          maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+          maxMessageBytes: options.maxMessageBytes ?? DEFAULTS.providers.elevenlabsTts.maxMessageBytes,
           decode: elevenlabsParser(contextId, sampleRate),
         },
-        options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        options.connectTimeoutMs ?? DEFAULTS.providers.elevenlabsTts.connectTimeoutMs,
         signal,
       );
       const stream = new ElevenlabsTtsStream(socket, contextId);

@@ -61,12 +61,12 @@
  *   https://ai.google.dev/api/live  https://ai.google.dev/gemini-api/docs/live-guide
  *   https://ai.google.dev/gemini-api/docs/live-tools  https://ai.google.dev/gemini-api/docs/ephemeral-tokens
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError, type BargeinError } from "../errors.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { Emitter } from "../util/emitter.js";
 import { GeminiConnection, SERVICE, type AudioSink } from "./gemini-connection.js";
 import { DEFAULT_GEMINI_MAX_BYTES, GEMINI_INPUT_RATE, GEMINI_OUTPUT_RATE, type GeminiTurnDetection } from "./gemini-wire.js";
-import { DEFAULT_CONNECT_TIMEOUT_MS } from "./hosted-socket.js";
 import { PcmAssembler } from "./pcm-base64.js";
 import { ReplyTimeline, type TimedText } from "./realtime-timeline.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
@@ -115,7 +115,7 @@ class GeminiLive implements SpeechToSpeechProvider {
     if (!options?.url || !options.model || typeof options.token !== "function") {
       throw new ConfigError("geminiLive(): give `url` (the wss:// Live API endpoint), `model` and `token` (a function that returns an ephemeral token from your server)");
     }
-    const detection = options.turnDetection ?? "client";
+    const detection = options.turnDetection ?? DEFAULTS.providers.geminiLive.turnDetection;
     if (detection !== "client" && detection !== "server") {
       throw new ConfigError(`geminiLive(): \`turnDetection\` must be "client" or "server", not ${JSON.stringify(detection)}`);
     }
@@ -144,9 +144,9 @@ class GeminiLive implements SpeechToSpeechProvider {
       {
         url,
         safeUrl,
-        config: { model: this.#o.model, instructions: this.#o.instructions, voice: this.#o.voice, turnDetection: this.#o.turnDetection ?? "client", tools: this.#tools },
+        config: { model: this.#o.model, instructions: this.#o.instructions, voice: this.#o.voice, turnDetection: this.#o.turnDetection ?? DEFAULTS.providers.geminiLive.turnDetection, tools: this.#tools },
         maxMessageBytes: this.#o.maxMessageBytes ?? DEFAULT_GEMINI_MAX_BYTES,
-        connectTimeoutMs: this.#o.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        connectTimeoutMs: this.#o.connectTimeoutMs ?? DEFAULTS.providers.geminiLive.connectTimeoutMs,
         onError: (error: BargeinError) => this.#events.emit("error", { service: SERVICE, error }),
       },
       signal,

@@ -9,9 +9,6 @@ import { timeout } from "../util/timeout.js";
 import { MessageSocket, type MessageSocketOptions } from "./message-socket.js";
 import { parseJsonFrame, protocolError, type WireContext } from "./wire.js";
 
-/** Default bound on the WebSocket open (handshake and TLS to a hosted service), in ms. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
-
 /**
  * Opens a socket and resolves once it is open. Rejects with
  * ServiceTimeoutError when it did not open within `connectTimeoutMs`,

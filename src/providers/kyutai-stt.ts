@@ -8,6 +8,7 @@
  *            `Error{message}` ("no free channels" = at capacity)
  * The token goes in the `auth_id` query parameter (browsers cannot set headers).
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError, ConnectionClosedError } from "../errors.js";
 import { Encoder } from "@msgpack/msgpack";
 import { abortable } from "../util/abort.js";
@@ -53,7 +54,7 @@ const controlEncoder = new Encoder();
 export function kyutaiStt(options: KyutaiSttOptions): SttProvider {
   const urls = urlList(options.urls);
   if (urls.length === 0) throw new ConfigError("kyutaiStt: `urls` is empty; give at least one instance URL", { service: SERVICE });
-  const path = options.path ?? "/api/asr-streaming";
+  const path = options.path ?? DEFAULTS.providers.kyutaiStt.path;
   return {
     name: "kyutai-stt",
     audioFormat: { sampleRate: KYUTAI_SAMPLE_RATE, encoding: "f32" },
@@ -61,7 +62,7 @@ export function kyutaiStt(options: KyutaiSttOptions): SttProvider {
     async connect(signal?: AbortSignal): Promise<SttStream> {
       const token = await fetchToken(options.token, signal);
       return findInstance(
-        { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs, random: options.random, signal },
+        { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? DEFAULTS.providers.kyutaiStt.startupTimeoutMs, random: options.random, signal },
         async (base, attemptSignal) => {
           const endpoint = serviceUrl(base, path, { auth_id: token }, { websocket: true, secrets: ["auth_id"] });
           const stream = new KyutaiSttStream(options);
@@ -86,9 +87,9 @@ class KyutaiSttStream implements SttStream {
   readonly #markerWaiters = new Map<number, { resolve: () => void; reject: (err: unknown) => void }>();
 
   constructor(options: KyutaiSttOptions) {
-    this.#pauseHead = options.pauseHead ?? 2;
-    this.#warmupLeft = options.warmupSteps ?? 12;
-    this.#flushPaddingS = options.flushPaddingS ?? 0.5;
+    this.#pauseHead = options.pauseHead ?? DEFAULTS.providers.kyutaiStt.pauseHead;
+    this.#warmupLeft = options.warmupSteps ?? DEFAULTS.providers.kyutaiStt.warmupSteps;
+    this.#flushPaddingS = options.flushPaddingS ?? DEFAULTS.providers.kyutaiStt.flushPaddingS;
     this.#maxMessageBytes = options.maxMessageBytes;
   }
 

@@ -13,6 +13,7 @@
  * event on the provider ("looking for resources"): a provider has no session,
  * so it carries its own small typed emitter and the session forwards it.
  */
+import { DEFAULTS } from "../defaults.js";
 import { Encoder } from "@msgpack/msgpack";
 import { ConfigError } from "../errors.js";
 import { Emitter } from "../util/emitter.js";
@@ -42,7 +43,7 @@ export interface KyutaiTtsProvider extends TtsProvider {
 export function kyutaiTts(options: KyutaiTtsOptions): KyutaiTtsProvider {
   const urls = urlList(options.urls);
   if (urls.length === 0) throw new ConfigError("kyutaiTts: `urls` is empty; give at least one instance URL", { service: SERVICE });
-  const path = options.path ?? "/api/tts_streaming";
+  const path = options.path ?? DEFAULTS.providers.kyutaiTts.path;
   const emitter = new Emitter<ProviderEvents>();
   return {
     name: "kyutai-tts",
@@ -56,13 +57,13 @@ export function kyutaiTts(options: KyutaiTtsOptions): KyutaiTtsProvider {
           { format: "PcmMessagePack", voice: options.voice, auth_id: token },
           { websocket: true, secrets: ["auth_id"] },
         );
-        const socket = await openKyutaiSocket(SERVICE, endpoint, options.maxMessageBytes, attemptSignal);
+        const socket = await openKyutaiSocket(SERVICE, endpoint, options.maxMessageBytes ?? DEFAULTS.providers.kyutaiTts.maxMessageBytes, attemptSignal);
         return new KyutaiTtsStream(socket.map(toTtsEvent));
       };
       return retryWithBackoff(
         () =>
           findInstance(
-            { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs, random: options.random, signal },
+            { service: SERVICE, urls, maxTries: options.maxTries, startupTimeoutMs: options.startupTimeoutMs ?? DEFAULTS.providers.kyutaiTts.startupTimeoutMs, random: options.random, signal },
             startUp,
           ),
         {

@@ -11,17 +11,27 @@
  * Main thread (or any one thread). Allocates per queued request: its waiter,
  * one timer and the promise.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError, DeadlineExceededError, OverloadError } from "../errors.js";
 import { abortable } from "../util/abort.js";
 import { timeout } from "../util/timeout.js";
 import type { ChatMessage, LlmProvider, LlmRequest } from "./types.js";
 
 export interface AdmissionOptions {
-  /** Requests running at once. Default 1. */
+  /**
+   * Requests running at once.
+   * @defaultValue 1
+   */
   concurrency?: number;
-  /** Requests waiting at most; one more is refused with an OverloadError. Default 8. */
+  /**
+   * Requests waiting at most; one more is refused with an OverloadError.
+   * @defaultValue 8
+   */
   maxQueue?: number;
-  /** A request not sent within this many ms of being made is refused. Default 10000. */
+  /**
+   * A request not sent within this many ms of being made is refused.
+   * @defaultValue 10000
+   */
   deadlineMs?: number;
   /** The clock, in ms. Default performance.now. */
   now?: () => number;
@@ -62,9 +72,9 @@ export class LlmAdmission {
   readonly #generations: number[] = [];
 
   constructor(options: AdmissionOptions = {}) {
-    this.#concurrency = options.concurrency ?? 1;
-    this.#maxQueue = options.maxQueue ?? 8;
-    this.#deadlineMs = options.deadlineMs ?? 10_000;
+    this.#concurrency = options.concurrency ?? DEFAULTS.llmAdmission.concurrency;
+    this.#maxQueue = options.maxQueue ?? DEFAULTS.llmAdmission.maxQueue;
+    this.#deadlineMs = options.deadlineMs ?? DEFAULTS.llmAdmission.deadlineMs;
     if (!(this.#concurrency >= 1)) throw new ConfigError("LlmAdmission: `concurrency` must be ≥ 1");
     if (!(this.#maxQueue >= 0)) throw new ConfigError("LlmAdmission: `maxQueue` must be ≥ 0");
     if (!(this.#deadlineMs > 0)) throw new ConfigError("LlmAdmission: `deadlineMs` must be > 0");

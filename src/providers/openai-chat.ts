@@ -9,6 +9,7 @@
  * request offers them, and the calls the model streams as
  * `delta.tool_calls` fragments are yielded last, whole (tool-call-deltas.ts).
  */
+import { DEFAULTS } from "../defaults.js";
 import { EventSourceParserStream, ParseError, type EventSourceMessage } from "eventsource-parser/stream";
 import {
   AtCapacityError,
@@ -34,6 +35,7 @@ export interface OpenaiChatOptions {
   token?: () => Promise<string>;
   /** Extra request headers (not for secrets that outlive a page: use `token`). */
   headers?: Record<string, string>;
+  /** The sampling temperature sent with each request (default: the service's). */
   temperature?: number;
   /** Sent as `max_tokens`. */
   maxTokens?: number;
@@ -52,7 +54,7 @@ const ERROR_BODY_LIMIT = 2048;
 export function openaiChat(options: OpenaiChatOptions): LlmProvider {
   const endpoint = serviceUrl(options.url, "/chat/completions", {});
   const ctx: WireContext = { service: SERVICE, url: endpoint.safeUrl };
-  const timeoutMs = options.responseTimeoutMs ?? 10_000;
+  const timeoutMs = options.responseTimeoutMs ?? DEFAULTS.providers.openaiChat.responseTimeoutMs;
 
   async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncGenerator<LlmOutput, void, undefined> {
     signal?.throwIfAborted();
@@ -114,7 +116,7 @@ export function openaiChat(options: OpenaiChatOptions): LlmProvider {
 
       // The parser bounds a partial event; a complete one that arrived in a
       // single chunk is checked below, so either way no event exceeds the limit.
-      const maxEventBytes = options.maxEventBytes ?? 256 * 1024;
+      const maxEventBytes = options.maxEventBytes ?? DEFAULTS.providers.openaiChat.maxEventBytes;
       const reader = response.body
         .pipeThrough(new TextDecoderStream())
         .pipeThrough(new EventSourceParserStream({ maxBufferSize: maxEventBytes, onError: "terminate" }))

@@ -50,6 +50,7 @@
  * a response) or else is the provider's `error` event, which the session
  * reports as a non-fatal `error`.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError, type BargeinError } from "../errors.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { Emitter } from "../util/emitter.js";
@@ -60,7 +61,6 @@ import { DEFAULT_REALTIME_MAX_BYTES, REALTIME_RATE, type TurnDetection } from ".
 import { fetchToken, serviceUrl } from "./service-url.js";
 import { spokenTurns } from "./spoken-turns.js";
 import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ProviderEvents, SpeechToSpeechProvider, SttProvider, SttStream, TtsEvent, TtsProvider, TtsStream } from "./types.js";
-import { DEFAULT_CONNECT_TIMEOUT_MS } from "./hosted-socket.js";
 
 export interface OpenaiRealtimeOptions {
   /** The Realtime WebSocket endpoint, e.g. "wss://api.openai.com/v1/realtime" (or the app's relay). */
@@ -69,7 +69,9 @@ export interface OpenaiRealtimeOptions {
   model: string;
   /** Returns an ephemeral key (a client secret from the app's server); called once per connection attempt. */
   token: () => Promise<string>;
+  /** The voice of the model's audio (default: the service's). */
   voice?: string;
+  /** The system instructions, sent in the service's session configuration. */
   instructions?: string;
   /** Who detects the user's turns; default "client" (bargein's VAD and turn logic). */
   turnDetection?: TurnDetection;
@@ -105,7 +107,7 @@ class OpenaiRealtime implements SpeechToSpeechProvider {
     if (!options?.url || !options.model || typeof options.token !== "function") {
       throw new ConfigError("openaiRealtime(): give `url` (the wss:// Realtime endpoint), `model` and `token` (a function that returns an ephemeral key from your server)");
     }
-    const detection = options.turnDetection ?? "client";
+    const detection = options.turnDetection ?? DEFAULTS.providers.openaiRealtime.turnDetection;
     if (!["client", "server_vad", "semantic_vad"].includes(detection)) {
       throw new ConfigError(`openaiRealtime(): \`turnDetection\` must be "client", "server_vad" or "semantic_vad", not ${JSON.stringify(detection)}`);
     }
@@ -129,9 +131,9 @@ class OpenaiRealtime implements SpeechToSpeechProvider {
         url,
         safeUrl,
         key,
-        config: { instructions: this.#o.instructions, voice: this.#o.voice, turnDetection: this.#o.turnDetection ?? "client", transcriptionModel: this.#o.transcriptionModel ?? "gpt-4o-transcribe" },
+        config: { instructions: this.#o.instructions, voice: this.#o.voice, turnDetection: this.#o.turnDetection ?? DEFAULTS.providers.openaiRealtime.turnDetection, transcriptionModel: this.#o.transcriptionModel ?? DEFAULTS.providers.openaiRealtime.transcriptionModel },
         maxMessageBytes: this.#o.maxMessageBytes ?? DEFAULT_REALTIME_MAX_BYTES,
-        connectTimeoutMs: this.#o.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+        connectTimeoutMs: this.#o.connectTimeoutMs ?? DEFAULTS.providers.openaiRealtime.connectTimeoutMs,
         onError: (error: BargeinError) => this.#events.emit("error", { service: SERVICE, error }),
       },
       signal,

@@ -17,6 +17,7 @@
  * the done item has them all). The follow-up's `input` repeats the call as
  * that item and answers it with `{type:"function_call_output", call_id, output}`.
  */
+import { DEFAULTS } from "../defaults.js";
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
 import { timeout } from "../util/timeout.js";
 import { MessageSocket } from "./message-socket.js";
@@ -52,12 +53,12 @@ const SERVICE = "llm";
 type LlmEvent = { kind: "delta"; text: string } | { kind: "toolCall"; call: ToolCallRequest } | { kind: "completed" };
 
 export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
-  const tokenIn = options.tokenIn ?? "query";
+  const tokenIn = options.tokenIn ?? DEFAULTS.providers.websocketLlm.tokenIn;
   if (tokenIn !== "query" && tokenIn !== "subprotocol") {
     throw new ConfigError(`websocketLlm: \`tokenIn\` must be "query" or "subprotocol", got ${String(tokenIn)}`, { service: SERVICE });
   }
-  const tokenParam = options.tokenParam ?? "auth_id";
-  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const tokenParam = options.tokenParam ?? DEFAULTS.providers.websocketLlm.tokenParam;
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.providers.websocketLlm.connectTimeoutMs;
 
   async function* stream(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncGenerator<LlmOutput, void, undefined> {
     const token = await fetchToken(options.token, signal);
@@ -67,13 +68,13 @@ export function websocketLlm(options: WebsocketLlmOptions): LlmProvider {
       { [tokenParam]: tokenIn === "query" ? token : undefined },
       { websocket: true, secrets: [tokenParam] },
     );
-    const protocols = tokenIn === "subprotocol" && token !== undefined ? [`${options.subprotocolPrefix ?? "bearer."}${token}`] : undefined;
+    const protocols = tokenIn === "subprotocol" && token !== undefined ? [`${options.subprotocolPrefix ?? DEFAULTS.providers.websocketLlm.subprotocolPrefix}${token}`] : undefined;
 
     const opening = timeout(connectTimeoutMs, signal);
     let socket: MessageSocket<LlmEvent>;
     try {
       socket = await MessageSocket.open(
-        { service: SERVICE, url: endpoint.url, safeUrl: endpoint.safeUrl, protocols, maxMessageBytes: options.maxMessageBytes ?? 256 * 1024, decode: toLlmEvent },
+        { service: SERVICE, url: endpoint.url, safeUrl: endpoint.safeUrl, protocols, maxMessageBytes: options.maxMessageBytes ?? DEFAULTS.providers.websocketLlm.maxMessageBytes, decode: toLlmEvent },
         opening.signal,
       );
     } catch (err) {

@@ -38,7 +38,12 @@ export interface VoiceSessionSnapshot {
   /** `session.history` (what the user heard of each reply), refreshed at each final message and at stop. */
   history: readonly HistoryMessage[];
   muted: boolean;
-  /** The last error (`error` event, or a start() that failed); cleared by the next start(). */
+  /**
+   * The last error, as an `Error` (a `BargeinError` when bargein raised it):
+   * the `error` field of the session's `error` event (not the event: its
+   * `fatal` is not kept; a fatal error also shows as `state` "idle"), or the
+   * error a failed start() rejected with. Cleared by the next start().
+   */
   error: Error | undefined;
   /** The audio devices at the last `devicechange`, or undefined before one. */
   devices: DeviceList | undefined;

@@ -19,9 +19,13 @@
  * Pure: no clock, no I/O; the turn machine calls it, the session parses the
  * options with it.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 
-/** `bargeIn.backchannels`: true for the defaults, or these. */
+/**
+ * `bargeIn.backchannels`: true for the defaults, or these.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
 export interface BackchannelOptions {
   /**
    * Words that are a listener's feedback, not an interruption. Compared with
@@ -35,11 +39,20 @@ export interface BackchannelOptions {
    * interrupt. Default: INTERRUPT_WORDS_EN.
    */
   interruptWords?: readonly string[];
-  /** This many words over the bot that are not backchannels interrupt, whatever they are. Default 3. */
+  /**
+   * This many words over the bot that are not backchannels interrupt, whatever they are.
+   * @defaultValue 3
+   */
   minWords?: number;
-  /** Speech over the bot voiced this long (ms, its onset to its last speech frame) interrupts at its end, whatever its words. Default 700. */
+  /**
+   * Speech over the bot voiced this long (ms, its onset to its last speech frame) interrupts at its end, whatever its words.
+   * @defaultValue 700
+   */
   maxMs?: number;
-  /** After shorter speech over the bot ends with no word yet, how long (ms) to wait for one before resuming. Default 700. */
+  /**
+   * After shorter speech over the bot ends with no word yet, how long (ms) to wait for one before resuming.
+   * @defaultValue 700
+   */
   wordWaitMs?: number;
 }
 
@@ -74,8 +87,6 @@ export interface BackchannelPolicy {
   readonly wordWaitMs: number;
 }
 
-export const BACKCHANNEL_DEFAULTS = { maxMs: 700, wordWaitMs: 700, minWords: 3 };
-
 /** What the policy compares: lower case, letters and digits only. */
 export function normaliseWord(text: string): string {
   return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
@@ -88,12 +99,12 @@ export function backchannelPolicyOf(option: boolean | BackchannelOptions | undef
   if (typeof given !== "object" || given === null) throw new ConfigError(`VoiceSession: \`bargeIn.backchannels\` must be true, false or an object, not ${JSON.stringify(option)}`);
   const words = wordSet(given.words ?? BACKCHANNEL_WORDS_EN, "words");
   const interruptWords = wordSet(given.interruptWords ?? INTERRUPT_WORDS_EN, "interruptWords");
-  const maxMs = given.maxMs ?? BACKCHANNEL_DEFAULTS.maxMs;
-  const wordWaitMs = given.wordWaitMs ?? BACKCHANNEL_DEFAULTS.wordWaitMs;
+  const maxMs = given.maxMs ?? DEFAULTS.bargeIn.backchannels.maxMs;
+  const wordWaitMs = given.wordWaitMs ?? DEFAULTS.bargeIn.backchannels.wordWaitMs;
   for (const [name, value] of [["maxMs", maxMs], ["wordWaitMs", wordWaitMs]] as const) {
     if (!(Number.isFinite(value) && value >= 0)) throw new ConfigError(`VoiceSession: \`bargeIn.backchannels.${name}\` must be a number of ms ≥ 0, not ${value}`);
   }
-  const minWords = given.minWords ?? BACKCHANNEL_DEFAULTS.minWords;
+  const minWords = given.minWords ?? DEFAULTS.bargeIn.backchannels.minWords;
   if (!(Number.isInteger(minWords) && minWords >= 1)) throw new ConfigError(`VoiceSession: \`bargeIn.backchannels.minWords\` must be a whole number ≥ 1, not ${minWords}`);
   return { words, interruptWords, minWords, maxMs, wordWaitMs };
 }

@@ -13,29 +13,12 @@ import { VadWorker } from "../vad/vad-worker-client.js";
 import type { TurnDetectorOptions } from "../vad/turn-detector.js";
 import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
 import { echoGuardEnabled } from "./session-options.js";
+import { DEFAULTS } from "../defaults.js";
 import type { VoiceSessionOptions } from "./types.js";
 
 /** Kyutai takes 80 ms frames (1920 samples at 24 kHz); a 16 kHz service takes 20 ms. */
 const UPLINK_FRAME_MS = (rate: number) => (rate === 24000 ? 80 : 20);
 
-/**
- * vad-web waits 1.4 s of quiet before it ends speech, tuned for whole
- * utterances; a conversation wants the turn back sooner. 300 ms, with the
- * turn-end policy's hold of a turn whose words are unfinished
- * (`turn.holdUnfinished`, on by default): chosen by `npm run bench -- turn`
- * on 50 utterances with pauses, where it answered about 240 ms sooner at p50
- * than 600 ms alone (796 against 1,040 ms voice to voice) with fewer premature
- * ends (48 % against 58 %) and fewer wasted requests (README, "Turn-taking").
- */
-const DEFAULT_REDEMPTION_MS = 300;
-
-/**
- * Speech that confirms a barge-in, in ms; also the VAD's minSpeechMs. At
- * least one 32 ms frame, so that speechRealStart can fire.
- */
-export function bargeInMinSpeechMs(options: { bargeIn?: { minSpeechMs?: number }; vad?: { minSpeechMs?: number } }): number {
-  return Math.max(32, options.bargeIn?.minSpeechMs ?? options.vad?.minSpeechMs ?? 200);
-}
 
 let tapCount = 0;
 
@@ -75,7 +58,8 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     const vad = new VadWorker({
       assetsPath,
       assets,
-      redemptionMs: DEFAULT_REDEMPTION_MS,
+      // The session's own silence, shorter than a VadWorker's (DEFAULTS.vad.redemptionMs says why).
+      redemptionMs: DEFAULTS.vad.redemptionMs,
       ...options.vad,
       // One setting: the speech that confirms a barge-in is the VAD's real start.
       minSpeechMs,

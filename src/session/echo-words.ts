@@ -103,8 +103,8 @@ export class RecentBotWords {
    * when the STT link knows it. The word is then judged at that moment, not on
    * its arrival: an STT that lags (a loaded machine, a slow service) returns
    * the bot's last words more than the window after the bot stopped, and they
-   * became user turns the bot answered ("out today", "today": 5 in 30
-   * replies in `npm run bench -- echo` at load 3–5).
+   * became user turns the bot answered ("out today", "today", in
+   * `npm run bench -- echo` on a loaded machine).
    */
   judge(text: string, now: number, playing: { words: readonly TimedWord[]; renderedS: number } | undefined, spokenAt?: number): { echo: boolean; nearBot: boolean } {
     const at = spokenAt !== undefined && spokenAt <= now ? spokenAt : now;

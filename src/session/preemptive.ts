@@ -27,19 +27,13 @@
  *
  * Pure: the turn machine calls these with its state and applies the steps.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 import { userHasFloor } from "./floor.js";
 import { normaliseWord } from "./backchannel.js";
 import { looksUnfinished } from "./turn-end.js";
 import type { PreemptiveOptions } from "./turn-options.js";
 import type { Speculation, TurnConfig, TurnEffect, TurnState, TurnStep } from "./turn-types.js";
-
-/**
- * A preemptive reply's cue by default: 5 VAD frames (32 ms each) of quiet.
- * Under `vad.redemptionMs` (300) by enough that the reply's LLM and TTS get a
- * head start; not so short that every breath between words starts one.
- */
-export const PREEMPTIVE_QUIET_MS = 160;
 
 /** The VAD's utterance went quiet: flush for the turn's words, the first step of a held reply (once a turn). */
 export function quietNoticed(s: TurnState, voiceEnd: number | undefined, config: TurnConfig): TurnStep | undefined {
@@ -152,7 +146,7 @@ export function preemptiveOf(option: boolean | PreemptiveOptions | undefined): {
   if (option === undefined || option === false) return undefined;
   const given = option === true ? {} : option;
   if (typeof given !== "object" || given === null) throw new ConfigError(`VoiceSession: \`turn.preemptive\` must be true, false or { quietMs }, not ${JSON.stringify(option)}`);
-  const quietMs = given.quietMs ?? PREEMPTIVE_QUIET_MS;
+  const quietMs = given.quietMs ?? DEFAULTS.turn.preemptive.quietMs;
   if (!(Number.isFinite(quietMs) && quietMs > 0)) throw new ConfigError(`VoiceSession: \`turn.preemptive.quietMs\` must be a number of ms > 0, not ${quietMs}`);
   return { quietMs };
 }

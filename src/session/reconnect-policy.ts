@@ -3,6 +3,7 @@
  * (after livekit-client's `ReconnectPolicy`). Pure: the caller owns the timer
  * and the clock, and asks the policy only for the next delay.
  */
+import { DEFAULTS } from "../defaults.js";
 
 export interface ReconnectContext {
   /**
@@ -28,11 +29,20 @@ export interface ReconnectPolicy {
 }
 
 export interface BackoffPolicyOptions {
-  /** Delay before each attempt, in ms; its length is the number of attempts. Default [0, 300, 1000]. */
+  /**
+   * Delay before each attempt, in ms; its length is the number of attempts.
+   * @defaultValue [0, 300, 1000]
+   */
   delaysMs?: readonly number[];
-  /** Each delay is spread by ± this fraction, so many clients do not retry in step. Default 0.2. */
+  /**
+   * Each delay is spread by ± this fraction, so many clients do not retry in step.
+   * @defaultValue 0.2
+   */
   jitter?: number;
-  /** Default 10000. */
+  /**
+   * A new stream that stays up this long (ms) ends the episode: the next failure counts from 0 again.
+   * @defaultValue 10000
+   */
   stableMs?: number;
   /** @internal A source of randomness in [0, 1) (tests). */
   random?: () => number;
@@ -44,11 +54,11 @@ export interface BackoffPolicyOptions {
  * with jitter; a fourth failure within `stableMs` gives up.
  */
 export function backoffReconnectPolicy(options: BackoffPolicyOptions = {}): ReconnectPolicy {
-  const delays = options.delaysMs ?? [0, 300, 1000];
-  const jitter = Math.min(1, Math.max(0, options.jitter ?? 0.2));
+  const delays = options.delaysMs ?? DEFAULTS.reconnect.delaysMs;
+  const jitter = Math.min(1, Math.max(0, options.jitter ?? DEFAULTS.reconnect.jitter));
   const random = options.random ?? Math.random;
   return {
-    stableMs: options.stableMs ?? 10_000,
+    stableMs: options.stableMs ?? DEFAULTS.reconnect.stableMs,
     nextRetryDelayMs({ retryCount }) {
       if (retryCount >= delays.length) return null;
       const base = delays[retryCount];

@@ -1,31 +1,32 @@
 /**
  * VoiceSession's options: the checks made when a session is built (each
- * failure a ConfigError naming the option), the defaults the session falls
- * back on, and the turn machine's config taken from them. Pure.
+ * failure a ConfigError naming the option), the options with their defaults
+ * (src/defaults.ts) filled in, and the turn machine's config taken from them. Pure.
  */
 import { ConfigError } from "../errors.js";
+import { DEFAULTS } from "../defaults.js";
 import { backchannelPolicyOf } from "./backchannel.js";
 import { serviceEndOfTurnOf, turnDetectorPolicyOf, turnEndPolicyOf } from "./turn-end.js";
 import { preemptiveOf } from "./preemptive.js";
 import { checkTurnDetectorOptions } from "../vad/turn-detector.js";
 import type { TurnConfig } from "./turn-machine.js";
-import type { VoiceSessionOptions } from "./types.js";
+import type { BargeInOptions, EchoGuardOptions, TurnOptions, VoiceSessionOptions } from "./types.js";
 
-export const DEFAULTS = {
-  pauseThreshold: 0.8,
-  flushTimeoutMs: 1500,
-  replyStallMs: 8000,
-  echoWordWindowMs: 1500,
-  /**
-   * A speech-to-speech service transcribes the committed turn after the
-   * commit (gpt-4o-transcribe: often over a second), and the turn's words
-   * are what the turn machine replies to.
-   */
-  realtimeFlushTimeoutMs: 5000,
-};
+type Filled<T, K extends keyof T> = T & Required<Pick<T, K>>;
 
-/** The options with the providers resolved: the trio, given or taken from `realtime`. */
-export type ResolvedSessionOptions = VoiceSessionOptions & Required<Pick<VoiceSessionOptions, "stt" | "llm" | "tts">>;
+/**
+ * The options as the session reads them: the providers resolved (the trio,
+ * given or taken from `realtime`) and every default filled in. Left open:
+ * what has no single default (`uplink.policy` follows the STT; `vad` is the
+ * VAD's, completed where it is built).
+ */
+export interface ResolvedSessionOptions extends Filled<VoiceSessionOptions, "stt" | "llm" | "tts" | "meter" | "releaseMicOnHide"> {
+  turn: Filled<TurnOptions, "mode" | "pauseThreshold" | "flushTimeoutMs" | "replyStallMs" | "resumeUnheard" | "holdUnfinished" | "serviceEndOfTurn" | "preemptive">;
+  bargeIn: Filled<BargeInOptions, "enabled" | "minSpeechMs" | "confirmByWords" | "backchannels">;
+  echoGuard: Required<EchoGuardOptions>;
+  uplink: Filled<NonNullable<VoiceSessionOptions["uplink"]>, "budgetMs" | "observe" | "replayMs">;
+  audio: Filled<NonNullable<VoiceSessionOptions["audio"]>, "prebufferMs" | "outputRoute">;
+}
 
 /**
  * Throws a ConfigError naming the first option that cannot work; returns the
@@ -84,9 +85,61 @@ export function checkSessionOptions(options: VoiceSessionOptions): ResolvedSessi
   if (preemptive && redemptionMs !== undefined && !(preemptive.quietMs < redemptionMs)) {
     throw new ConfigError(`VoiceSession: \`turn.preemptive.quietMs\` (${preemptive.quietMs}) must be less than \`vad.redemptionMs\` (${redemptionMs}): the reply is prepared in the quiet before the VAD ends the turn`);
   }
-  if (!realtime) return options as ResolvedSessionOptions;
-  const turn = { ...options.turn, flushTimeoutMs: options.turn?.flushTimeoutMs ?? DEFAULTS.realtimeFlushTimeoutMs };
-  return { ...options, turn, stt: realtime.stt, llm: realtime.llm, tts: realtime.tts };
+  return withDefaults(options);
+}
+
+/** The options with every default filled in (DEFAULTS), the providers taken from `realtime` when it is given. */
+function withDefaults(options: VoiceSessionOptions): ResolvedSessionOptions {
+  const { turn, bargeIn, echoGuard, uplink, audio, session } = DEFAULTS;
+  const realtime = options.realtime;
+  return {
+    ...options,
+    stt: realtime?.stt ?? options.stt!,
+    llm: realtime?.llm ?? options.llm!,
+    tts: realtime?.tts ?? options.tts!,
+    meter: options.meter ?? session.meter,
+    releaseMicOnHide: options.releaseMicOnHide ?? session.releaseMicOnHide,
+    turn: {
+      mode: turn.mode,
+      pauseThreshold: turn.pauseThreshold,
+      flushTimeoutMs: realtime ? turn.realtimeFlushTimeoutMs : turn.flushTimeoutMs,
+      replyStallMs: turn.replyStallMs,
+      resumeUnheard: turn.resumeUnheard,
+      holdUnfinished: turn.holdUnfinished.enabled,
+      serviceEndOfTurn: turn.serviceEndOfTurn.enabled,
+      preemptive: turn.preemptive.enabled,
+      ...defined(options.turn),
+    },
+    bargeIn: {
+      enabled: bargeIn.enabled,
+      confirmByWords: bargeIn.confirmByWords,
+      backchannels: bargeIn.backchannels.enabled,
+      ...defined(options.bargeIn),
+      minSpeechMs: bargeInMinSpeechMs(options),
+    },
+    echoGuard: {
+      tailMs: echoGuard.tailMs,
+      wordWindowMs: echoGuard.wordWindowMs,
+      cleanUplink: echoGuard.cleanUplink,
+      ...defined(options.echoGuard),
+      enabled: echoGuardEnabled(options),
+    },
+    uplink: { budgetMs: uplink.budgetMs, observe: uplink.observe, replayMs: uplink.replayMs, ...defined(options.uplink) },
+    audio: { prebufferMs: audio.prebufferMs, outputRoute: audio.outputRoute, ...defined(options.audio) },
+  };
+}
+
+/**
+ * Speech that confirms a barge-in, in ms; also the VAD's minSpeechMs. At
+ * least one 32 ms frame, so that speechRealStart can fire.
+ */
+export function bargeInMinSpeechMs(options: { bargeIn?: { minSpeechMs?: number }; vad?: { minSpeechMs?: number } }): number {
+  return Math.max(DEFAULTS.bargeIn.minSpeechFloorMs, options.bargeIn?.minSpeechMs ?? options.vad?.minSpeechMs ?? DEFAULTS.bargeIn.minSpeechMs);
+}
+
+/** `o` without its undefined entries, so that spreading it over defaults keeps them. */
+function defined<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 /**
@@ -96,29 +149,25 @@ export function checkSessionOptions(options: VoiceSessionOptions): ResolvedSessi
  * the word check applies).
  */
 export function echoGuardEnabled(options: VoiceSessionOptions): boolean {
-  return options.echoGuard?.enabled ?? options.components === undefined;
+  return options.echoGuard?.enabled ?? (DEFAULTS.echoGuard.enabled && options.components === undefined);
 }
 
-/** `echoGuard.wordWindowMs`: how recent a bot word must be for the STT's copy of it to be echo. */
-export function echoWordWindowMs(options: VoiceSessionOptions): number {
-  return options.echoGuard?.wordWindowMs ?? DEFAULTS.echoWordWindowMs;
-}
-
-export function turnConfigOf(options: VoiceSessionOptions): TurnConfig {
+export function turnConfigOf(options: ResolvedSessionOptions): TurnConfig {
+  const { turn, bargeIn, echoGuard } = options;
   return {
-    bargeInEnabled: options.bargeIn?.enabled !== false,
-    confirmByWords: options.bargeIn?.confirmByWords ?? true,
-    pauseThreshold: options.turn?.pauseThreshold ?? DEFAULTS.pauseThreshold,
-    pushToTalk: options.turn?.mode === "push-to-talk",
+    bargeInEnabled: bargeIn.enabled,
+    confirmByWords: bargeIn.confirmByWords,
+    pauseThreshold: turn.pauseThreshold,
+    pushToTalk: turn.mode === "push-to-talk",
     // Words near the bot's audio need real speech to vouch for them only with the guard on.
-    vouchWordsMs: echoGuardEnabled(options) ? echoWordWindowMs(options) : undefined,
-    backchannel: backchannelPolicyOf(options.bargeIn?.backchannels),
-    // On by default (with the VAD's 300 ms of silence, components.ts): README, "Turn-taking".
-    turnEnd: turnEndPolicyOf(options.turn?.holdUnfinished ?? true),
-    serviceEndOfTurn: serviceEndOfTurnOf(options.turn?.serviceEndOfTurn),
-    preemptive: preemptiveOf(options.turn?.preemptive),
+    vouchWordsMs: echoGuard.enabled ? echoGuard.wordWindowMs : undefined,
+    backchannel: backchannelPolicyOf(bargeIn.backchannels),
+    // On by default, with the VAD's short silence (DEFAULTS.vad.redemptionMs).
+    turnEnd: turnEndPolicyOf(turn.holdUnfinished),
+    serviceEndOfTurn: serviceEndOfTurnOf(turn.serviceEndOfTurn),
+    preemptive: preemptiveOf(turn.preemptive),
     // Not with a speech-to-speech service: its conversation is on the server, which made its own user item.
-    resumeUnheard: options.turn?.mode !== "push-to-talk" && !options.realtime && options.turn?.resumeUnheard !== false,
-    turnDetector: turnDetectorPolicyOf(options.turn?.detector),
+    resumeUnheard: turn.mode !== "push-to-talk" && !options.realtime && turn.resumeUnheard,
+    turnDetector: turnDetectorPolicyOf(turn.detector),
   };
 }

@@ -10,6 +10,7 @@
  * floor, `flush()` at each turn's end and `noteSpeech()` on the VAD's speech
  * start and end.
  */
+import { DEFAULTS } from "../defaults.js";
 import { OverloadError } from "../errors.js";
 import type { ChatMessage, SttProvider, SttStream } from "../providers/types.js";
 import { Quest } from "../quest/quest.js";
@@ -66,7 +67,6 @@ interface OpenStream {
 const UPLINK_COUNTS = ["admissionRejects", "lateArrivals", "wouldReject", "gapSamples", "overloads"] as const;
 type UplinkCounts = Record<(typeof UPLINK_COUNTS)[number], number>;
 
-const DEFAULT_REPLAY_MS = 3000;
 /** How often a move to a new stream looks for a quiet moment, ms. */
 const MOVE_POLL_MS = 100;
 
@@ -98,7 +98,7 @@ export class SttLink {
   constructor(options: SttLinkOptions) {
     this.#o = options;
     this.#now = options.now ?? (() => performance.now());
-    this.#replayMs = Math.max(0, options.uplink.replayMs ?? DEFAULT_REPLAY_MS);
+    this.#replayMs = Math.max(0, options.uplink.replayMs ?? DEFAULTS.uplink.replayMs);
     this.#replay = new SpeechReplay(options.provider.audioFormat.sampleRate, this.#replayMs / 1000);
   }
 

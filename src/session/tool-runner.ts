@@ -26,6 +26,7 @@
  *
  * Thread: main. Owner: VoiceSession (one per session); Reply runs rounds.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 import type { ChatMessage, ToolCall, ToolCallRequest, ToolDefinition } from "../providers/types.js";
 import { raceAbort } from "../util/abort.js";
@@ -33,7 +34,6 @@ import { timeout } from "../util/timeout.js";
 import type { AssistantMessage, ConversationHistory } from "./history.js";
 import type { ToolCallEvent, ToolCallRecord, ToolCallStatus, ToolHandler, ToolOptions, ToolResultEvent, WarningEvent } from "./types.js";
 
-export const TOOL_DEFAULTS = { timeoutMs: 10_000, maxRoundsPerReply: 5 };
 
 /** Where the runner reports: the session's events. */
 export interface ToolRunnerSink {
@@ -52,8 +52,8 @@ export class ToolRunner {
 
   constructor(options: ToolOptions, sink: ToolRunnerSink, now: () => number = () => performance.now()) {
     this.definitions = checkDefinitions(options);
-    this.#timeoutMs = options.timeoutMs ?? TOOL_DEFAULTS.timeoutMs;
-    this.maxRoundsPerReply = options.maxRoundsPerReply ?? TOOL_DEFAULTS.maxRoundsPerReply;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULTS.tools.timeoutMs;
+    this.maxRoundsPerReply = options.maxRoundsPerReply ?? DEFAULTS.tools.maxRoundsPerReply;
     if (!(this.#timeoutMs > 0)) throw new ConfigError(`VoiceSession: \`tools.timeoutMs\` must be a number > 0, not ${options.timeoutMs}`);
     if (!(this.maxRoundsPerReply >= 1)) throw new ConfigError(`VoiceSession: \`tools.maxRoundsPerReply\` must be ≥ 1, not ${options.maxRoundsPerReply}`);
     this.#sink = sink;

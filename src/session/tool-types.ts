@@ -4,6 +4,7 @@ import type { ToolCall, ToolDefinition } from "../providers/types.js";
 /**
  * The tools the model may call (the `tools` option): settings only. The app
  * answers a call with a handler given to `session.handleTool(name, handler)`.
+ * @see docs/guides/providers.md
  */
 export interface ToolOptions {
   /** What each request offers the model. */
@@ -11,13 +12,14 @@ export interface ToolOptions {
   /**
    * A handler that has not answered within this many ms is aborted (its
    * signal), and the model is told the tool timed out; a `warning` says so.
-   * Default 10000.
+   * @defaultValue 10000
    */
   timeoutMs?: number;
   /**
    * How many times one reply may stop to call tools. A model that asks again
    * after that gets no more answers: the reply ends with what it said, and a
-   * `warning` says so. Default 5.
+   * `warning` says so.
+   * @defaultValue 5
    */
   maxRoundsPerReply?: number;
 }

@@ -16,12 +16,19 @@
  *
  * Pure: no clock, no I/O; the turn machine applies it at `turnFlushed`.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 import { normaliseWord } from "./backchannel.js";
 
-/** `turn.holdUnfinished`: true for the defaults, or these. */
+/**
+ * `turn.holdUnfinished`: true for the defaults, or these.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
 export interface HoldUnfinishedOptions {
-  /** How long (ms) after the flush an unfinished turn waits for more speech before it is answered anyway. Default 700. */
+  /**
+   * How long (ms) after the flush an unfinished turn waits for more speech before it is answered anyway.
+   * @defaultValue 700
+   */
   holdMs?: number;
   /** Last words that leave a turn unfinished. Default CONTINUATION_WORDS_EN. */
   words?: readonly string[];
@@ -31,8 +38,6 @@ export interface TurnEndPolicy {
   readonly holdMs: number;
   readonly words: ReadonlySet<string>;
 }
-
-export const HOLD_UNFINISHED_DEFAULTS = { holdMs: 700 };
 
 /**
  * English words after which a sentence is seldom over: conjunctions,
@@ -54,7 +59,7 @@ export function turnEndPolicyOf(option: boolean | HoldUnfinishedOptions | undefi
   if (option === undefined || option === false) return undefined;
   const given = option === true ? {} : option;
   if (typeof given !== "object" || given === null) throw new ConfigError(`VoiceSession: \`turn.holdUnfinished\` must be true, false or an object, not ${JSON.stringify(option)}`);
-  const holdMs = given.holdMs ?? HOLD_UNFINISHED_DEFAULTS.holdMs;
+  const holdMs = given.holdMs ?? DEFAULTS.turn.holdUnfinished.holdMs;
   if (!(Number.isFinite(holdMs) && holdMs >= 0)) throw new ConfigError(`VoiceSession: \`turn.holdUnfinished.holdMs\` must be a number of ms ≥ 0, not ${holdMs}`);
   const words = given.words ?? CONTINUATION_WORDS_EN;
   if (!Array.isArray(words) || words.some((w) => typeof w !== "string")) throw new ConfigError("VoiceSession: `turn.holdUnfinished.words` must be an array of strings");
@@ -66,17 +71,10 @@ export function serviceEndOfTurnOf(option: boolean | { quietMs?: number } | unde
   if (option === false) return undefined;
   const given = option === undefined || option === true ? {} : option;
   if (typeof given !== "object" || given === null) throw new ConfigError(`VoiceSession: \`turn.serviceEndOfTurn\` must be true, false or { quietMs }, not ${JSON.stringify(option)}`);
-  const quietMs = given.quietMs ?? SERVICE_END_OF_TURN_QUIET_MS;
+  const quietMs = given.quietMs ?? DEFAULTS.turn.serviceEndOfTurn.quietMs;
   if (!(Number.isFinite(quietMs) && quietMs >= 0)) throw new ConfigError(`VoiceSession: \`turn.serviceEndOfTurn.quietMs\` must be a number of ms ≥ 0, not ${quietMs}`);
   return { quietMs };
 }
-
-/**
- * The VAD's quiet a service's end of turn waits for: about three 32 ms frames,
- * so that the VAD has seen the voice stop (the service may judge from words
- * alone) and a breath's dip mid-word is not taken for the end.
- */
-export const SERVICE_END_OF_TURN_QUIET_MS = 100;
 
 /** `turn.detector`'s verdicts as the turn machine takes them (TurnConfig.turnDetector). */
 export interface TurnDetectorPolicy {
@@ -86,13 +84,11 @@ export interface TurnDetectorPolicy {
   readonly holdMs: number;
 }
 
-export const TURN_DETECTOR_DEFAULTS = { threshold: 0.5, holdMs: HOLD_UNFINISHED_DEFAULTS.holdMs };
-
 /** The policy of `turn.detector` (its threshold and hold), or undefined without one. Throws a ConfigError naming a bad value. */
 export function turnDetectorPolicyOf(option: { threshold?: number; holdMs?: number } | undefined): TurnDetectorPolicy | undefined {
   if (option === undefined) return undefined;
-  const threshold = option.threshold ?? TURN_DETECTOR_DEFAULTS.threshold;
-  const holdMs = option.holdMs ?? TURN_DETECTOR_DEFAULTS.holdMs;
+  const threshold = option.threshold ?? DEFAULTS.turn.detector.threshold;
+  const holdMs = option.holdMs ?? DEFAULTS.turn.detector.holdMs;
   if (!(threshold >= 0 && threshold <= 1)) throw new ConfigError(`VoiceSession: \`turn.detector.threshold\` must be a probability from 0 to 1, not ${threshold}`);
   if (!(Number.isFinite(holdMs) && holdMs >= 0)) throw new ConfigError(`VoiceSession: \`turn.detector.holdMs\` must be a number of ms ≥ 0, not ${holdMs}`);
   return { threshold, holdMs };

@@ -2,28 +2,64 @@
 import type { HoldUnfinishedOptions } from "./turn-end.js";
 import type { TurnDetectorOptions } from "../vad/turn-detector.js";
 
-/** `turn.detector`: the app's own end-of-turn model, and how its verdicts are taken. */
+/**
+ * `turn.detector`: the app's own end-of-turn model, and how its verdicts are taken.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
 export interface TurnDetectorSessionOptions extends TurnDetectorOptions {
-  /** A verdict at or over this (0..1) says the turn is over. Default 0.5. */
+  /**
+   * A verdict at or over this (0..1) says the turn is over.
+   * @defaultValue 0.5
+   */
   threshold?: number;
-  /** How long (ms) a turn the model calls unfinished waits for more speech before it is answered anyway. Default 700. */
+  /**
+   * How long (ms) a turn the model calls unfinished waits for more speech before it is answered anyway.
+   * @defaultValue 700
+   */
   holdMs?: number;
 }
 
-/** `turn.preemptive`: `true` for the defaults, or these. */
+/**
+ * `turn.preemptive`: `true` for the defaults, or these.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
 export interface PreemptiveOptions {
-  /** The VAD's quiet (ms) after which the reply is prepared, held. Default 160; less than `vad.redemptionMs`. */
+  /**
+   * The VAD's quiet (ms) after which the reply is prepared, held; less than `vad.redemptionMs`.
+   * @defaultValue 160
+   */
+  quietMs?: number;
+}
+
+/**
+ * `turn`: when the user's turn ends.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
+/**
+ * `turn.serviceEndOfTurn`: `true` for the defaults, or these.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
+export interface ServiceEndOfTurnOptions {
+  /**
+   * The VAD's quiet (ms) the service's end of turn waits for, so the VAD has seen the voice stop.
+   * @defaultValue 100
+   */
   quietMs?: number;
 }
 
 export interface TurnOptions {
   /**
    * End the user's turn when the STT's pause probability reaches this (0..1),
-   * if the STT gives one and the user said a word. Default 0.8.
-   * Set to 1.01 to end turns on the VAD's speech end only.
+   * if the STT gives one and the user said a word. Set to 1.01 to end turns
+   * on the VAD's speech end only.
+   * @defaultValue 0.8
    */
   pauseThreshold?: number;
-  /** How long to wait (ms) for the STT to return the last words after a turn ends. Default 1500. */
+  /**
+   * How long to wait (ms) for the STT to return the last words after a turn
+   * ends; with a `realtime` service 5000, as it transcribes after the commit.
+   * @defaultValue 1500
+   */
   flushTimeoutMs?: number;
   /**
    * After the VAD's end of speech and the STT's flush, a turn whose last word
@@ -33,7 +69,8 @@ export interface TurnOptions {
    * answers finished turns sooner without splitting hesitations. `true` or
    * `{ holdMs, words }` (`words`: the last words that leave a turn
    * unfinished, default `CONTINUATION_WORDS_EN`). `false` turns it off.
-   * Default on, with the VAD's 300 ms of silence (README, "Turn-taking").
+   * On by default, with the VAD's short silence (`vad.redemptionMs`).
+   * @defaultValue true
    */
   holdUnfinished?: boolean | HoldUnfinishedOptions;
   /**
@@ -44,10 +81,11 @@ export interface TurnOptions {
    * not held by `holdUnfinished` (the service judged its words complete). A
    * held turn it ends is answered at once. Voice the VAD hears before its
    * quiet keeps the turn going. `true` or `{ quietMs }`; `false` turns it off
-   * (the VAD's silence and `holdUnfinished` alone decide). Default on.
+   * (the VAD's silence and `holdUnfinished` alone decide).
    * Services without such an event (Kyutai, Deepgram Nova) are not affected.
+   * @defaultValue true
    */
-  serviceEndOfTurn?: boolean | { quietMs?: number };
+  serviceEndOfTurn?: boolean | ServiceEndOfTurnOptions;
   /**
    * The preemptive reply: once the VAD's utterance has been quiet `quietMs`
    * (160), before `vad.redemptionMs` ends it, the STT is flushed and, for
@@ -58,8 +96,8 @@ export interface TurnOptions {
    * in `metrics.preemptive.dropped`; none of it was heard) and the turn goes
    * on. An STT service's eager end of turn (Flux's `EagerEndOfTurn`) starts
    * it too, for its words; its `TurnResumed` drops it. At most one a turn. `true` or `{ quietMs }` (less than
-   * `vad.redemptionMs`); not with `realtime`. Default off (README,
-   * "Turn-taking", for the measured trade-off).
+   * `vad.redemptionMs`); not with `realtime`.
+   * @defaultValue false
    */
   preemptive?: boolean | PreemptiveOptions;
   /**
@@ -73,7 +111,8 @@ export interface TurnOptions {
    * history (one that called tools stays), and its `interruption` event has
    * `userTurnResumed: true`. Not for a reply to `sendText()`, nor once any of
    * the reply was heard (the user heard the bot start: that is a barge-in).
-   * `false`: the words go on as a new user message. Default on.
+   * `false`: the words go on as a new user message.
+   * @defaultValue true
    */
   resumeUnheard?: boolean;
   /**
@@ -96,14 +135,16 @@ export interface TurnOptions {
    * A reply whose LLM and TTS both send nothing for this long (ms) while it is
    * still being generated is cut off: a `warning` names the stalled service,
    * an `interruption` with reason "stall" keeps what was heard, and the
-   * session listens again. Default 8000.
+   * session listens again.
+   * @defaultValue 8000
    */
   replyStallMs?: number;
   /**
-   * Who ends the user's turn. "vad" (default): the VAD's speech end or the
-   * STT's pause. "push-to-talk": the app's button. The microphone is muted
-   * except between `startTurn()` and `endTurn()`, and only `endTurn()` ends
-   * the turn. Speech while the button is held over the bot barges in as usual.
+   * Who ends the user's turn. "vad": the VAD's speech end or the STT's
+   * pause. "push-to-talk": the app's button. The microphone is muted except
+   * between `startTurn()` and `endTurn()`, and only `endTurn()` ends the
+   * turn. Speech while the button is held over the bot barges in as usual.
+   * @defaultValue "vad"
    */
   mode?: "vad" | "push-to-talk";
 }

@@ -1,14 +1,12 @@
 /** VoiceSession's options, events and metrics: all public. */
-import type { TurnOptions } from "./turn-options.js";
 export type { TurnOptions } from "./turn-options.js";
-import type { AssetUrls } from "../assets/asset-urls.js";
+export type { BargeInOptions, EchoGuardOptions, HistorySeed, SessionAudioOptions, SessionUplinkOptions, SessionVadOptions, VoiceSessionOptions } from "./option-types.js";
 import type { BargeinError } from "../errors.js";
-import type { LlmProvider, SpeechToSpeechProvider, SttProvider, TtsProvider } from "../providers/types.js";
 import type { ToolCallEvent, ToolCallRecord, ToolOptions, ToolResultEvent } from "./tool-types.js";
-import type { AdmissionMetrics, AdmissionOptions } from "../providers/llm-admission.js";
-import type { OverloadPolicy, UplinkMetrics, UplinkOverload } from "../uplink/uplink.js";
-import type { ComponentsFactory, LoadProgressEvent } from "./ports.js";
-import type { ReconnectContext, ReconnectPolicy } from "./reconnect-policy.js";
+import type { AdmissionMetrics } from "../providers/llm-admission.js";
+import type { UplinkMetrics, UplinkOverload } from "../uplink/uplink.js";
+import type { LoadProgressEvent } from "./ports.js";
+import type { ReconnectContext } from "./reconnect-policy.js";
 import type { DeviceChangeEvent, DeviceMetrics, InputDeviceEvent } from "./device-types.js";
 import type { BackchannelEvent, BackchannelOptions } from "./backchannel.js";
 
@@ -21,210 +19,6 @@ import type { BackchannelEvent, BackchannelOptions } from "./backchannel.js";
  * while the STT is down shows as `user_speaking` or `bot_*`, as usual.
  */
 export type SessionState = "idle" | "connecting" | "listening" | "reconnecting" | "user_speaking" | "bot_thinking" | "bot_speaking";
-
-export interface BargeInOptions {
-  /** Barge-in on at all. Default true. When false, user speech during bot speech is ignored. */
-  enabled?: boolean;
-  /**
-   * Speech during bot playback must add up to this many ms of speech frames
-   * (counted by the VAD worker in audio time) before the interruption is
-   * confirmed; shorter bursts only pause playback, which resumes when the VAD
-   * calls them a misfire. This is also the VAD's `minSpeechMs`. Default 200,
-   * at least 32 (one frame).
-   */
-  minSpeechMs?: number;
-  /** Confirm as soon as the STT returns a word during bot speech. Default true. */
-  confirmByWords?: boolean;
-  /**
-   * A listener's "yeah", "mm-hmm", "okay" over the bot pauses it and then lets
-   * it go on: no `interruption`, no user turn, a `backchannel` event. An
-   * interrupting word, `minWords` other words, or speech voiced `maxMs`
-   * interrupt. Default false (off): any word and `minSpeechMs` of speech
-   * interrupt. See README "Backchannels".
-   */
-  backchannels?: boolean | BackchannelOptions;
-}
-
-export interface EchoGuardOptions {
-  /**
-   * Default true when the session builds its own audio (false with the app's
-   * own `components`, which have no capture worklet to run it in). With
-   * headphones it passes the mic through once the bot has played half a
-   * second with nothing coming back; with open speakers it learns the echo in
-   * the first 1–2 s of the first reply (measured in Chromium on the test
-   * room: converged by 2.3 s), and until then a barge-in by speech pauses
-   * the bot and is confirmed once the guard trusts it or the bot's audio has
-   * left the echo path.
-   */
-  enabled?: boolean;
-  /** The echo tail the adaptive filter covers after the echo's delay, in ms. Default 256. */
-  tailMs?: number;
-  /** An STT word matching a word the bot rendered this recently (ms) is echo. Default 1500. */
-  wordWindowMs?: number;
-  /**
-   * Send the STT the guard's output (the echo removed, at 16 kHz, resampled
-   * to the STT's rate) instead of the raw microphone. Default false.
-   */
-  cleanUplink?: boolean;
-}
-
-/** A message of earlier conversation (VoiceSessionOptions.history). */
-export interface HistorySeed {
-  role: "user" | "assistant";
-  text: string;
-  /** Kept when given (an exported history's ids); otherwise one is made, as for new messages. */
-  id?: string;
-  interrupted?: boolean;
-  unheardText?: string;
-  /** An assistant message's tool calls and their results, as `session.history` gives them. */
-  toolCalls?: readonly ToolCallRecord[];
-}
-
-
-
-export interface VoiceSessionOptions {
-  /** The cascaded trio: speech to text, a language model, text to speech. Required unless `realtime` is given. */
-  stt?: SttProvider;
-  llm?: LlmProvider;
-  tts?: TtsProvider;
-  /**
-   * A speech-to-speech service instead of the trio (`openaiRealtime({...})`):
-   * one socket carries the user's audio in and the model's audio out; the
-   * session runs it through the same turn logic, barge-in, uplink and history.
-   */
-  realtime?: SpeechToSpeechProvider;
-  /** The system prompt sent first to the LLM. */
-  instructions?: string;
-  /** Tools the model may call (see ToolOptions; answered by `session.handleTool`). */
-  tools?: ToolOptions;
-  /**
-   * URL folder holding the worklets, the VAD worker, the models and the
-   * onnxruntime wasm (the package's dist/). Default: the files beside the
-   * SDK's bundle, which Vite and webpack 5 copy into a production build (see
-   * docs/bundlers.md).
-   */
-  assetsPath?: string;
-  /**
-   * One URL per file (e.g. from Vite's `?url` imports), each overriding
-   * `assetsPath` for its file: `captureWorklet`, `playbackWorklet`,
-   * `vadWorker`, `model`, `wasm`.
-   */
-  assets?: AssetUrls;
-  /** The microphone: a MediaStream, or a function returning one. Default: getUserMedia. */
-  input?: MediaStream | (() => MediaStream | Promise<MediaStream>);
-  /** Voice-activity settings, in vad-web's names and units. */
-  vad?: {
-    model?: "v5" | "v6" | "legacy";
-    positiveSpeechThreshold?: number;
-    negativeSpeechThreshold?: number;
-    redemptionMs?: number;
-    minSpeechMs?: number;
-    preSpeechPadMs?: number;
-    /** With `meter`: the audio (ms) between two `vad` meter events. Default 100; 32 is every frame. */
-    meterIntervalMs?: number;
-  };
-  bargeIn?: BargeInOptions;
-  /**
-   * bargein's own echo canceller, for open speakers: the capture worklet
-   * reads what the playback worklet rendered (same render thread, sample
-   * aligned), removes its echo from the VAD's signal, and marks frames the
-   * echo alone explains, so the bot's own voice may pause playback (it then
-   * resumes) but never confirms a barge-in. STT words that match what the bot
-   * said in the last `wordWindowMs` are echo too: they neither confirm nor
-   * become a user turn.
-   */
-  echoGuard?: EchoGuardOptions;
-  turn?: TurnOptions;
-  /** The bounded sender of microphone audio to the STT. */
-  uplink?: {
-    /**
-     * Latency budget in ms of audio; bounds queued bytes + the socket's
-     * bufferedAmount, and frame age, counted from the frame's capture: a
-     * main thread that stalls longer than this delivers frames already past
-     * it, which the policy then skips or ends on. Default 500.
-     */
-    budgetMs?: number;
-    /**
-     * Past the budget: "end" ends the STT stream cleanly and reconnects; "gap"
-     * skips audio and sends a gap marker (only for STTs that support it).
-     * Default "gap" when the STT supports it, else "end".
-     */
-    policy?: OverloadPolicy;
-    /** Only count what would be rejected; enforce nothing. Default false. */
-    observe?: boolean;
-    /**
-     * When the STT stream fails, the speech it had not yet turned into words
-     * (and what the microphone caught while reconnecting) is sent to the new
-     * stream first, up to this many ms, so no speech is lost. Sent only if the
-     * user spoke within that time. After an overload "end", only what the
-     * microphone caught after the end is sent: the backlog was given up on
-     * purpose. 0 turns it off. Default 3000.
-     */
-    replayMs?: number;
-  };
-  /**
-   * When and how often to reconnect the STT after its stream failed (dropped,
-   * ended by the uplink's "end" policy, or a reconnect that failed). Default:
-   * `backoffReconnectPolicy()`: three attempts (at once, then about 0.3 s and
-   * 1 s later, with jitter) per episode; a stream that stays up 10 s ends the
-   * episode. When the policy gives up, the session reports the error as fatal
-   * and stops, keeping the transcript.
-   */
-  reconnect?: ReconnectPolicy;
-  /**
-   * The LLM request queue: fixed concurrency, bounded length, and a deadline
-   * checked before a request is sent. Default: 1 at a time, 8 waiting, 10 s.
-   */
-  llmAdmission?: AdmissionOptions;
-  /**
-   * Emit `vad` events of kind "meter" (speech probability and mic level) and a
-   * `metrics` event every 250 ms, for meters in a UI. Off by default: with it
-   * off, the main thread gets no per-frame message at all.
-   */
-  meter?: boolean;
-  /**
-   * Stop the session when the page is hidden (`visibilitychange` to hidden)
-   * or unloaded (`pagehide`), so the microphone is not left open in the
-   * background; a `warning` (service "session") says so. Default true.
-   */
-  releaseMicOnHide?: boolean;
-  /**
-   * Earlier conversation to go on from: messages as `session.history` gives
-   * them (so an exported history, `JSON.parse(JSON.stringify(session.history))`,
-   * seeds a new session), or just `{ role, text }`. They are sent to the LLM
-   * before the new turns and are part of `history`; new message ids continue
-   * after theirs.
-   */
-  history?: ReadonlyArray<HistorySeed>;
-  /** Audio settings. */
-  audio?: {
-    /** Use this AudioContext instead of creating one (the session then does not close it). */
-    context?: AudioContext;
-    /** Audio buffered (ms) before a reply starts to play. Default 40. */
-    prebufferMs?: number;
-    /** Where the bot's audio goes (a node of `context`). Default: the context's destination. */
-    output?: AudioNode;
-    /**
-     * How the bot's audio reaches the speakers. `"context"` (default): the
-     * AudioContext's destination. `"webrtc-loopback"`: through a local
-     * RTCPeerConnection pair into a hidden `<audio>` element, which is the
-     * output Chromium's echo canceller takes as its reference (it ignores
-     * Web Audio output, crbug 687574), at the cost of the loopback's latency
-     * (about 40–70 ms more, measured: README, "Open speakers"). Not with `output`.
-     */
-    outputRoute?: "context" | "webrtc-loopback";
-  };
-  /**
-   * Builds the session's audio parts (player, VAD, capture; see
-   * `SessionComponents`) instead of the browser's. With it, `start()` creates
-   * no AudioContext, no microphone, no worklet and no VAD worker, so a session
-   * runs in Node: bargein/testing's `fakeAudio()` gives scripted parts driven
-   * by the test (`user.says("…")`), and `fakeSession()` a whole session on
-   * them. `assetsPath`, `input`, `vad`, `audio` and the echo guard's audio
-   * path are then the factory's to use or ignore. Default: the browser's components.
-   */
-  components?: ComponentsFactory;
-}
 
 /**
  * A message's text, new or changed. Keep one row per `id` and replace its
@@ -321,8 +115,8 @@ export interface TurnMetrics {
    * silence (`vad.redemptionMs`). It reads short of what the user felt: the
    * mic's input latency is left out (browsers do not report it reliably), and
    * the VAD's last speech frame ends after the sound does (Silero still scores
-   * a frame or two of the decay as speech): against the recording's truth,
-   * 57 ms short at p50 and 102 ms at p95 (`npm run bench -- turn`). None for a
+   * a frame or two of the decay as speech); `npm run bench -- turn` measures
+   * the gap against the recording's truth (bench/results/turn.json). None for a
    * typed turn, when the turn ended while the VAD still heard speech (push-to-talk
    * released mid-word), or at a misfire (an utterance too short for the VAD, with words).
    */

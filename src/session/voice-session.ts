@@ -20,7 +20,7 @@ import { BargeinError, ConfigError, StateError } from "../errors.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
 import { EventSource } from "../util/emitter.js";
-import { bargeInMinSpeechMs, createComponents } from "./components.js";
+import { createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage } from "./history.js";
 import { UserMessages } from "./user-messages.js";
 import { checkComponents, type ComponentsFactory, type LoadProgressEvent, type SessionComponents } from "./ports.js";
@@ -41,7 +41,7 @@ import { onsetAgeS } from "./onset-age.js";
 import { floorFree, presentedState } from "./floor.js";
 import type { SessionMetrics, SessionState, ToolHandler, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
 import { watchPageHidden } from "./page-lifecycle.js";
-import { DEFAULTS, checkSessionOptions, echoGuardEnabled, echoWordWindowMs, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
+import { checkSessionOptions, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
 
@@ -99,13 +99,13 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       transcripts: this.#transcripts,
       counters: this.#counters,
       // The bot's recent words, to tell its echo in the STT from the user: only with the echo guard on.
-      botWords: echoGuardEnabled(options) ? new RecentBotWords(echoWordWindowMs(options)) : undefined,
+      botWords: options.echoGuard.enabled ? new RecentBotWords(options.echoGuard.wordWindowMs) : undefined,
       events: this.emitter,
       llm: this.#admission.wrap(options.llm),
       tts: options.tts,
       instructions: options.instructions,
       tools: this.#tools,
-      stallMs: options.turn?.replyStallMs ?? DEFAULTS.replyStallMs,
+      stallMs: options.turn.replyStallMs,
       dispatch: (event) => this.#dispatch(event),
       error: (err) => this.#emitError(err, false),
       metrics: () => this.metrics,
@@ -217,7 +217,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     try {
       const context = {
         sttFormat: this.#options.stt.audioFormat,
-        minSpeechMs: bargeInMinSpeechMs(this.#options),
+        minSpeechMs: this.#options.bargeIn.minSpeechMs,
         signal,
         inputDeviceId: this.#devices.inputDeviceId,
         onProgress: (e: LoadProgressEvent) => this.emit("progress", e),
@@ -352,7 +352,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       case "userTranscript":
         return this.#userMessages.partial(effect.text);
       case "echoWord":
-        if (echoGuardEnabled(this.#options)) this.#counters.echoWords++;
+        if (this.#options.echoGuard.enabled) this.#counters.echoWords++;
         return;
       case "lateUserWord": // the end of the last turn's speech, after its flush timed out: kept there
         return this.#userMessages.late(effect.text);
@@ -394,7 +394,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   /** The user's turn is over: get the STT's last words, then let the machine decide. */
   async #endUserTurn(voiceEnd: number | undefined): Promise<void> {
     const speechEndAt = performance.now();
-    const flushed = await this.#stt!.flush(this.#options.turn?.flushTimeoutMs ?? DEFAULTS.flushTimeoutMs);
+    const flushed = await this.#stt!.flush(this.#options.turn.flushTimeoutMs);
     if (this.#controller?.signal.aborted) return;
     if (flushed.missed) {
       this.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: flushed.cause });

@@ -29,8 +29,8 @@
  * because Chromium lowers `bufferedAmount` in a main-thread task after the
  * bytes left: with one 80 ms Kyutai frame (9.6 kB, more than a quarter of
  * its 60 kB budget's share) a busy page kept each frame waiting for the
- * last one's report, p95 150-300 ms of queue wait on a healthy loopback link;
- * with room for three it was under 1 ms (test/browser/uplink-busy.spec.ts).
+ * last one's report, hundreds of ms of queue wait on a healthy loopback
+ * link; with room for three it hardly waits (test/browser/uplink-busy.spec.ts).
  *
  * A bounded burst sent on purpose ahead of the live audio (the STT link's
  * replay after a reconnect, `sendBurst`; a flush's padding, `noteBurst`) is
@@ -44,6 +44,7 @@
  * No promise or task per frame: one queue, one timer while it is non-empty.
  * Pure: no DOM; the sink and the clock are injected.
  */
+import { DEFAULTS } from "../defaults.js";
 import { ConfigError } from "../errors.js";
 import { EventSource } from "../util/emitter.js";
 import { UplinkStats, type UplinkMetrics } from "./uplink-stats.js";
@@ -132,23 +133,23 @@ export class Uplink extends EventSource<UplinkEvents> {
 
   constructor(sink: UplinkSink, options: UplinkOptions) {
     super();
-    const budgetMs = options.budgetMs ?? 500;
+    const budgetMs = options.budgetMs ?? DEFAULTS.uplink.budgetMs;
     if (!(budgetMs > 0)) throw new ConfigError(`Uplink: \`budgetMs\` must be > 0, not ${budgetMs}`);
     if (!(options.sampleRate > 0)) throw new ConfigError(`Uplink: \`sampleRate\` must be > 0`);
     if (!(options.bytesPerSample > 0)) throw new ConfigError(`Uplink: \`bytesPerSample\` must be > 0`);
-    const policy = options.policy ?? "end";
+    const policy = options.policy ?? DEFAULTS.uplink.policy;
     if (policy !== "end" && policy !== "gap") throw new ConfigError(`Uplink: \`policy\` must be "end" or "gap", not ${JSON.stringify(policy)}`);
     if (policy === "gap" && !sink.sendGap) {
       throw new ConfigError('Uplink: the "gap" policy needs a stream that can send gap markers; this provider cannot, use "end"');
     }
     this.#sink = sink;
     this.#policy = policy;
-    this.#observe = options.observe ?? false;
+    this.#observe = options.observe ?? DEFAULTS.uplink.observe;
     this.#budgetMs = budgetMs;
     this.#bytesPerSample = options.bytesPerSample;
     this.budgetBytes = Math.round((budgetMs / 1000) * options.sampleRate * options.bytesPerSample);
     this.#socketHighWater = Math.floor(this.budgetBytes / 4);
-    this.#retryMs = options.retryMs ?? 10;
+    this.#retryMs = options.retryMs ?? DEFAULTS.uplink.retryMs;
     this.#now = options.now ?? (() => performance.now());
   }
 

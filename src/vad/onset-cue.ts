@@ -19,11 +19,10 @@
  *   counts as quiet; nor is any frame while the bot's audio comes back by an
  *   echo path the guard has learned (open speakers): there the level is the
  *   echo's residual as much as the user, and Silero with the pause lapse
- *   decides alone. Measured in the echo bench's −6 dB room: with the cue on
- *   the guard's doubtful frames, 3.8 pauses of the bot's own echo a reply
- *   (0.2 before the cue); on its trusted ones only, 1.2 a reply, 224 ms of
- *   the bot silenced a reply against 123 ms without the cue. With headphones,
- *   or no guard, there is no residual, and the cue acts;
+ *   decides alone: in the echo bench (`npm run bench -- echo`), a cue on the
+ *   guard's doubtful or even its trusted frames paused the bot on its own
+ *   echo several times a reply. With headphones, or no guard, there is no
+ *   residual, and the cue acts;
  * - a cue: at least ONSET_MIN_DBFS, and ONSET_RISE_DB above the level the
  *   cue has tracked as the room's floor (the quietest recent frames, rising
  *   slowly back up when the room gets louder);

@@ -3,6 +3,7 @@
  * bad value fails at construction with a ConfigError naming the option, not
  * later as odd detections. Pure (no DOM).
  */
+import { DEFAULTS } from "../defaults.js";
 import { MODEL_FILES, assetsFolderUrl, checkAssetUrls, type AssetUrls } from "../assets/asset-urls.js";
 import { ConfigError } from "../errors.js";
 import type { SpeechOptions, VadModel } from "../protocol/vad-messages.js";
@@ -32,8 +33,9 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
    * Pause playback (while auto-pause is armed) on a sudden rise of the mic's
    * level, before Silero calls it speech; the pause stands only if speech
    * starts within 480 ms, else the bot plays on (src/vad/onset-cue.ts).
-   * Default true: real voices that begin with a fricative or a breath reach
-   * Silero's threshold 150–320 ms after they begin.
+   * On by default: real voices that begin with a fricative or a breath reach
+   * Silero's threshold only well after they begin.
+   * @defaultValue true
    */
   onsetPause?: boolean;
   /** While the meter is on, at most one `probability` event per this much audio (ms). Default 100. */
@@ -50,14 +52,14 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
   turnDetector?: TurnDetectorOptions;
 }
 
-/** vad-web 0.0.31's FrameProcessor defaults. */
+/** vad-web 0.0.31's FrameProcessor defaults: a VadWorker on its own behaves as vad-web does. */
 export const DEFAULT_SPEECH_OPTIONS: Readonly<SpeechOptions> = {
-  positiveSpeechThreshold: 0.3,
-  negativeSpeechThreshold: 0.25,
-  redemptionMs: 1400,
-  minSpeechMs: 400,
-  preSpeechPadMs: 800,
-  submitUserSpeechOnPause: false,
+  positiveSpeechThreshold: DEFAULTS.vadWorker.positiveSpeechThreshold,
+  negativeSpeechThreshold: DEFAULTS.vadWorker.negativeSpeechThreshold,
+  redemptionMs: DEFAULTS.vadWorker.redemptionMs,
+  minSpeechMs: DEFAULTS.vadWorker.minSpeechMs,
+  preSpeechPadMs: DEFAULTS.vadWorker.preSpeechPadMs,
+  submitUserSpeechOnPause: DEFAULTS.vadWorker.submitUserSpeechOnPause,
 };
 
 export type ResolvedVadOptions = SpeechOptions & {
@@ -84,16 +86,16 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
     );
   }
   checkAssetUrls("VadWorker", options.assets);
-  const model = options.model ?? "v5";
+  const model = options.model ?? DEFAULTS.vadWorker.model;
   if (!(model in MODEL_FILES)) {
     throw new ConfigError(`VadWorker: \`model\` must be "v5", "v6" or "legacy", not ${JSON.stringify(model)}`, { service: "vad" });
   }
   const merged: ResolvedVadOptions = {
     ...DEFAULT_SPEECH_OPTIONS,
-    speechEndAudio: false,
-    onsetPause: true,
-    meterIntervalMs: 100,
-    loadTimeoutMs: 30_000,
+    speechEndAudio: DEFAULTS.vadWorker.speechEndAudio,
+    onsetPause: DEFAULTS.vadWorker.onsetPause,
+    meterIntervalMs: DEFAULTS.vadWorker.meterIntervalMs,
+    loadTimeoutMs: DEFAULTS.vadWorker.loadTimeoutMs,
     ...definedOnly(options),
     model,
     assetsPath: options.assetsPath,

@@ -55,8 +55,8 @@ describe("findInstance", () => {
     const urls = all.map((s) => s.url);
     const random = seeded(42);
     const order = shuffled(urls, seeded(42));
-    // A generous start-up timeout: this is about the order, and on a loaded machine (CI) the 0.5 s
-    // default can expire before an instance's upgrade, which it then never counts as contacted.
+    // A generous start-up timeout: this is about the order, and on a loaded machine (CI) a short
+    // one can expire before an instance's upgrade, which it then never counts as contacted.
     const err = (await rejectionOf(kyutaiStt({ urls, random, startupTimeoutMs: 5000 }).connect())) as AtCapacityError;
     expect(err).toBeInstanceOf(AtCapacityError);
     expect(err.service).toBe("stt");
@@ -77,10 +77,10 @@ describe("findInstance", () => {
     await stream.close();
   });
 
-  test("an instance that never says Ready fails after the default 0.5 s with ServiceTimeoutError", async () => {
+  test("an instance that never says Ready fails after startupTimeoutMs with ServiceTimeoutError", async () => {
     const hang = await instance("hang");
     const started = performance.now();
-    const err = (await rejectionOf(kyutaiStt({ urls: hang.url }).connect())) as ServiceTimeoutError;
+    const err = (await rejectionOf(kyutaiStt({ urls: hang.url, startupTimeoutMs: 500 }).connect())) as ServiceTimeoutError;
     const elapsed = performance.now() - started;
     expect(err).toBeInstanceOf(ServiceTimeoutError);
     expect(err.timeoutMs).toBe(500);
@@ -101,7 +101,7 @@ describe("findInstance", () => {
     const hang = await instance("hang");
     const controller = new AbortController();
     const started = performance.now();
-    const finding = kyutaiStt({ urls: hang.url }).connect(controller.signal);
+    const finding = kyutaiStt({ urls: hang.url, startupTimeoutMs: 500 }).connect(controller.signal);
     setTimeout(() => controller.abort(), 50);
     expect(await rejectionOf(finding)).toHaveProperty("name", "AbortError");
     expect(performance.now() - started).toBeLessThan(300);
@@ -109,7 +109,7 @@ describe("findInstance", () => {
 
   test("no URL is a configuration error", async () => {
     expect(() => kyutaiStt({ urls: [] })).toThrow(ConfigError);
-    await expect(findInstance({ service: "x", urls: [] }, async () => 1)).rejects.toThrow(/no instance URL/);
+    await expect(findInstance({ service: "x", urls: [], maxTries: undefined, startupTimeoutMs: 500 }, async () => 1)).rejects.toThrow(/no instance URL/);
   });
 });
 

@@ -2,7 +2,8 @@
 // own audio, off with the app's own components (no capture worklet to run it
 // in), and bad values are ConfigErrors that name the option.
 import { describe, expect, test } from "vitest";
-import { echoGuardEnabled, turnConfigOf } from "../../src/session/session-options.js";
+import { checkSessionOptions, echoGuardEnabled, turnConfigOf } from "../../src/session/session-options.js";
+import { DEFAULTS } from "../../src/defaults.js";
 import { fakeSession } from "../../src/testing/index.js";
 import { ConfigError } from "../../src/index.js";
 import type { VoiceSessionOptions } from "../../src/session/types.js";
@@ -18,8 +19,8 @@ describe("echoGuard options", () => {
     expect(echoGuardEnabled(withComponents)).toBe(false);
     expect(echoGuardEnabled({ ...withComponents, echoGuard: { enabled: true } })).toBe(true);
     // The word check follows the guard: words near the bot's audio wait for real speech only with it on.
-    expect(turnConfigOf(base).vouchWordsMs).toBe(1500);
-    expect(turnConfigOf({ ...base, echoGuard: { enabled: false } }).vouchWordsMs).toBeUndefined();
+    expect(turnConfigOf(checkSessionOptions(base)).vouchWordsMs).toBe(DEFAULTS.echoGuard.wordWindowMs);
+    expect(turnConfigOf(checkSessionOptions({ ...base, echoGuard: { enabled: false } })).vouchWordsMs).toBeUndefined();
   });
 
   test("a tail outside 32–1024 ms, or a negative word window, is a ConfigError naming the option", () => {

@@ -146,7 +146,7 @@ describe("providers against the reference backend", () => {
   test("a start-up slower than 0.5 s (delay_ms=1500) is a ServiceTimeoutError, and the server sees the socket close", async () => {
     const opened = backend.stats().stt.open;
     const started = performance.now();
-    const err = await rejectionOf(kyutaiStt({ urls: `${backend.wsUrl}?delay_ms=1500`, token }).connect());
+    const err = await rejectionOf(kyutaiStt({ urls: `${backend.wsUrl}?delay_ms=1500`, token, startupTimeoutMs: 500 }).connect());
     expect(err).toBeInstanceOf(ServiceTimeoutError);
     expect(performance.now() - started).toBeLessThan(900);
     const after = await eventually((s) => s.stt.open === opened);

@@ -20,22 +20,13 @@
  * `marginMs` before the bulk delay, so a late coarse estimate still keeps
  * the direct path.
  *
- * Filter choice, measured in Node (test/unit/echo-guard.test.ts prints it):
- * on RT60 0.5 s, 60 ms, 4352 taps, ERLE over 2–6 s, NLMS 19.8 dB vs PBFDAF
- * 17.4 dB; cost 760 vs 54 µs per 64 samples (NLMS: ~19 % of a core, on the
- * render thread). In a 10 s exploration NLMS stayed 2–4 dB ahead, mostly
- * below 500 Hz; the PBFDAF is kept for its 14× lower cost, and because the
- * gate needs the residual below a talker, not silence.
- *
- * Figures of the test (its seeds; a 12 s bot turn; echo at −6 dB; ERLE
- * from 3 s; converged by 0.5–1.7 s): RT60 0.2 s 21.9–25.3 dB, RT60 0.5 s
- * 19.2–23.9 dB (mean 21.5), RT60 0.8 s 5.8–17.2 dB (one room converges only
- * at 9 s: the 256 ms tail holds the first 19 dB of that decay); gains −20 /
- * −3 dB 22.7 / 24.8 dB. Delay within 0.4 ms. Echo alone: no gate-open block
- * after convergence. Talker at the echo's level: gate open 4–144 ms after
- * onset (23 of 24 within 100 ms), filter unharmed (ERLE within 2 dB).
- * Over three more seed sets: RT60 0.5 s means 19.3–21.6 dB, and one room in
- * 18 opened the gate on echo for 2.6 % of blocks, never trusted.
+ * Filter choice (test/unit/echo-guard.test.ts prints both on the same
+ * aligned echo): a time-domain NLMS cancels a little more echo, mostly at low
+ * frequencies, but costs over ten times as much on the render thread; the
+ * PBFDAF is kept for its cost, and because the gate needs the residual below
+ * a talker, not silence. A long room decay (RT60 0.8 s) converges late: the
+ * default 256 ms tail holds only the start of that decay. The test's figures
+ * are its output, not kept here.
  *
  * Delay: the probe places the filter (two agreeing estimates, hysteresis);
  * once converged, the first arrival in the filter's own response gives the
