@@ -88,7 +88,7 @@ export { openWebrtcLoopback } from "./audio/webrtc-loopback.js";
 export type { WebrtcLoopback } from "./audio/webrtc-loopback.js";
 export { playbackControl, pausePlayback, resumePlayback, flushPlayback } from "./audio/playback-control.js";
 export { PlaybackSlot } from "./protocol/audio-messages.js";
-export type { PlaybackState, UplinkFormat } from "./protocol/audio-messages.js";
+export type { PlaybackCommand, PlaybackState, UplinkFormat } from "./protocol/audio-messages.js";
 export { Uplink } from "./uplink/uplink.js";
 export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkOverload, UplinkEnded, UplinkEvents, OverloadPolicy } from "./uplink/uplink.js";
 
