@@ -1,5 +1,6 @@
-// Builds bargein for npm (ESM), for a <script> tag (UMD, global `Bargein`),
-// and each worklet and the VAD worker as a self-contained entry under dist/.
+// Builds bargein for npm (ESM: the root entry, bargein/advanced, bargein/testing,
+// bargein/react), for a <script> tag (UMD, global `Bargein`), and each worklet
+// and the VAD worker as a self-contained entry under dist/.
 // TypeScript is transpiled by esbuild; types come from `tsc` (see scripts/build.mjs),
 // because @rollup/plugin-typescript does not work with TypeScript 7.
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
