@@ -1,5 +1,6 @@
-// Builds bargein for npm (ESM), for a <script> tag (UMD, global `Bargein`),
-// and each worklet and the VAD worker as a self-contained entry under dist/.
+// Builds bargein for npm (ESM: the root entry, bargein/advanced, bargein/testing,
+// bargein/react), for a <script> tag (UMD, global `Bargein`), and each worklet
+// and the VAD worker as a self-contained entry under dist/.
 // TypeScript is transpiled by esbuild; types come from `tsc` (see scripts/build.mjs),
 // because @rollup/plugin-typescript does not work with TypeScript 7.
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
@@ -42,24 +43,30 @@ function copyAssets() {
 }
 
 /**
- * bargein/testing reaches the SDK through its public barrel (src/index.ts).
- * In dist/ that import is the main bundle itself, `./bargein.js`, not a copy
- * bundled in: an app's test then has one VoiceSession class and one error
- * family, so `instanceof` agrees between the two entry points. src/errors.ts
- * is all public (the barrel re-exports each of its names), so the internal
- * helpers bundled into testing.js (AsyncQueue) throw the main bundle's errors too.
+ * bargein/advanced, bargein/testing and bargein/react reach the SDK through its
+ * public entries (src/index.ts, src/advanced.ts). In dist/ such an import is
+ * that entry's own bundle (`./bargein.js`, `./advanced.js`), not a copy bundled
+ * in: an app then has one VoiceSession class and one error family, so
+ * `instanceof` agrees between the entry points. src/errors.ts is all public
+ * (the root entry re-exports each of its values), so the internal helpers
+ * bundled into the other entries throw the main bundle's errors too.
+ * `entries` maps a source file to the bundle that stands for it.
  */
-function sdkFromMainBundle() {
-  const public_ = new Set(["./src/index.ts", "./src/errors.ts"].map((p) => fileURLToPath(new URL(p, import.meta.url))));
+function sdkFromBundles(entries) {
+  const byPath = new Map(Object.entries(entries).map(([src, bundle]) => [fileURLToPath(new URL(src, import.meta.url)), bundle]));
   return {
-    name: "bargein-sdk-from-main-bundle",
+    name: "bargein-sdk-from-bundles",
     async resolveId(source, importer, options) {
       if (!importer) return null;
       const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
-      return resolved && public_.has(resolved.id) ? { id: "./bargein.js", external: true } : null;
+      const bundle = resolved && byPath.get(resolved.id);
+      return bundle && resolved.id !== importer ? { id: bundle, external: true } : null;
     },
   };
 }
+
+const ROOT_BUNDLE = { "./src/index.ts": "./bargein.js", "./src/errors.ts": "./bargein.js" };
+const PUBLIC_BUNDLES = { ...ROOT_BUNDLE, "./src/advanced.ts": "./advanced.js" };
 
 const selfContained = (input, file, extra = {}) => ({
   input,
@@ -69,17 +76,13 @@ const selfContained = (input, file, extra = {}) => ({
 });
 
 export default [
-  {
-    input: "src/index.ts",
-    output: [
-      { file: "dist/bargein.js", format: "es", sourcemap: true },
-      { file: "dist/bargein.umd.js", format: "umd", name: "Bargein", sourcemap: true },
-    ],
-    plugins: [...plugins(), copyAssets()],
-  },
-  { ...selfContained("src/testing/index.ts", "dist/testing.js"), plugins: [sdkFromMainBundle(), ...plugins()] },
+  { input: "src/index.ts", output: { file: "dist/bargein.js", format: "es", sourcemap: true }, plugins: [...plugins(), copyAssets()] },
+  // The <script> tag's global `Bargein`: the root entry's names, and bargein/advanced's as `Bargein.advanced` (one bundle, no second copy).
+  { input: "src/umd.ts", output: { file: "dist/bargein.umd.js", format: "umd", name: "Bargein", sourcemap: true }, plugins: plugins() },
+  { ...selfContained("src/advanced.ts", "dist/advanced.js"), plugins: [sdkFromBundles(ROOT_BUNDLE), ...plugins()] },
+  { ...selfContained("src/testing/index.ts", "dist/testing.js"), plugins: [sdkFromBundles(PUBLIC_BUNDLES), ...plugins()] },
   // bargein/react: the app's React (a peer dependency) stays an import, never bundled.
-  { ...selfContained("src/react/index.ts", "dist/react.js"), plugins: [sdkFromMainBundle(), ...plugins()], external: ["react"] },
+  { ...selfContained("src/react/index.ts", "dist/react.js"), plugins: [sdkFromBundles(PUBLIC_BUNDLES), ...plugins()], external: ["react"] },
   selfContained("worklets/capture-worklet.ts", "dist/capture-worklet.js"),
   selfContained("worklets/playback-worklet.ts", "dist/playback-worklet.js"),
   selfContained("src/vad/worker/vad-worker.ts", "dist/vad-worker.js"),

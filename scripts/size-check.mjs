@@ -4,8 +4,9 @@
 // budget or missing. gzip -9 is what a CDN or a static host typically serves;
 // the .wasm and .onnx files are fixed third-party binaries and not budgeted.
 // The `app:` rows are what an app ships: dist/bargein.js bundled by esbuild
-// (minified, tree-shaken) with only the names it imports; "app: + X" is the
-// marginal cost of provider X over the base app.
+// (minified, tree-shaken) with only the names it imports. "app: A + B" is an
+// app importing A and B from "bargein"; "app: + X" is the marginal cost of
+// provider X over the base app (BASE).
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
@@ -35,9 +36,10 @@ const baseApp = Object.keys(budgets).some((k) => k.startsWith("app:")) ? await a
 for (const [file, budget] of Object.entries(budgets)) {
   if (file.startsWith("//")) continue;
   if (file.startsWith("app:")) {
-    // "app: + name" is that provider's marginal cost over the base app.
+    // "app: + name" is that provider's marginal cost over the base app; "app: A + B" the app importing A and B.
     const extra = file.match(/^app: \+ (\w+)$/)?.[1];
-    const gz = extra ? (await appBytes([...BASE, extra])) - baseApp : baseApp;
+    const names = file.slice("app:".length).split("+").map((n) => n.trim());
+    const gz = extra ? (await appBytes([...BASE, extra])) - baseApp : names.join() === BASE.join() ? baseApp : await appBytes(names);
     const over = gz > budget;
     failed ||= over;
     rows.push([file, "-", kb(gz), kb(budget), `${(((budget - gz) / budget) * 100).toFixed(1)}%`, over ? "OVER BUDGET" : "ok"]);

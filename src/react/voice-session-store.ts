@@ -15,7 +15,8 @@
  * Thread: main.
  */
 import { VoiceSession } from "../index.js";
-import type { AudioLevels, DeviceList, HistoryMessage, LoadProgressEvent, SessionState, TranscriptEvent, VoiceSessionOptions } from "../index.js";
+import type { DeviceList } from "../advanced.js";
+import type { AudioLevels, HistoryMessage, LoadProgressEvent, SessionState, TranscriptEvent, VoiceSessionOptions } from "../index.js";
 
 export interface UseVoiceSessionOptions extends VoiceSessionOptions {
   /** Start when the component mounts (the browser may want a user gesture first for audio). Default false. */

@@ -10,7 +10,8 @@
  *     await session.start();
  *     await audio.user.says("can you help me");
  */
-import { StateError, type ComponentsFactory, type SessionComponents } from "../index.js";
+import type { ComponentsFactory, SessionComponents } from "../advanced.js";
+import { StateError } from "../index.js";
 import { FakeClock } from "./fake-clock.js";
 import type { FakeSttControl } from "./fake-providers.js";
 import { FakePlayer } from "./fake-player.js";

@@ -5,7 +5,8 @@
  * FakeMicrophone given these devices opens only the inputs listed.
  * Thread: main.
  */
-import { Emitter, type AudioDevice, type DeviceList, type DevicesPort } from "../index.js";
+import { Emitter, type DeviceList, type DevicesPort } from "../advanced.js";
+import type { AudioDevice } from "../index.js";
 
 export interface FakeDevicesOptions {
   /** Input deviceIds present at first. Default: ["default"]. */

@@ -17,7 +17,8 @@
  * (a first sample is "rendered" as soon as it is written). Thread: main.
  */
 import { clearPauses, NO_PAUSE, pauseHolds, requestPause, requestResume } from "../audio/pause-token.js";
-import { ConfigError, Emitter, StateError, type ChannelLevel, type PlayerPort } from "../index.js";
+import { Emitter, type ChannelLevel, type PlayerPort } from "../advanced.js";
+import { ConfigError, StateError } from "../index.js";
 import { PLAYBACK_CONTROL_SLOTS, PlaybackSlot } from "../protocol/audio-messages.js";
 import { FakeClock } from "./fake-clock.js";
 

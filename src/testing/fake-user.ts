@@ -13,7 +13,8 @@
  * waits `vad.redemptionMs`).
  * Thread: main.
  */
-import { ConfigError, Emitter, MicrophoneError, StateError, type CapturePort, type ChannelLevel, type VadPort } from "../index.js";
+import { Emitter, type CapturePort, type ChannelLevel, type VadPort } from "../advanced.js";
+import { ConfigError, MicrophoneError, StateError } from "../index.js";
 import type { FakeDevices } from "./fake-devices.js";
 import type { FakeSttControl } from "./fake-providers.js";
 import { FakeClock } from "./fake-clock.js";

@@ -4,9 +4,10 @@
  * where a real one is not wanted, so a VoiceSession runs a whole scripted
  * conversation in Node (see docs/testing.md).
  *
- * The SDK's classes come from its public entry ("../index.js"): in the built
- * package, dist/testing.js imports them from dist/bargein.js rather than
- * bundling a copy, so `instanceof` and the error classes agree with the app's.
+ * The SDK's classes come from its public entries ("../index.js",
+ * "../advanced.js"): in the built package, dist/testing.js imports them from
+ * dist/bargein.js and dist/advanced.js rather than bundling a copy, so
+ * `instanceof` and the error classes agree with the app's.
  */
 export { scriptedQuest } from "./scripted-quest.js";
 export type { ScriptedQuestLog } from "./scripted-quest.js";

@@ -1,4 +1,4 @@
-import { Quest } from "../index.js";
+import { Quest } from "../advanced.js";
 import { delay } from "../util/timeout.js";
 
 /** What a scripted quest did, in order, for assertions. */

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { elizaReply } from "../../demo/server/eliza.mjs";
-import { VoiceSession, openaiChat, websocketLlm, type ToolCall } from "../../src/index.js";
+import type { ToolCall } from "../../src/advanced.js";
+import { VoiceSession, openaiChat, websocketLlm } from "../../src/index.js";
 import { fakeAudio, fakeStt, fakeTts } from "../../src/testing/index.js";
 import { RecordingSocket } from "./helpers";
 

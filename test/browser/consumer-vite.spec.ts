@@ -38,6 +38,7 @@ test("the tarball holds only what a user loads: dist's bundles, assets and types
   const paths = packed.files.map((f) => f.path);
   expect(paths.filter((p) => !p.startsWith("dist/")).sort()).toEqual(["CHANGELOG.md", "LICENSE", "README.md", "package.json"]);
   expect(paths.filter((p) => p.startsWith("dist/") && !p.startsWith("dist/types/") && !p.endsWith(".map")).sort()).toEqual([
+    "dist/advanced.js",
     "dist/bargein.js",
     "dist/bargein.umd.js",
     "dist/capture-worklet.js",

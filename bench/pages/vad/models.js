@@ -3,7 +3,7 @@
 // and the noise alone, fed as fast as the worker takes it through a real
 // VadWorker per model, with the session's VAD settings. Returns, per model and
 // condition, the utterances found, missed and invented, and the onset error.
-import { VadWorker } from "/dist/bargein.js";
+import { VadWorker } from "/dist/advanced.js";
 import { loadFixture } from "/test/browser/pages/vad/fixtures.js";
 
 const FRAME = 512;

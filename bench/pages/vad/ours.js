@@ -1,7 +1,7 @@
 // bargein's VadWorker on the bench program, fed by the SDK's real capture
 // worklet (through Microphone, with the program's MediaStream as its input):
 // frames go worklet → worker over a port; this page only receives speech events.
-import { Microphone, VadWorker } from "/dist/bargein.js";
+import { Microphone, VadWorker } from "/dist/advanced.js";
 import { buildProgram, createPlayer, onsetLatencies, playPhase } from "./program.js";
 
 window.bench = {

@@ -1,6 +1,7 @@
 // Imports the ESM bundle and loads each worklet and the VAD worker from dist/,
 // all under the page's strict CSP (no unsafe-eval, no blob:).
-import { Quest, QuestManager, VERSION } from "/dist/bargein.js";
+import { Quest, QuestManager } from "/dist/advanced.js";
+import { VERSION } from "/dist/bargein.js";
 
 window.smoke = (async () => {
   const manager = new QuestManager();

@@ -1,6 +1,7 @@
-// Exercises the global `Bargein` from the UMD bundle: a QuestManager replacement.
+// Exercises the global `Bargein` from the UMD bundle: a QuestManager replacement, from `Bargein.advanced`.
 window.smoke = (async () => {
-  const { Quest, QuestManager, VERSION } = window.Bargein;
+  const { VERSION } = window.Bargein;
+  const { Quest, QuestManager } = window.Bargein.advanced;
   const log = [];
   const manager = new QuestManager();
   const make = (name, tag) =>

@@ -4,7 +4,7 @@
  * AsyncDisposable, so `await using` takes them. Under plain ES2022 the
  * member is absent instead of breaking the build (src/util/async-dispose.ts).
  */
-import { Quest, QuestManager, VadWorker } from "bargein";
+import { Quest, QuestManager, VadWorker } from "bargein/advanced";
 
 export async function scoped(): Promise<void> {
   await using quests = new QuestManager();

@@ -1,6 +1,6 @@
 // Scenarios for the Microphone and the capture worklet. Used by
 // test/browser/audio-capture.spec.ts and bench/audio.bench.mjs.
-import { Microphone } from "/dist/bargein.js";
+import { Microphone } from "/dist/advanced.js";
 import { startTicker } from "./ticker.js";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

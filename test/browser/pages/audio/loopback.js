@@ -4,7 +4,8 @@
 // rendered time (the player's `started` event) and the time the element's
 // stream carries the sound are on one clock. Used by
 // test/browser/output-route.spec.ts.
-import { Player, VoiceSession, openWebrtcLoopback } from "/dist/bargein.js";
+import { Player, openWebrtcLoopback } from "/dist/advanced.js";
+import { VoiceSession } from "/dist/bargein.js";
 import { referenceProvider } from "../session/reference-providers.js";
 import { recorderNode, snapshot } from "./recorder-node.js";
 

@@ -2,7 +2,7 @@
 // token, as the VAD worker does, through the player's shared control block
 // (with the SDK's own playback-control functions) when given one, else
 // through the player's control port. Answers each command once it is sent.
-import { flushPlayback, pausePlayback, playbackControl, resumePlayback } from "/dist/bargein.js";
+import { flushPlayback, pausePlayback, playbackControl, resumePlayback } from "/dist/advanced.js";
 
 let port;
 let control;

@@ -1,7 +1,7 @@
 // Scenarios for the Player, recorded inside the same AudioContext by a
 // test-only recorder node placed after the player. Used by
 // test/browser/audio-player.spec.ts and bench/audio.bench.mjs.
-import { Player } from "/dist/bargein.js";
+import { Player } from "/dist/advanced.js";
 import { accountPauses, generationOf, generationSignal, silenceFrom } from "./analysis.js";
 import { prng } from "/test/lib/prng.mjs";
 import { startTicker } from "./ticker.js";

@@ -8,7 +8,8 @@
 //   uplink's queueWaitMs, and bufferedAmount seen at each send;
 // - timers: how late a 10 ms probe timer fires on this page.
 // It never decides pass/fail.
-import { Microphone, kyutaiStt } from "/dist/bargein.js";
+import { Microphone } from "/dist/advanced.js";
+import { kyutaiStt } from "/dist/bargein.js";
 import { makeSession, until } from "../session/session.js";
 
 const ws = `ws://${location.host}`;

@@ -3,7 +3,8 @@
 // naive sender (`send()` per frame, no queue), and samples what is pending on
 // every push and on a short poll. Shared by test/browser/uplink.spec.ts and
 // bench/uplink.bench.mjs; it never decides pass/fail, it only measures.
-import { Uplink, kyutaiStt } from "/dist/bargein.js";
+import { Uplink } from "/dist/advanced.js";
+import { kyutaiStt } from "/dist/bargein.js";
 
 const RATE = 24000;
 /** kyutaiStt's wire cost: msgpack float32 is 5 bytes a sample. */

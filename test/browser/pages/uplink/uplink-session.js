@@ -1,7 +1,8 @@
 // VoiceSession scenarios for the uplink: an STT that falls behind (policy
 // "end" and the reconnect), an STT that never confirms a flush, and LLM
 // admission, all against the reference backend that serves this page.
-import { LlmAdmission, kyutaiStt, openaiChat } from "/dist/bargein.js";
+import { LlmAdmission } from "/dist/advanced.js";
+import { kyutaiStt, openaiChat } from "/dist/bargein.js";
 import { makeSession, until } from "../session/session.js";
 
 const ws = `ws://${location.host}`;

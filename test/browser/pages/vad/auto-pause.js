@@ -4,7 +4,7 @@
 // block and writes the pause there; the port it is given then belongs to this
 // page, which counts what arrives on it (nothing should). With `?isolated=0`
 // the worker gets the player's control port and nothing else.
-import { Player, VadWorker } from "/dist/bargein.js";
+import { Player, VadWorker } from "/dist/advanced.js";
 import { accountPauses, generationOf, generationSignal } from "../audio/analysis.js";
 import { loadFixture } from "./fixtures.js";
 import { recorderNode } from "../audio/recorder-node.js";

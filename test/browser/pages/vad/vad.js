@@ -2,7 +2,7 @@
 // It counts, independently of the SDK, every VAD worker created and terminated
 // and every message that reaches this (main) thread from one, by wrapping the
 // global Worker constructor before the SDK uses it.
-import { Microphone, VadWorker } from "/dist/bargein.js";
+import { Microphone, VadWorker } from "/dist/advanced.js";
 import { loadFixture } from "./fixtures.js";
 
 const registry = { created: 0, terminated: 0, messages: 0 };
