@@ -5,6 +5,7 @@
 //   (b) the prose: an option path in a code span of README.md or docs/**/*.md (`turn.flushTimeoutMs`,
 //       `vad.onsetPause`: dotted, first segment a top-level VoiceSessionOptions key) must exist.
 // It reports every finding and exits 1 on any; it never guesses what a finding should have been.
+import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -87,6 +88,14 @@ for (const file of prose) {
     checkedPaths++;
     if (!pathExists(session, path.split("."))) findings.push(`${file}: \`${path}\` is not an option (VoiceSessionOptions has no such path)`);
   }
+}
+
+// (c) The committed reference is the one the types make (npm run docs has just written it): a change to
+// the types that was not followed by `npm run docs` shows here, in a clean clone as in CI.
+const stale = spawnSync("git", ["status", "--porcelain", "--", "docs/reference"], { cwd: root, encoding: "utf8" });
+if (stale.status === 0 && stale.stdout.trim()) {
+  const files = stale.stdout.split("\n").filter(Boolean);
+  findings.push(`docs/reference differs from the types in ${files.length} file(s) (${files.slice(0, 3).map((l) => l.slice(3)).join(", ")}${files.length > 3 ? ", …" : ""}): run \`npm run docs\` and commit docs/reference`);
 }
 
 for (const f of findings) console.error(`doc-drift: ${f}`);
