@@ -73,7 +73,7 @@ async function failures() {
   const handshakeMs = performance.now() - started;
   return {
     capacity: await failure(kyutaiStt({ urls: `${ws}?capacity=0` }).connect()),
-    slowStartup: await failure(kyutaiStt({ urls: `${ws}?delay_ms=1500` }).connect()),
+    slowStartup: await failure(kyutaiStt({ urls: `${ws}?delay_ms=1500`, startupTimeoutMs: 500 }).connect()),
     noSuchPath,
     handshakeMs,
     malformed: await failure(
