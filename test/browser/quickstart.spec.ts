@@ -62,9 +62,22 @@ test("the README's quick start, built as written, completes a spoken turn agains
   await expect(page.locator("#state")).toHaveText("idle");
   await page.locator("#start").click();
   const transcript = page.locator("#transcript");
-  // The fake microphone asks the question; the app's own rows show the user's turn, then the reply.
-  await expect(transcript.locator("p").filter({ hasText: /^user: .*weather/ }).first()).toBeVisible({ timeout: 30_000 });
-  await expect(transcript.locator("p").filter({ hasText: /^assistant: \S+ \S+ \S+/ }).first()).toBeVisible({ timeout: 30_000 });
+  // What the app shows, for a failure's message.
+  const shown = async () => `state ${await page.locator("#state").textContent()}, error "${await page.locator("#error").textContent()}", rows ${JSON.stringify(await transcript.locator("p").allTextContents())}`;
+  // The fake microphone asks the question (from wherever its loop is when the mic opens); the app's own
+  // rows show the user's turn, then the reply.
+  await expect
+    .poll(async () => (await transcript.locator("p").allTextContents()).some((t) => /^user: .*\b(weather|today)\b/.test(t)), { timeout: 30_000, message: `a user row with the question's words: ${await shown()}` })
+    .toBe(true)
+    .catch(async (e: Error) => {
+      throw new Error(`${e.message}\nnow: ${await shown()}`);
+    });
+  await expect
+    .poll(async () => (await transcript.locator("p").allTextContents()).some((t) => /^assistant: \S+ \S+ \S+/.test(t)), { timeout: 30_000 })
+    .toBe(true)
+    .catch(async (e: Error) => {
+      throw new Error(`${e.message}\nnow: ${await shown()}`);
+    });
   await expect(page.locator("#error")).toHaveText("");
   await page.locator("#stop").click();
   await expect(page.locator("#state")).toHaveText("idle", { timeout: 15_000 });
