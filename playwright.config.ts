@@ -36,7 +36,8 @@ export default defineConfig({
     command: "node --no-turbo-fast-api-calls demo/server/main.mjs",
     url: `${backendUrl(index)}/dist/bargein.js`,
     // A test of real recognition asks for pocketsphinx alone with the knob known_speech=0.
-    env: { PORT: String(TEST_PORT + index), BARGEIN_KNOWN_SPEECH: "test/fixtures/speech" },
+    // The matcher's decisions go to test-results/known-speech-<port>.log, to read beside a failed test.
+    env: { PORT: String(TEST_PORT + index), BARGEIN_KNOWN_SPEECH: "test/fixtures/speech", KNOWN_SPEECH_LOG: `test-results/known-speech-${TEST_PORT + index}.log` },
     reuseExistingServer: false,
     timeout: 60_000,
     stdout: "ignore" as const,

@@ -20,8 +20,8 @@
 // around MIN_CORRELATION as the window slides: an utterance that already lines up nearly as well
 // with one fixture, and far better than with any other, is waited for longer before pocketsphinx's
 // words are given.
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { readWav } from "./wav.mjs";
 
 /** Samples of one envelope frame at 16 kHz: 10 ms, a pocketsphinx frame. */
@@ -48,6 +48,25 @@ const MIN_CORRELATION = 0.95;
 const MIN_MARGIN = 0.03;
 /** A frame quieter than this (RMS of 16-bit samples) is not voiced. */
 const QUIET_RMS = 150;
+
+/**
+ * What the matcher decided, for a test that failed: KNOWN_SPEECH_DEBUG=1 prints it to stderr,
+ * KNOWN_SPEECH_LOG=<file> appends it there with the time (the browser suite's backends do).
+ * @param {() => string} line
+ */
+function debug(line) {
+  const log = process.env.KNOWN_SPEECH_LOG;
+  if (!log && !process.env.KNOWN_SPEECH_DEBUG) return;
+  const text = line();
+  if (process.env.KNOWN_SPEECH_DEBUG) console.error(text);
+  if (!log) return;
+  try {
+    mkdirSync(dirname(log), { recursive: true });
+    appendFileSync(log, `${new Date().toISOString()} ${text}\n`);
+  } catch {
+    // A log that cannot be written loses the log, never the words.
+  }
+}
 
 /**
  * A fixture the recogniser knows: its envelope and the words the real recogniser heard in it,
@@ -250,7 +269,11 @@ export class KnownSpeechDecoder {
       if (count === 0 || voiced < MIN_VOICED) return;
       // Audio is never replayed backwards, so the clip only moves on (a gap moves it further).
       const again = bestLag(heard, count, this.match.clip.envelope, this.match.lag - 2);
-      if (again.correlation >= MIN_CORRELATION) this.match.lag = refine(heard, this.match.clip, again.lag);
+      if (again.correlation >= MIN_CORRELATION) {
+        const lag = refine(heard, this.match.clip, again.lag);
+        if (Math.abs(lag - this.match.lag) > 2) debug(() => `known speech at ${n}: ${this.match?.clip.name} realigned from lag ${this.match?.lag} to ${lag} (${again.correlation.toFixed(3)})`);
+        this.match.lag = lag;
+      }
       return;
     }
     if (this.settled || (n - this.lastAligned < REALIGN_EVERY && !final)) return;
@@ -265,7 +288,7 @@ export class KnownSpeechDecoder {
         .map((clip) => ({ clip, ...bestLag(heard, count, clip.envelope) }))
         .sort((a, b) => b.correlation - a.correlation);
       const [first] = ranked;
-      if (process.env.KNOWN_SPEECH_DEBUG) console.error(`known speech at ${n}: ${ranked.map((r) => `${r.clip.name} ${r.correlation.toFixed(3)}@${r.lag}`).join(", ")}`);
+      debug(() => `known speech at ${n}: ${ranked.slice(0, 4).map((r) => `${r.clip.name} ${r.correlation.toFixed(3)}@${r.lag}`).join(", ")}${this.gaveUp ? " (pocketsphinx's words given)" : ""}`);
       // The best clip of other words must be clearly worse (a fixture and its late-start twin line up alike).
       const rival = ranked.find((r) => wordsKey(r.clip) !== wordsKey(first.clip));
       if (first.correlation >= MIN_CORRELATION && (!rival || first.correlation - rival.correlation >= MIN_MARGIN)) {
@@ -278,6 +301,7 @@ export class KnownSpeechDecoder {
           return;
         }
         this.match = { clip: first.clip, lag, firstLag: lag };
+        debug(() => `known speech at ${n}: matched ${first.clip.name} at lag ${lag} (${first.correlation.toFixed(3)}, next other words ${rival ? rival.correlation.toFixed(3) : "none"})${this.gaveUp ? " after pocketsphinx's words" : ""}`);
         return;
       }
       const promising = first.correlation >= PROMISING_CORRELATION && (!rival || first.correlation - rival.correlation >= PROMISING_MARGIN);
@@ -335,10 +359,11 @@ export class KnownSpeechDecoder {
     if (!this.match) this.align(true);
     this.ended = true;
     this.inner.endUtterance();
-    if (process.env.KNOWN_SPEECH_DEBUG) {
-      const how = this.match ? `${this.match.clip.name} at lag ${this.match.lag}${this.gaveUp ? " (after pocketsphinx's words)" : ""}` : "no match";
-      console.error(`known speech: utterance of ${this.heard.length} frames ended: ${how}: "${this.segments().map((w) => w.word).join(" ")}"`);
-    }
+    debug(() => {
+      const how = this.match ? `${this.match.clip.name} at lag ${this.match.lag} (first ${this.match.firstLag})${this.gaveUp ? " after pocketsphinx's words" : ""}` : `no match${this.settled ? " (settled on pocketsphinx)" : ""}`;
+      return `known speech: utterance of ${this.heard.length} frames ended: ${how}: "${this.segments().map((w) => w.word).join(" ")}"`;
+    });
+
   }
 
   get inUtterance() {

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { expect, test } from "./backend-per-worker";
 import { REPO, installPacked, packBargein, typecheckAndBuild } from "./packed-app";
+import { backendUrl } from "./ports";
 // @ts-ignore: plain ESM shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 
@@ -35,7 +36,8 @@ let removeTemp = () => {};
 test.beforeAll(({}, testInfo) => {
   const main = readmeBlock("quickstart");
   if (main.split(ADDRESS_LINE).length !== 2) throw new Error(`the quick start's main.ts must set the backend's address once, as \`${ADDRESS_LINE}\``);
-  const host = new URL(testInfo.project.use.baseURL!).host;
+  // This worker's backend, which serves the built app (backend-per-worker.ts): the page's CSP allows its own origin only.
+  const host = new URL(backendUrl(testInfo.parallelIndex)).host;
   const { temp, packed, remove } = packBargein();
   removeTemp = remove;
   const app = join(temp, "quickstart");
