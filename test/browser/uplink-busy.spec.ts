@@ -11,7 +11,10 @@
  * A slow link still overloads as documented: uplink.spec.ts (the "end"
  * policy's reconnect) and uplink-demo.spec.ts (`rate_bps=2000`).
  */
+import { DEFAULTS } from "../../src/defaults";
 import { expect, test } from "./backend-per-worker";
+
+const TOO_OFTEN = "OverloadError: stt: the uplink fell behind its latency budget too often; check the network or raise uplink.budgetMs";
 
 // The session judges each frame's age from its capture (the main thread's delivery included), so a page
 // frozen for longer than the budget overloads here (README, "Uplink").
@@ -34,9 +37,16 @@ test("five healthy sessions, then the main thread busy 50 ms of every 60 ms for 
   // answer, README "Uplink"), never by the queue's bytes; the session reconnects once per overload; and
   // nothing else goes wrong. The probe's count of frames handed over past the budget is printed above.
   for (const s of r.sessions) {
-    expect(s.errors).toEqual([]);
     for (const o of s.overloads) expect(o.reason, JSON.stringify(o)).toBe("age");
-    expect(s.socket.connections).toBe(1 + s.overloads.length);
+    // The reconnect policy's answer to overloads that come too often: once an episode's retries
+    // (DEFAULTS.reconnect.delaysMs) are spent, the next overload is fatal, named as such. A machine busier
+    // than the page (two CPU burners) gets there; then the last overload opened no new socket.
+    const gaveUp = s.errors.length > 0;
+    if (gaveUp) {
+      expect(s.errors).toEqual([TOO_OFTEN]);
+      expect(s.overloads.length).toBeGreaterThan(DEFAULTS.reconnect.delaysMs.length);
+    }
+    expect(s.socket.connections).toBe(1 + s.overloads.length - (gaveUp ? 1 : 0));
     if (s.overloads.length === 0) {
       expect(s.warnings.filter((w: string) => /fell behind/.test(w))).toEqual([]);
       expect(s.uplink.admissionRejects).toBe(0);
