@@ -28,8 +28,10 @@ test("five healthy sessions, then the main thread busy 50 ms of every 60 ms for 
   const uplink = process.env.UPLINK_BUDGET_MS ? { budgetMs: Number(process.env.UPLINK_BUDGET_MS) } : {};
   const r = await page.evaluate((uplink) => (window as any).uplinkBusy.busySessions({ sessions: 5, durationMs: 30000, busyMs: 50, periodMs: 60, uplink }), uplink);
   console.log(JSON.stringify({ timers: r.timers, delivery: r.delivery, busyFraction: r.busyFraction, sessions: r.sessions.map((s: any) => ({ overloads: s.overloads, uplink: s.uplink, socket: s.socket, transcripts: s.transcripts, users: s.users, states: s.states, vad: s.vad, interruptions: s.interruptions, warnings: s.warnings })) }));
-  // The load was real: the page's timers ran late.
-  expect(r.busyFraction).toBeGreaterThan(0.6);
+  // The load was real: the page's main thread was held for much of the run, and its timers ran late. (The
+  // share is the generator's, not a behaviour: it aims at 50 of every 60 ms, and on a machine busier than
+  // the page its next slice starts late, so the share it reaches falls: 0.57 with two CPU burners.)
+  expect(r.busyFraction).toBeGreaterThan(0.4);
   expect(r.timers.lateMsMax).toBeGreaterThan(30);
   // How often frames age past the budget depends on how busy the machine is besides this page (another
   // test, a CI neighbour): that is a rate, for `npm run bench -- uplink-busy`. What holds under any load
