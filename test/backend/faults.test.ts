@@ -22,13 +22,13 @@ const url = (service: Service, query: string) =>
 const open = (service: Service, query: string) =>
   new RecordingSocket(url(service, query), service === "llm" ? "json" : "msgpack");
 
-/** Makes each service produce a steady flow of messages. */
-function drive(service: Service, socket: RecordingSocket) {
+/** Makes each service produce a steady flow of messages; the STT's audio flows for `sttMs`. */
+function drive(service: Service, socket: RecordingSocket, sttMs = 2400) {
   if (service === "stt") {
-    // 80 ms of audio every 80 ms for 2.4 s, as a microphone would send it.
-    let sent = 0;
+    // 80 ms of audio every 80 ms, as a microphone would send it.
+    const until = Date.now() + sttMs;
     const timer = setInterval(() => {
-      if (socket.ws.readyState !== socket.ws.OPEN || ++sent > 30) return clearInterval(timer);
+      if (socket.ws.readyState !== socket.ws.OPEN || Date.now() > until) return clearInterval(timer);
       sendAudio(socket, new Float32Array(1920));
     }, 80);
   }
@@ -107,7 +107,8 @@ describe.each(["stt", "tts", "llm"] as const)("%s faults", (service) => {
         s = open(service, `stall_after_ms=${after}&stall_ms=800&word_ms=20&pace=1&burst_s=0`);
       }
     } else await s.opened;
-    drive(service, s);
+    // The STT answers only while audio comes: it flows until past the window, wherever the window is.
+    drive(service, s, after + 1600 - (Date.now() - s.openedAt));
     await s.until(() => s.messages.length > 4, 5000, "messages");
     await new Promise((r) => setTimeout(r, Math.max(0, after + 1200 - (Date.now() - s.openedAt))));
     const times = s.messages.map((m) => m.at - s.openedAt);
