@@ -11,7 +11,7 @@
  * link. The table is `HANDLERS` below, one entry per event; the steps several
  * events share are named transitions (turn-steps.ts, turn-words.ts), and no
  * handler calls back into the table. docs/turn-machine.md is the same table
- * read per state (generated: scripts/turn-table.mjs). The order of effects is
+ * read per state (generated: npm run docs:turns). The order of effects is
  * the contract: for an interruption it is the four ordered steps of a barge-in
  * (history keeps what was heard → flush → fence → cancel the streams), with
  * the events the app sees in between.

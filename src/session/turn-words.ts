@@ -7,7 +7,7 @@
 import { isBackchannel } from "./backchannel.js";
 import { backchannelWait, misfiredInterrupt, waitForWord, withWait } from "./backchannel-wait.js";
 import { spokenBefore, splitHeld, vouchedAt, type HeldWord } from "./held-words.js";
-import { confirm, owes, same, andThen, vadSpeaking } from "./turn-steps.js";
+import { andThen, confirm, owes, same, vadSpeaking } from "./turn-steps.js";
 import type { TurnConfig, TurnEffect, TurnState, TurnStep } from "./turn-types.js";
 
 /** An STT word as the machine takes it (the `word` event's data). */
@@ -19,8 +19,18 @@ export interface Word {
   readonly nearBot?: boolean;
 }
 
-/** An STT word: the `word` event, and each held word real speech vouches for. */
+/**
+ * An STT word: the `word` event, and each held word real speech vouches for.
+ * Three questions, in order: is it the user's at all (`notTheUsers`)? Does
+ * the backchannel policy hold it while the barge-in is decided
+ * (`heldOverBot`)? Else it is the user's (`usersWord`).
+ */
 export function heardWord(s: TurnState, e: Word, config: TurnConfig): TurnStep {
+  return notTheUsers(s, e, config) ?? heldOverBot(s, e, config) ?? usersWord(s, e, config);
+}
+
+/** The bot's echo, a word owed to the last turn, or a word over the bot that waits for real speech to vouch for it. */
+function notTheUsers(s: TurnState, e: Word, config: TurnConfig): TurnStep | undefined {
   // The bot's own voice heard back: neither a confirmation nor the user's turn.
   if (e.echo) return echo(s, e.text);
   // Owed to the last turn (its flush timed out; the STT's marker has not come back): its audio came
@@ -29,25 +39,35 @@ export function heardWord(s: TurnState, e: Word, config: TurnConfig): TurnStep {
   // Words over the bot's audio wait for real speech: with the echo guard (its
   // echo, misheard), or with confirmByWords off (a burst that will misfire).
   const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
+  if (!overBot) return undefined;
   // Except an interrupting word of a burst the VAD called a misfire ("stop"), awaited by the backchannel policy.
-  if (overBot && !vouched(s, e.at, config, e.spokenAt) && !misfiredInterrupt(s, e.text, config.backchannel)) {
+  if (!vouched(s, e.at, config, e.spokenAt) && !misfiredInterrupt(s, e.text, config.backchannel)) {
     const { kept, expired } = splitHeldWords(s.heldWords, e.at, config);
     return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at, spokenAt: e.spokenAt }] }, effects: expired };
   }
   // Leading the user's turn, but spoken before the utterance began, while the bot was audible: the
   // bot's echo, however late it arrived. (Once the turn has words, a pause may start a new utterance
   // while the last one's words are still arriving: those stay the user's.)
-  if (overBot && s.userWords.length === 0 && spokenBefore(e, s.voice.startAt)) return echo(s, e.text);
+  return s.userWords.length === 0 && spokenBefore(e, s.voice.startAt) ? echo(s, e.text) : undefined;
+}
+
+/** With the backchannel policy: a word of the speech over the bot, held until the barge-in is decided, or a late backchannel. */
+function heldOverBot(s: TurnState, e: Word, config: TurnConfig): TurnStep | undefined {
+  const policy = config.backchannel;
+  if (!policy) return undefined;
   const wait = backchannelWait(s);
-  if (config.backchannel && wait) {
-    // Held until the barge-in is decided (backchannel-wait.ts).
-    const held = waitForWord(s, wait, config.backchannel, e.text);
-    if (held !== "confirm") return held;
-  } else if (config.backchannel && isBackchannel(config.backchannel, e.text) && s.phase === "bot_speaking" && !vadSpeaking(s)) {
-    // A late backchannel, its pause already resumed: not the user's turn either.
-    return same(s);
+  // Held until the barge-in is decided (backchannel-wait.ts); "confirm" goes on as the user's word.
+  if (wait) {
+    const held = waitForWord(s, wait, policy, e.text);
+    return held === "confirm" ? undefined : held;
   }
-  // A word that interrupts: the held ones go before it, into the user's words.
+  // A late backchannel, its pause already resumed: not the user's turn either.
+  return isBackchannel(policy, e.text) && s.phase === "bot_speaking" && !vadSpeaking(s) ? same(s) : undefined;
+}
+
+/** A word that is the user's: the held backchannel words go before it, into the user's words, and it may confirm a barge-in. */
+function usersWord(s: TurnState, e: Word, config: TurnConfig): TurnStep {
+  const wait = backchannelWait(s);
   const base = wait?.words.length ? withWait(s, { ...wait, words: [] }) : s;
   const userWords = [...s.userWords, ...(wait?.words ?? []), e.text];
   const heard: TurnStep = { state: { ...base, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };

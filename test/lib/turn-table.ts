@@ -159,7 +159,7 @@ export function turnTableRows(table: TableConfig): TableRow[] {
 
 const HEADER = `# The turn machine, state by state
 
-Generated from the machine (\`src/session/turn-machine.ts\`) by \`node scripts/turn-table.mjs\`; \`test/unit/turn-table.test.ts\`
+Generated from the machine (\`src/session/turn-machine.ts\`) by \`npm run docs:turns\`; \`test/unit/turn-table.test.ts\`
 checks every row below against the machine, so this page cannot drift from it. Edit the machine, then regenerate.
 
 Each section is one situation: a state the machine reaches by a short run of events (\`test/lib/turn-table.ts\` lists them),

@@ -2,7 +2,7 @@
  * docs/turn-machine.md against the machine, row by row: each row's situation
  * (a state reached by a short run of events), its event, the situation the
  * machine goes to and the kinds of its effects. A change to the machine that
- * the page does not show fails here: regenerate it (node scripts/turn-table.mjs).
+ * the page does not show fails here: regenerate it (npm run docs:turns).
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
@@ -31,7 +31,7 @@ describe("docs/turn-machine.md is the machine's table", () => {
     expect(rows.map(key).sort()).toEqual(expected);
   });
 
-  test("the page is what the generator writes now (node scripts/turn-table.mjs)", () => {
+  test("the page is what the generator writes now (npm run docs:turns)", () => {
     expect(page).toBe(renderTurnTable());
   });
 
