@@ -127,10 +127,13 @@ export type ReplyState =
   /**
    * The reply that holds the floor. `turnText`: the spoken user turn it
    * answers (not for a typed one): a turn resumed before it is heard goes on
-   * from it. `audibleAt`: when its first sample reached the ear (AudioContext
-   * s), when the player said.
+   * from it. Once `audible`, `audibleAt`: when its first sample reached the
+   * ear (AudioContext s), when the player said.
    */
-  | { readonly kind: "playing"; readonly generation: number; readonly audible: boolean; readonly turnText?: string; readonly audibleAt?: number };
+  | ({ readonly kind: "playing"; readonly generation: number; readonly turnText?: string } & (
+      | { readonly audible: false }
+      | { readonly audible: true; readonly audibleAt?: number }
+    ));
 
 /** The STT stream. */
 export type SttLink =
