@@ -13,8 +13,8 @@ export type FloorPhase = Exclude<SessionState, "reconnecting">;
  * speaking or a reply going on shows as such: the speech is kept for the new
  * stream (SpeechReplay), and the reply plays on.
  */
-export function presentedState(s: { readonly phase: FloorPhase; readonly sttDown: boolean }): SessionState {
-  return s.phase === "listening" && s.sttDown ? "reconnecting" : s.phase;
+export function presentedState(s: { readonly phase: FloorPhase; readonly stt: { readonly kind: string } }): SessionState {
+  return s.phase === "listening" && s.stt.kind === "down" ? "reconnecting" : s.phase;
 }
 
 export function botHasFloor(s: { readonly phase: FloorPhase }): boolean {
@@ -26,6 +26,6 @@ export function userHasFloor(s: { readonly phase: FloorPhase }): boolean {
 }
 
 /** No one holds the floor, and no turn is under way (a quiet moment: SttLink moves to a new stream then). */
-export function floorFree(s: { readonly phase: FloorPhase; readonly vadSpeaking: boolean; readonly endingTurn: boolean }): boolean {
-  return s.phase === "listening" && !s.vadSpeaking && !s.endingTurn;
+export function floorFree(s: { readonly phase: FloorPhase; readonly voice: { readonly kind: string }; readonly turn: { readonly kind: string } }): boolean {
+  return s.phase === "listening" && s.voice.kind === "quiet" && s.turn.kind !== "ending" && s.turn.kind !== "flushing";
 }

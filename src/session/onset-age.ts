@@ -15,12 +15,13 @@ import type { TurnState } from "./turn-types.js";
 
 /**
  * Seconds since the turn's onset (0 with no VAD utterance going on: push-to-talk, a typed start).
- * `nowMs`: the main thread's clock, as the machine's `speechStartAt`; `capturedUntil`: the
+ * `nowMs`: the main thread's clock, as the machine's `voice.startAt`; `capturedUntil`: the
  * AudioContext time (s) at the end of the newest captured frame, undefined before the first.
  */
-export function onsetAgeS(turn: Pick<TurnState, "vadSpeaking" | "speechStartAt" | "speechStartTime">, nowMs: number, capturedUntil: number | undefined): number {
-  if (!turn.vadSpeaking) return 0;
-  const wall = Math.max(0, nowMs - turn.speechStartAt) / 1000;
-  const audio = turn.speechStartTime === undefined || capturedUntil === undefined ? 0 : capturedUntil - turn.speechStartTime;
+export function onsetAgeS(turn: Pick<TurnState, "voice">, nowMs: number, capturedUntil: number | undefined): number {
+  const voice = turn.voice;
+  if (voice.kind === "quiet") return 0;
+  const wall = Math.max(0, nowMs - voice.startAt) / 1000;
+  const audio = voice.startTime === undefined || capturedUntil === undefined ? 0 : capturedUntil - voice.startTime;
   return Math.max(wall, Number.isFinite(audio) ? audio : 0);
 }

@@ -32,14 +32,15 @@ import { ConfigError } from "../errors.js";
 import { userHasFloor } from "./floor.js";
 import { normaliseWord } from "./backchannel.js";
 import { looksUnfinished } from "./turn-end.js";
+import { flushInFlight, holdOf, marksOf, vadSpeaking } from "./turn-steps.js";
 import type { PreemptiveOptions } from "./turn-options.js";
-import type { Speculation, TurnConfig, TurnEffect, TurnState, TurnStep } from "./turn-types.js";
+import type { TurnConfig, TurnEffect, TurnState, TurnStep } from "./turn-types.js";
 
 /** The VAD's utterance went quiet: flush for the turn's words, the first step of a held reply (once a turn). */
 export function quietNoticed(s: TurnState, voiceEnd: number | undefined, config: TurnConfig): TurnStep | undefined {
-  if (!s.vadSpeaking || !maySpeculate(s, config)) return undefined;
+  if (!vadSpeaking(s) || !maySpeculate(s, config)) return undefined;
   return {
-    state: { ...s, endingTurn: true, speculated: true, speculation: { stage: "flushing", resumed: false } },
+    state: { ...s, turn: { kind: "flushing", ...marksOf(s.turn), speculated: true } },
     effects: [{ kind: "endUserTurn", voiceEnd }],
   };
 }
@@ -52,43 +53,40 @@ export function eagerEnded(s: TurnState, text: string | undefined, config: TurnC
   const words = (text ?? "").trim();
   if (!words || !maySpeculate(s, config)) return undefined;
   if (config.turnEnd && looksUnfinished(config.turnEnd, words)) return undefined;
-  return holdReply({ ...s, speculated: true }, words, true);
+  return holdReply({ ...s, turn: { ...s.turn, speculated: true } }, words, true);
 }
 
 /** The turn may have its preemptive reply now: the option on, the user speaking, none yet, nothing else under way. */
 function maySpeculate(s: TurnState, config: TurnConfig): boolean {
   if (!config.preemptive || config.pushToTalk || s.phase !== "user_speaking") return false;
-  return !(s.reply || s.endingTurn || s.speculated || s.speculation || s.holdUntil !== undefined || s.sttDown);
+  return !(s.reply.kind !== "none" || flushInFlight(s.turn) || s.turn.speculated || holdOf(s.turn) !== undefined || s.stt.kind === "down");
 }
 
 /** Starts the reply to `text`, held (`eager`: on the service's eager end of turn). */
 function holdReply(s: TurnState, text: string, eager: boolean): TurnStep {
   const generation = s.generation + 1;
   return {
-    state: { ...s, generation, speculation: { stage: "held", generation, text, ...(eager ? { eager } : {}) } },
-    // A resumed turn's words replace the last user message (TurnState.resumedTurn): the held reply's LLM is not sent both.
-    effects: [{ kind: "startReply", generation, held: { text, ...(s.resumedTurn ? { resumed: true } : {}) } }],
+    state: { ...s, generation, reply: { kind: "speculative", generation, text, ...(eager ? { eager: true as const } : {}) } },
+    // A resumed turn's words replace the last user message (TurnMarks.resumed): the held reply's LLM is not sent both.
+    effects: [{ kind: "startReply", generation, held: { text, ...(s.turn.resumed ? { resumed: true } : {}) } }],
   };
 }
 
 /** The held reply `generation` is dropped: its streams are closed, none of it was heard. */
 function dropHeld(s: TurnState, generation: number): TurnStep {
-  return { state: { ...s, speculation: undefined }, effects: [{ kind: "dropHeldReply", generation }] };
+  return { state: { ...s, reply: { kind: "none" } }, effects: [{ kind: "dropHeldReply", generation }] };
 }
 
 /** The service heard the user go on after its eager end (`TurnResumed`): the reply held for it is dropped. */
 export function serviceResumed(s: TurnState): TurnStep | undefined {
-  const speculation = s.speculation;
-  if (speculation?.stage !== "held" || !speculation.eager) return undefined;
-  return dropHeld(s, speculation.generation);
+  if (s.reply.kind !== "speculative" || !s.reply.eager) return undefined;
+  return dropHeld(s, s.reply.generation);
 }
 
 /** The voice came back: a flush under way starts no reply, and a held reply is dropped. The turn goes on. */
 export function voiceResumed(s: TurnState): TurnStep | undefined {
-  const speculation = s.speculation;
-  if (!speculation) return undefined;
-  if (speculation.stage === "flushing") return { state: { ...s, speculation: { ...speculation, resumed: true } }, effects: [] };
-  return dropHeld(s, speculation.generation);
+  if (s.turn.kind === "flushing") return { state: { ...s, turn: { ...s.turn, voiceBack: true as const } }, effects: [] };
+  return s.reply.kind === "speculative" ? dropHeld(s, s.reply.generation) : undefined;
 }
 
 /**
@@ -97,12 +95,11 @@ export function voiceResumed(s: TurnState): TurnStep | undefined {
  * unfinished, or the flush missed (words may still come). The user's words
  * stay in the turn either way: it has not ended.
  */
-export function preemptiveFlushed(s: TurnState, missed: boolean, config: TurnConfig): TurnStep {
-  const speculation = s.speculation as Extract<Speculation, { stage: "flushing" }>;
-  const goOn: TurnState = { ...s, endingTurn: false, speculation: undefined };
+export function preemptiveFlushed(s: TurnState & { turn: { kind: "flushing" } }, missed: boolean, config: TurnConfig): TurnStep {
+  const goOn: TurnState = { ...s, turn: { kind: "open", ...marksOf(s.turn) } };
   const text = s.userWords.join(" ").trim();
   const unfinished = config.turnEnd !== undefined && looksUnfinished(config.turnEnd, text);
-  if (speculation.resumed || missed || !text || unfinished || !userHasFloor(s) || s.reply) return { state: goOn, effects: [] };
+  if (s.turn.voiceBack || missed || !text || unfinished || !userHasFloor(s) || s.reply.kind === "playing") return { state: goOn, effects: [] };
   return holdReply(goOn, text, false);
 }
 
@@ -116,15 +113,14 @@ export function preemptiveFlushed(s: TurnState, missed: boolean, config: TurnCon
  * service sends them with its end of turn) waits for the turn's flush.
  */
 export function utteranceEnded(s: TurnState, flushed = false): { step: TurnStep; release?: { generation: number; text: string } } {
-  const speculation = s.speculation;
-  if (!speculation) return { step: { state: s, effects: [] } };
-  const cleared: TurnState = { ...s, speculation: undefined };
-  if (speculation.stage === "flushing") return { step: { state: cleared, effects: [] } };
+  if (s.turn.kind === "flushing") return { step: { state: { ...s, turn: { kind: "ending", ...marksOf(s.turn) } }, effects: [] } };
+  const held = s.reply;
+  if (held.kind !== "speculative") return { step: { state: s, effects: [] } };
   const words = s.userWords.join(" ").trim();
-  if (speculation.eager && !words && !flushed) return { step: { state: s, effects: [] } };
-  if (!sameWords(words, speculation.text)) return { step: dropHeld(s, speculation.generation) };
+  if (held.eager && !words && !flushed) return { step: { state: s, effects: [] } };
+  if (!sameWords(words, held.text)) return { step: dropHeld(s, held.generation) };
   // The service's judgement was of this turn, which ends here.
-  return { step: { state: { ...cleared, serviceEnded: false }, effects: [] }, release: { generation: speculation.generation, text: words } };
+  return { step: { state: { ...s, reply: { kind: "none" }, turn: { ...s.turn, serviceEnded: undefined } }, effects: [] }, release: { generation: held.generation, text: words } };
 }
 
 /** The same words, whatever their case and punctuation (a service's eager transcript against its final words). */
@@ -133,12 +129,12 @@ function sameWords(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
-/** The turn is taken over (typed text, stop()): a held reply is dropped; a flush under way just ends. */
+/** The turn is taken over (typed text, stop()): a held reply is dropped; a flush under way just ends (as the turn's own). */
 export function dropSpeculation(s: TurnState): TurnStep {
-  const speculation = s.speculation;
-  if (!speculation) return { state: s, effects: [] };
-  const effects: TurnEffect[] = speculation.stage === "held" ? [{ kind: "dropHeldReply", generation: speculation.generation }] : [];
-  return { state: { ...s, speculation: undefined }, effects };
+  if (s.turn.kind === "flushing") return { state: { ...s, turn: { kind: "ending", ...marksOf(s.turn) } }, effects: [] };
+  if (s.reply.kind !== "speculative") return { state: s, effects: [] };
+  const effects: TurnEffect[] = [{ kind: "dropHeldReply", generation: s.reply.generation }];
+  return { state: { ...s, reply: { kind: "none" } }, effects };
 }
 
 /** `turn.preemptive` as the turn machine takes it (TurnConfig.preemptive); undefined: off. Throws a ConfigError naming a bad value. */

@@ -5,9 +5,9 @@
  * the message it ends with replaces the last (turn-machine.ts `interrupt` and
  * `startReply`; user-messages.ts carries it out). Pure.
  */
-import type { TurnState } from "./turn-types.js";
+import type { ReplyState, TurnState } from "./turn-types.js";
 
-type Reply = NonNullable<TurnState["reply"]>;
+type Reply = Extract<ReplyState, { kind: "playing" }>;
 
 /**
  * How long before the user's onset a reply may have become audible and still count as unheard (ms). The VAD
@@ -29,6 +29,6 @@ export function resumesTurn(reply: Reply, onset: number | undefined): boolean {
 }
 
 /** The turn goes on from the cut reply's words; words still due to it (its flush missed) are this turn's now. */
-export function resumedTurnState(s: TurnState, reply: Reply): Pick<TurnState, "userWords" | "resumedTurn" | "lateWords"> {
-  return { userWords: [reply.turnText ?? "", ...s.userWords], resumedTurn: true, lateWords: false };
+export function resumedTurnState(s: TurnState, reply: Reply): Pick<TurnState, "userWords" | "turn" | "stt"> {
+  return { userWords: [reply.turnText ?? "", ...s.userWords], turn: { ...s.turn, resumed: true }, stt: s.stt.kind === "down" ? { kind: "down" } : { kind: "up" } };
 }

@@ -6,45 +6,41 @@
  * it turns the VAD, the STT and the player into events, and the effects into
  * calls (playback, history, the reply pipeline, the session's events).
  *
- * The whole table is `HANDLERS` below, one entry per event, read top to
- * bottom. The order of effects is the contract: for an interruption it is the
- * four ordered steps of a barge-in (history keeps what was heard → flush →
- * fence → cancel the streams), with the events the app sees in between.
+ * The state is a few tagged unions (turn-types.ts): the floor's `phase`, the
+ * VAD's `voice`, the user's `turn`, the `reply`, the `bargeIn` and the STT
+ * link. The table is `HANDLERS` below, one entry per event; the steps several
+ * events share are named transitions (turn-steps.ts, turn-words.ts), and no
+ * handler calls back into the table. docs/turn-machine.md is the same table
+ * read per state (generated: npm run docs:turns). The order of effects is
+ * the contract: for an interruption it is the four ordered steps of a barge-in
+ * (history keeps what was heard → flush → fence → cancel the streams), with
+ * the events the app sees in between.
  */
-import { isBackchannel } from "./backchannel.js";
-import { backchannelWait, misfiredInterrupt, waitAfterMisfire, waitAtSpeechEnd, waitForWord, withWait, wordWaitOver } from "./backchannel-wait.js";
-import { beginBargeIn, confirmBargeIn, misfireBargeIn, NO_BARGE_IN, type BargeInReason } from "./barge-in.js";
-import { spokenBefore, splitHeld, vouchedAt } from "./held-words.js";
+import { backchannelWait, waitAfterMisfire, waitAtSpeechEnd, withWait, wordWaitOver } from "./backchannel-wait.js";
+import { beginBargeIn, misfireBargeIn, NO_BARGE_IN } from "./barge-in.js";
 import { holdMsFor } from "./turn-end.js";
-import { resumedTurnState, resumesTurn } from "./resumed-turn.js";
 import { dropSpeculation, eagerEnded, preemptiveFlushed, quietNoticed, serviceResumed, utteranceEnded, voiceResumed } from "./preemptive.js";
-import { botHasFloor, presentedState, userHasFloor, type FloorPhase } from "./floor.js";
-import type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
+import { botHasFloor, userHasFloor } from "./floor.js";
+import {
+  changeState, confirm, endUserTurn, flushInFlight, holdOf, interrupt, linkChanged, marksOf, owes, owingCleared, same, startReply, andThen, to, unflushed, unheld, vadSpeaking, verdictOf,
+} from "./turn-steps.js";
+import { heardWord, vouch } from "./turn-words.js";
+import type { TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep, Voice } from "./turn-types.js";
 
-export type { InterruptReason, TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep } from "./turn-types.js";
+export type { InterruptReason, ReplyState, SttLink, TurnConfig, TurnEffect, TurnEvent, TurnMarks, TurnState, TurnStep, UserTurn, Voice } from "./turn-types.js";
+
+export { holdOf, verdictOf } from "./turn-steps.js";
 
 export const INITIAL_TURN_STATE: TurnState = {
   phase: "idle",
-  sttDown: false,
-  vadSpeaking: false,
-  userWords: [],
-  endingTurn: false,
-  lateWords: false,
-  generation: 0,
-  reply: undefined,
+  stt: { kind: "up" },
+  voice: { kind: "quiet", startAt: -Infinity, realAt: -Infinity },
+  turn: { kind: "open" },
+  reply: { kind: "none" },
   bargeIn: NO_BARGE_IN,
-  speechStartAt: -Infinity,
-  speechStartTime: undefined,
-  realSpeech: false,
-  realSpeechAt: -Infinity,
-  voiceEnd: undefined,
+  userWords: [],
+  generation: 0,
   heldWords: [],
-  holdUntil: undefined,
-  serviceEnded: false,
-  speculation: undefined,
-  speculated: false,
-  resumedTurn: false,
-  turnProbability: undefined,
 };
 
 type Handler<E extends TurnEvent> = (state: TurnState, event: E, config: TurnConfig) => TurnStep;
@@ -56,10 +52,10 @@ const HANDLERS: Handlers = {
   listen: (s) => (s.phase === "idle" || s.phase === "connecting" ? to(s, "listening") : same(s)),
 
   speechStart: (s, e, config) => {
-    const onset = s.vadSpeaking ? { speechStartAt: s.speechStartAt, speechStartTime: s.speechStartTime } : { speechStartAt: e.at, speechStartTime: e.contextTime };
-    // A new utterance has no verdict of the turn detector yet.
-    const speaking = { ...s, vadSpeaking: true, ...onset, voiceEnd: undefined, turnProbability: s.vadSpeaking ? s.turnProbability : undefined };
-    if (botHasFloor(s) && s.reply && config.bargeInEnabled) {
+    // A new utterance has its own onset, and no verdict of the turn detector yet; speech going on keeps its own.
+    const voice: Voice = s.voice.kind === "quiet" ? { kind: "onset", startAt: e.at, startTime: e.contextTime, realAt: s.voice.realAt } : s.voice;
+    const speaking = { ...s, voice };
+    if (botHasFloor(s) && s.reply.kind === "playing" && config.bargeInEnabled) {
       const policy = config.backchannel;
       const wait = backchannelWait(s);
       // Speech again before the last utterance's words decided it: the same pause (again, after a misfire), a new utterance to time.
@@ -78,19 +74,23 @@ const HANDLERS: Handlers = {
   },
 
   // With backchannels, speech confirms only by its words, or at its end by having lasted `maxMs`.
-  // A held turn goes on (holdUntil cleared): its words stay, and this speech adds to them.
-  speechRealStart: (s, e, config) =>
-    then(vouch({ ...s, realSpeech: true, realSpeechAt: e.at, holdUntil: undefined }, e.at, config), (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at, config))),
+  // A held turn goes on (its hold let go): its words stay, and this speech adds to them.
+  speechRealStart: (s, e, config) => {
+    const voice: Voice = s.voice.kind === "quiet" ? { ...s.voice, realAt: e.at } : { ...s.voice, kind: "real", realAt: e.at };
+    const real = vouch({ ...s, voice, turn: unheld(s.turn) }, e.at, config);
+    return andThen(real, (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at, config)));
+  },
 
   speechEnd: (s, e, config) => {
-    const vouched = vouch({ ...s, vadSpeaking: false, realSpeech: false, realSpeechAt: e.at, voiceEnd: e.voiceEnd }, e.at, config);
-    const confirmed = then(vouched, (next) => speechEndOverBot(next, e.at, e.voiceEnd, config));
-    return then(confirmed, (next) => {
+    const voice: Voice = { kind: "quiet", startAt: s.voice.startAt, startTime: s.voice.startTime, realAt: e.at, end: e.voiceEnd, verdict: verdictOf(s.voice) };
+    const vouched = vouch({ ...s, voice }, e.at, config);
+    const confirmed = andThen(vouched, (next) => speechEndOverBot(next, e.at, e.voiceEnd, config));
+    return andThen(confirmed, (next) => {
       // A held preemptive reply is released here (preemptive.ts); a flush under way for one becomes the turn's.
       const ended = utteranceEnded(next);
       if (ended.release) return startReply(ended.step.state, ended.release.text, false, ended.release.generation);
       // With push-to-talk a pause in speech is not the end of the turn: the button's release is.
-      return then(ended.step, (n) => (n.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(n) : same(n)));
+      return andThen(ended.step, (n) => (n.phase === "user_speaking" && !config.pushToTalk ? endUserTurn(n) : same(n)));
     });
   },
 
@@ -108,17 +108,18 @@ const HANDLERS: Handlers = {
   // The turn detector's verdict on the utterance that ended (none begun since): kept for the flush, and a
   // turn held for more speech that it calls over is answered now.
   turnPredicted: (s, e, config) => {
-    if (!config.turnDetector || s.vadSpeaking) return same(s);
-    const judged = { ...s, turnProbability: e.probability };
+    if (!config.turnDetector || s.voice.kind !== "quiet") return same(s);
+    const judged = { ...s, voice: { ...s.voice, verdict: e.probability } };
     const text = s.userWords.join(" ").trim();
-    const over = s.holdUntil !== undefined && text !== "" && e.probability >= config.turnDetector.threshold;
+    const over = holdOf(s.turn) !== undefined && text !== "" && e.probability >= config.turnDetector.threshold;
     return over ? startReply(judged, text, false) : same(judged);
   },
 
   misfire: (s, e, config) => {
     // Held words the VAD would not vouch for were the bot's echo misheard.
     const echo: TurnEffect[] = s.heldWords.map((w) => ({ kind: "echoWord", text: w.text }));
-    const quiet = { ...s, vadSpeaking: false, realSpeech: false, heldWords: [] };
+    const voice: Voice = s.voice.kind === "quiet" ? s.voice : { kind: "quiet", startAt: s.voice.startAt, startTime: s.voice.startTime, realAt: s.voice.realAt };
+    const quiet = { ...s, voice, heldWords: [] };
     // With backchannels, a burst too short for the VAD may still carry "wait": its words are awaited.
     const wait = backchannelWait(s);
     if (config.backchannel && wait && e.at !== undefined) {
@@ -129,52 +130,21 @@ const HANDLERS: Handlers = {
     if (misfired) {
       return { state: { ...quiet, bargeIn: misfired.bargeIn, userWords: s.userWords.slice(0, misfired.wordsBefore) }, effects: [...echo, ...misfired.effects] };
     }
+    const hold = holdOf(s.turn);
     // Words in an utterance too short for the VAD ("wait" confirmed the barge-in by its word): it ended here,
     // as at a speechEnd. Left open, only the STT's pause would end it, and only Kyutai's STT sends one.
     // Where the voice ended is not known (the misfire does not say): no voice to voice for this turn.
-    if (s.phase === "user_speaking" && s.vadSpeaking && s.userWords.length > 0 && s.holdUntil === undefined && !config.pushToTalk) {
-      const ended = endUserTurn({ ...quiet, voiceEnd: undefined });
+    if (s.phase === "user_speaking" && vadSpeaking(s) && s.userWords.length > 0 && hold === undefined && !config.pushToTalk) {
+      const ended = endUserTurn(quiet);
       return { state: ended.state, effects: [...echo, ...ended.effects] };
     }
     const next = s.phase === "user_speaking" && s.userWords.length === 0 ? to(quiet, "listening") : same(quiet);
     // A cough during a held turn: the hold stands, and its timer (which may have come meanwhile) is asked again.
-    const hold: TurnEffect[] = s.holdUntil === undefined ? [] : [{ kind: "armTimer", at: s.holdUntil }];
-    return { state: next.state, effects: [...echo, ...next.effects, ...hold] };
+    const rearm: TurnEffect[] = hold === undefined ? [] : [{ kind: "armTimer", at: hold }];
+    return { state: next.state, effects: [...echo, ...next.effects, ...rearm] };
   },
 
-  word: (s, e, config) => {
-    // The bot's own voice heard back: neither a confirmation nor the user's turn.
-    if (e.echo) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
-    // Owed to the last turn (its flush timed out; the STT's marker has not come back): its audio came
-    // before that turn ended, so not from this reply, even when the reply is audible by the time it comes.
-    if (s.lateWords) return { state: s, effects: [{ kind: "lateUserWord", text: e.text }] };
-    // Words over the bot's audio wait for real speech: with the echo guard (its
-    // echo, misheard), or with confirmByWords off (a burst that will misfire).
-    const overBot = (e.nearBot && config.vouchWordsMs !== undefined) || (!config.confirmByWords && s.phase === "bot_speaking");
-    // Except an interrupting word of a burst the VAD called a misfire ("stop"), awaited by the backchannel policy.
-    if (overBot && !vouched(s, e.at, config, e.spokenAt) && !misfiredInterrupt(s, e.text, config.backchannel)) {
-      const { kept, expired } = splitHeldWords(s.heldWords, e.at, config);
-      return { state: { ...s, heldWords: [...kept, { text: e.text, at: e.at, spokenAt: e.spokenAt }] }, effects: expired };
-    }
-    // Leading the user's turn, but spoken before the utterance began, while the bot was audible: the
-    // bot's echo, however late it arrived. (Once the turn has words, a pause may start a new utterance
-    // while the last one's words are still arriving: those stay the user's.)
-    if (overBot && s.userWords.length === 0 && spokenBefore(e, s.speechStartAt)) return { state: s, effects: [{ kind: "echoWord", text: e.text }] };
-    const wait = backchannelWait(s);
-    if (config.backchannel && wait) {
-      // Held until the barge-in is decided (backchannel-wait.ts).
-      const held = waitForWord(s, wait, config.backchannel, e.text);
-      if (held !== "confirm") return held;
-    } else if (config.backchannel && isBackchannel(config.backchannel, e.text) && s.phase === "bot_speaking" && !s.vadSpeaking) {
-      // A late backchannel, its pause already resumed: not the user's turn either.
-      return same(s);
-    }
-    // A word that interrupts: the held ones go before it, into the user's words.
-    const base = wait?.words.length ? withWait(s, { ...wait, words: [] }) : s;
-    const userWords = [...s.userWords, ...(wait?.words ?? []), e.text];
-    const heard: TurnStep = { state: { ...base, userWords }, effects: [{ kind: "userTranscript", text: userWords.join(" ") }] };
-    return config.confirmByWords ? then(heard, (next) => confirm(next, "words", e.at, config)) : heard;
-  },
+  word: (s, e, config) => heardWord(s, e, config),
 
   wordRetracted: (s) => {
     if (s.userWords.length === 0) return same(s);
@@ -184,8 +154,8 @@ const HANDLERS: Handlers = {
 
   // Not during a held turn: it was flushed already, and its hold decides (a pause there would only restart it).
   sttPause: (s, e, config) =>
-    !config.pushToTalk && s.holdUntil === undefined &&
-    e.probability >= config.pauseThreshold && s.userWords.length > 0 && !s.vadSpeaking && userHasFloor(s) ? endUserTurn(s) : same(s),
+    !config.pushToTalk && holdOf(s.turn) === undefined &&
+    e.probability >= config.pauseThreshold && s.userWords.length > 0 && !vadSpeaking(s) && userHasFloor(s) ? endUserTurn(s) : same(s),
 
   // The service's end of turn: at once after the VAD's end (a held turn is answered now), else when
   // the VAD's utterance has been quiet a moment (its speechEnd, asked for early, ends the turn).
@@ -193,49 +163,28 @@ const HANDLERS: Handlers = {
     // An eager end starts a held reply for its words (preemptive.ts), and ends nothing.
     if (e.eager) return eagerEnded(s, e.text, config) ?? same(s);
     const policy = config.serviceEndOfTurn;
-    if (!policy || config.pushToTalk || s.endingTurn || !userHasFloor(s) || s.reply || s.userWords.length === 0) return same(s);
-    const judged = { ...s, serviceEnded: true };
-    if (s.vadSpeaking) return { state: judged, effects: [{ kind: "endVadWhenQuiet", quietMs: policy.quietMs }] };
+    if (!policy || config.pushToTalk || flushInFlight(s.turn) || !userHasFloor(s) || s.reply.kind === "playing" || s.userWords.length === 0) return same(s);
+    const judged: TurnState = { ...s, turn: { ...s.turn, serviceEnded: true } };
+    if (vadSpeaking(s)) return { state: judged, effects: [{ kind: "endVadWhenQuiet", quietMs: policy.quietMs }] };
     const text = s.userWords.join(" ").trim();
-    return s.holdUntil !== undefined ? startReply(s, text, false) : endUserTurn(judged);
+    return holdOf(s.turn) !== undefined ? startReply(s, text, false) : endUserTurn(judged);
   },
 
   sttTurnResumed: (s) => {
-    const resumed = s.serviceEnded ? { ...s, serviceEnded: false } : s;
+    const resumed: TurnState = s.turn.serviceEnded ? { ...s, turn: { ...s.turn, serviceEnded: undefined } } : s;
     return serviceResumed(resumed) ?? same(resumed);
   },
 
-  sttMarker: (s) => same({ ...s, lateWords: false }),
+  sttMarker: (s) => same({ ...s, stt: owingCleared(s.stt) }),
 
-  sttConnected: (s) => linkChanged(s, { ...s, lateWords: false, sttDown: false }),
+  sttConnected: (s) => linkChanged(s, { ...s, stt: { kind: "up" } }),
 
-  sttLost: (s) => linkChanged(s, { ...s, sttDown: true }),
+  sttLost: (s) => linkChanged(s, { ...s, stt: { kind: "down", ...(owes(s.stt) ? { owing: true } : {}) } }),
 
-  turnFlushed: (s, e, config) => {
-    if (s.speculation?.stage === "flushing") return preemptiveFlushed(s, e.missed, config);
-    // An eager reply held for the words this flush brought: released, or dropped and the turn goes on below.
-    if (s.speculation?.stage === "held") {
-      const ended = utteranceEnded(s, true);
-      const next = { ...ended.step.state, endingTurn: false, userWords: [], serviceEnded: false, speculated: false };
-      if (ended.release) return startReply(next, ended.release.text, e.missed, ended.release.generation);
-      return then(ended.step, (n) => HANDLERS.turnFlushed(n, e, config));
-    }
-    const text = s.userWords.join(" ").trim();
-    const flushed = { ...s, endingTurn: false, userWords: [], serviceEnded: false, speculated: false };
-    if (!text) return userHasFloor(s) ? to(flushed, s.vadSpeaking ? "user_speaking" : "listening") : same(flushed);
-    // Unfinished by the turn detector's verdict or else its words (turn-end.ts; not when the service judged
-    // the turn over), or the user already speaking again: the turn goes on (held until holdMs).
-    const holdMs = s.serviceEnded ? undefined : holdMsFor(config, s.turnProbability, text);
-    if ((config.turnEnd || config.turnDetector) && !config.pushToTalk && !s.reply && (s.vadSpeaking || holdMs !== undefined)) {
-      if (s.vadSpeaking || holdMs === undefined) return same({ ...s, endingTurn: false });
-      const holdUntil = e.at + holdMs;
-      return { state: { ...s, endingTurn: false, holdUntil }, effects: [{ kind: "armTimer", at: holdUntil }] };
-    }
-    return startReply(flushed, text, e.missed);
-  },
+  turnFlushed: (s, e, config) => turnFlushed(s, e.missed, e.at, config),
 
   replyAudible: (s, e, config) => {
-    if (s.reply?.generation !== e.generation || s.reply.audible) return same(s);
+    if (s.reply.kind !== "playing" || s.reply.generation !== e.generation || s.reply.audible) return same(s);
     const audible = { ...s, reply: { ...s.reply, audible: true, audibleAt: e.contextTime } };
     const effects: TurnEffect[] = [{ kind: "armAutoPause", token: config.bargeInEnabled ? e.generation : null }];
     if (s.phase !== "bot_thinking") return { state: audible, effects };
@@ -243,10 +192,10 @@ const HANDLERS: Handlers = {
   },
 
   replyDone: (s, e) => {
-    if (s.reply?.generation !== e.generation) return same(s);
-    const phase = s.vadSpeaking ? "user_speaking" : "listening";
+    if (s.reply.kind !== "playing" || s.reply.generation !== e.generation) return same(s);
+    const phase = vadSpeaking(s) ? "user_speaking" : "listening";
     return {
-      state: { ...s, reply: undefined, bargeIn: NO_BARGE_IN, phase },
+      state: { ...s, reply: { kind: "none" }, bargeIn: NO_BARGE_IN, phase },
       effects: [{ kind: "armAutoPause", token: null }, { kind: "finishReply", generation: e.generation }, ...changeState(s, phase)],
     };
   },
@@ -255,9 +204,10 @@ const HANDLERS: Handlers = {
 
   timer: (s, e, config) => {
     // A held turn's time is up with no more speech: it is answered as it stands.
-    if (s.holdUntil !== undefined && !s.vadSpeaking && e.at >= s.holdUntil) {
+    const hold = holdOf(s.turn);
+    if (hold !== undefined && !vadSpeaking(s) && e.at >= hold) {
       const text = s.userWords.join(" ").trim();
-      return text ? startReply(s, text, false) : same({ ...s, holdUntil: undefined });
+      return text ? startReply(s, text, false) : same({ ...s, turn: unheld(s.turn) });
     }
     // The word wait after a short utterance over the bot is over, and no word confirmed.
     return (config.backchannel && wordWaitOver(s, config.backchannel, e.at)) || same(s);
@@ -276,7 +226,7 @@ const HANDLERS: Handlers = {
     const s = dropped.state;
     // Words the user was saying join the typed ones: one turn, not two replies racing.
     const text = [...s.userWords, typed].join(" ");
-    if (!s.reply) return then(dropped, (next) => startReply(next, text, false, undefined, false));
+    if (s.reply.kind !== "playing") return andThen(dropped, (next) => startReply(next, text, false, undefined, false));
     // Typed over the bot: the ordered interrupt (what was heard is kept), then the reply to the text.
     // The floor goes straight to the new reply: no "listening" in between.
     const cut = interrupt(s, "text", undefined, false);
@@ -287,10 +237,12 @@ const HANDLERS: Handlers = {
   stop: (s) => {
     const text = s.userWords.join(" ").trim();
     // A held preemptive reply never played: it goes with its streams (the words it answered are kept below).
-    const effects: TurnEffect[] = [...dropSpeculation(s).effects];
-    if (text) effects.push({ kind: "keepUserWords", text, ...(s.resumedTurn ? { resumed: true } : {}) });
-    if (s.reply) effects.push({ kind: "keepHeardReply", generation: s.reply.generation });
-    return { state: { ...s, userWords: [], reply: undefined, bargeIn: NO_BARGE_IN, speculation: undefined, resumedTurn: false }, effects };
+    const dropped = dropSpeculation(s);
+    const effects: TurnEffect[] = [...dropped.effects];
+    if (text) effects.push({ kind: "keepUserWords", text, ...(s.turn.resumed ? { resumed: true } : {}) });
+    if (s.reply.kind === "playing") effects.push({ kind: "keepHeardReply", generation: s.reply.generation });
+    const turn = { ...dropped.state.turn, resumed: undefined };
+    return { state: { ...dropped.state, userWords: [], reply: { kind: "none" }, bargeIn: NO_BARGE_IN, turn }, effects };
   },
 
   stopped: (s) => ({ state: { ...INITIAL_TURN_STATE, generation: s.generation }, effects: changeState(s, "idle") }),
@@ -302,16 +254,7 @@ export function step(state: TurnState, event: TurnEvent, config: TurnConfig): Tu
   return handler(state, event, config);
 }
 
-// ─── transitions shared by several events ─────────────────────────────────
-
-/** A confirming cue for a pending barge-in: the reply is interrupted. Backchannel words held until now are the user's. */
-function confirm(s: TurnState, reason: BargeInReason, at: number, config: TurnConfig): TurnStep {
-  const confirmed = confirmBargeIn(s.bargeIn, at);
-  if (!confirmed) return same(s);
-  const held = backchannelWait(s)?.words ?? [];
-  const cut = interrupt({ ...s, bargeIn: confirmed.bargeIn, userWords: [...s.userWords, ...held] }, reason, confirmed.confirmMs, config.resumeUnheard === true);
-  return held.length ? { state: cut.state, effects: [...cut.effects, { kind: "userTranscript", text: cut.state.userWords.join(" ") }] } : cut;
-}
+// ─── transitions of this table's own ──────────────────────────────────────
 
 /** The VAD's end of speech over the bot confirms, unless the backchannel policy waits for its words (backchannel-wait.ts). */
 function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined, config: TurnConfig): TurnStep {
@@ -321,120 +264,31 @@ function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined
 }
 
 /**
- * The ordered interrupt. A user's barge-in hands the floor to the user; a
- * stop button or a stall hands it to whoever is speaking. `resumeUnheard`
- * (TurnConfig): the user's speech cutting a reply to their spoken turn before
- * any of it reached them (resumed-turn.ts) resumes that turn: its words lead the new ones, and
- * the message they end with replaces the last.
+ * The `endUserTurn` flush is back (at `at`, ms; `missed`: the STT did not
+ * confirm the last words in time). The preemptive flush starts a held reply
+ * (preemptive.ts); an eager reply held for the words this flush brought is
+ * released, or dropped and the turn ends below; otherwise the turn's words
+ * are answered, or held when they leave it unfinished.
  */
-function interrupt(s: TurnState, reason: InterruptReason, speechStartToConfirmMs: number | undefined, resumeUnheard: boolean): TurnStep {
-  const reply = s.reply;
-  if (!reply) return same(s);
-  const generation = s.generation + 1;
-  const byUser = reason === "speech" || reason === "words";
-  const phase = byUser || s.vadSpeaking ? "user_speaking" : "listening";
-  const resumed = resumeUnheard && byUser && resumesTurn(reply, s.speechStartTime);
-  const turn = resumed ? resumedTurnState(s, reply) : {};
-  return {
-    state: { ...s, phase, generation, reply: undefined, bargeIn: NO_BARGE_IN, ...turn },
-    effects: [
-      { kind: "cutReplyToHeard", generation: reply.generation },
-      { kind: "flushPlayback" },
-      { kind: "fence", generation },
-      { kind: "armAutoPause", token: null },
-      { kind: "announceInterruption", generation: reply.generation, reason, speechStartToConfirmMs, ...(resumed ? { userTurnResumed: true } : {}) },
-      ...changeState(s, phase),
-      { kind: "cancelReply", generation: reply.generation },
-      ...(resumed ? [{ kind: "resumeUserTurn" } as const] : []),
-    ],
-  };
-}
-
-/** True when real speech vouches for a word that came at `at`, spoken at `spokenAt` (held-words.ts). */
-function vouched(s: TurnState, at: number, config: TurnConfig, spokenAt?: number): boolean {
-  return vouchedAt(s, at, config.vouchWordsMs, spokenAt);
-}
-
-/** Held words still within the window at `at`, and an echoWord effect for each one past it. */
-function splitHeldWords(held: TurnState["heldWords"], at: number, config: TurnConfig): { kept: TurnState["heldWords"]; expired: TurnEffect[] } {
-  const { kept, expired } = splitHeld(held, at, config.vouchWordsMs);
-  return { kept, expired: expired.map((text) => ({ kind: "echoWord", text })) };
-}
-
-/**
- * Real speech at `at`: the held words still in the window become the user's,
- * in order (then as any word would). Not those that came before the
- * utterance began: the STT cannot have heard it yet, so they are echo.
- */
-function vouch(s: TurnState, at: number, config: TurnConfig): TurnStep {
-  if (s.heldWords.length === 0) return same(s);
-  const inWindow = splitHeldWords(s.heldWords, at, config);
-  const kept = inWindow.kept.filter((w) => w.at >= s.speechStartAt && !(s.userWords.length === 0 && spokenBefore(w, s.speechStartAt)));
-  const early: TurnEffect[] = inWindow.kept.filter((w) => !kept.includes(w)).map((w) => ({ kind: "echoWord", text: w.text }));
-  let step: TurnStep = { state: { ...s, heldWords: [] }, effects: [...inWindow.expired, ...early] };
-  for (const w of kept) step = then(step, (next) => HANDLERS.word(next, { kind: "word", text: w.text, at: w.at }, config));
-  return step;
-}
-
-/**
- * The user's turn `text` goes into the history and a new reply starts for it.
- * `lateWords`: the STT missed its flush, so words of this turn may still come.
- */
-function startReply(s: TurnState, text: string, lateWords: boolean, held?: number, spoken = true): TurnStep {
-  // A preemptive reply held for these words (preemptive.ts) has its generation already: it is released, not started.
-  const generation = held ?? s.generation + 1;
-  const reply: TurnEffect = held === undefined ? { kind: "startReply", generation } : { kind: "releaseReply", generation, voiceEnd: s.voiceEnd };
-  const message: TurnEffect = { kind: "addUserMessage", text, ...(s.resumedTurn ? { resumed: true } : {}) };
-  return {
-    state: {
-      ...s,
-      phase: "bot_thinking",
-      userWords: [],
-      generation,
-      reply: { generation, audible: false, ...(spoken ? { turnText: text } : {}) },
-      lateWords,
-      holdUntil: undefined,
-      speculated: false,
-      resumedTurn: false,
-      turnProbability: undefined,
-    },
-    effects: [message, { kind: "fence", generation }, ...changeState(s, "bot_thinking"), reply],
-  };
-}
-
-/** The user's turn is over: flush the STT for its last words (once). */
-function endUserTurn(s: TurnState): TurnStep {
-  if (s.endingTurn) return same(s);
-  // Still speaking (push-to-talk released mid-word): where the voice ends is not known.
-  const voiceEnd = s.vadSpeaking ? undefined : s.voiceEnd;
-  return { state: { ...s, endingTurn: true }, effects: [{ kind: "endUserTurn", voiceEnd }] };
-}
-
-function same(state: TurnState): TurnStep {
-  return { state, effects: [] };
-}
-
-function to(s: TurnState, phase: FloorPhase): TurnStep {
-  return { state: { ...s, phase }, effects: changeState(s, phase) };
-}
-
-/** The `setState` effect for the floor going to `phase`, if the state the app sees changes. */
-function changeState(s: TurnState, phase: FloorPhase): TurnEffect[] {
-  return presentedChange(s, { phase, sttDown: s.sttDown });
-}
-
-/** The STT link went down or came back: the presented state may change with it. */
-function linkChanged(before: TurnState, after: TurnState): TurnStep {
-  return { state: after, effects: presentedChange(before, after) };
-}
-
-function presentedChange(before: Parameters<typeof presentedState>[0], after: Parameters<typeof presentedState>[0]): TurnEffect[] {
-  const state = presentedState(after);
-  return presentedState(before) === state ? [] : [{ kind: "setState", state }];
-}
-
-/** Runs `next` on the state `first` left, keeping both steps' effects in order. */
-function then(first: TurnStep, next: (state: TurnState) => TurnStep): TurnStep {
-  const second = next(first.state);
-  return { state: second.state, effects: [...first.effects, ...second.effects] };
+function turnFlushed(s: TurnState, missed: boolean, at: number, config: TurnConfig): TurnStep {
+  if (s.turn.kind === "flushing") return preemptiveFlushed({ ...s, turn: s.turn }, missed, config);
+  if (s.reply.kind === "speculative") {
+    const ended = utteranceEnded(s, true);
+    if (!ended.release) return andThen(ended.step, (n) => turnFlushed(n, missed, at, config));
+    const next = { ...ended.step.state, turn: { kind: "open" as const, ...(s.turn.resumed ? { resumed: true as const } : {}) }, userWords: [] };
+    return startReply(next, ended.release.text, missed, ended.release.generation);
+  }
+  const text = s.userWords.join(" ").trim();
+  const marks = marksOf(s.turn);
+  const flushed: TurnState = { ...s, turn: unflushed(s.turn, marks.resumed ? { resumed: true } : {}), userWords: [] };
+  if (!text) return userHasFloor(s) ? to(flushed, vadSpeaking(s) ? "user_speaking" : "listening") : same(flushed);
+  // Unfinished by the turn detector's verdict or else its words (turn-end.ts; not when the service judged
+  // the turn over), or the user already speaking again: the turn goes on (held until holdMs).
+  const holdMs = marks.serviceEnded ? undefined : holdMsFor(config, verdictOf(s.voice), text);
+  if ((config.turnEnd || config.turnDetector) && !config.pushToTalk && s.reply.kind !== "playing" && (vadSpeaking(s) || holdMs !== undefined)) {
+    if (vadSpeaking(s) || holdMs === undefined) return same({ ...s, turn: unflushed(s.turn) });
+    const until = at + holdMs;
+    return { state: { ...s, turn: { kind: "held", until, ...marks } }, effects: [{ kind: "armTimer", at: until }] };
+  }
+  return startReply(flushed, text, missed);
 }

@@ -62,73 +62,108 @@ export interface TurnConfig {
 }
 
 /**
- * The turn's preemptive reply (TurnConfig.preemptive): its flush is under way
- * (`resumed`: the voice came back meanwhile), or its reply is being prepared
- * for `text`, held.
+ * The VAD's utterance. `startAt`: when the current (or last) one began (ms),
+ * and `startTime` the same onset on the audio clock (AudioContext s, the VAD
+ * frame's), when the VAD gave it. `realAt`: when real speech (its
+ * `speechRealStart`) last began or ended (ms): it vouches for the words near
+ * it (held-words.ts).
  */
-export type Speculation =
-  | { readonly stage: "flushing"; readonly resumed: boolean }
-  /** `eager`: started on the STT service's eager end of turn (its words), not the VAD's quiet. */
-  | { readonly stage: "held"; readonly generation: number; readonly text: string; readonly eager?: boolean };
+export type Voice =
+  /**
+   * No utterance goes on. `end`: where the last one really ended (its last
+   * speech frame, AudioContext s), when the VAD said. `verdict`: the turn
+   * detector's verdict on it (0..1), once it came.
+   */
+  | { readonly kind: "quiet"; readonly startAt: number; readonly startTime?: number; readonly realAt: number; readonly end?: number; readonly verdict?: number }
+  /** Between the VAD's speech start and its real start (`bargeIn.minSpeechMs` of speech), end or misfire. */
+  | { readonly kind: "onset"; readonly startAt: number; readonly startTime?: number; readonly realAt: number }
+  /** Inside an utterance the VAD confirmed (its real start came, at `realAt`). */
+  | { readonly kind: "real"; readonly startAt: number; readonly startTime?: number; readonly realAt: number };
+
+/** What the user's turn has been through, in whichever state it is. */
+export interface TurnMarks {
+  /**
+   * The user's speech cut a reply they never heard (TurnConfig.resumeUnheard):
+   * the turn they go on with replaces their last message, and starts with its words.
+   */
+  readonly resumed?: true;
+  /** The STT service judged this turn over (TurnConfig.serviceEndOfTurn): it is not held for unfinished words. */
+  readonly serviceEnded?: true;
+  /** The turn had its one preemptive reply (kept or dropped); cleared when a reply starts or the turn is flushed. */
+  readonly speculated?: true;
+}
+
+/** The user's turn: its words are `TurnState.userWords`; this is what is under way with them. */
+export type UserTurn =
+  /** Nothing ends it yet: the user may speak, and words may come. */
+  | (TurnMarks & { readonly kind: "open" })
+  /**
+   * The STT is being flushed for the turn's last words (an `endUserTurn`
+   * effect is in flight, answered by `turnFlushed`). `heldUntil`: the turn
+   * was held (see "held") when this flush began, and still is.
+   */
+  | (TurnMarks & { readonly kind: "ending"; readonly heldUntil?: number })
+  /**
+   * The preemptive flush (TurnConfig.preemptive): the utterance went quiet and
+   * the STT is flushed for a held reply's words, while the turn goes on.
+   * `voiceBack`: the voice came back meanwhile, so it starts no reply.
+   */
+  | (TurnMarks & { readonly kind: "flushing"; readonly speculated: true; readonly voiceBack?: true })
+  /**
+   * The turn was flushed and its words left it unfinished (turn-end.ts): it
+   * is answered at `until` (ms) unless the user speaks again first.
+   */
+  | (TurnMarks & { readonly kind: "held"; readonly until: number });
+
+/** The reply to the user, from its start to its end or interruption. */
+export type ReplyState =
+  | { readonly kind: "none" }
+  /**
+   * The turn's preemptive reply (TurnConfig.preemptive), being prepared for
+   * `text`, held: nothing of it plays or shows until it is released.
+   * `eager`: started on the STT service's eager end of turn (its words), not the VAD's quiet.
+   */
+  | { readonly kind: "speculative"; readonly generation: number; readonly text: string; readonly eager?: true }
+  /**
+   * The reply that holds the floor. `turnText`: the spoken user turn it
+   * answers (not for a typed one): a turn resumed before it is heard goes on
+   * from it. Once `audible`, `audibleAt`: when its first sample reached the
+   * ear (AudioContext s), when the player said.
+   */
+  | ({ readonly kind: "playing"; readonly generation: number; readonly turnText?: string } & (
+      | { readonly audible: false }
+      | { readonly audible: true; readonly audibleAt?: number }
+    ));
+
+/** The STT stream. */
+export type SttLink =
+  | { readonly kind: "up" }
+  /**
+   * Up, and the last turn ended without the STT confirming its last words in
+   * time: words that still come before its marker belong to that turn's message.
+   */
+  | { readonly kind: "owing" }
+  /** The stream failed and is being reconnected (from `sttLost` to `sttConnected`); `owing` as above. */
+  | { readonly kind: "down"; readonly owing?: true };
 
 export interface TurnState {
+  /** Who holds the floor. */
   readonly phase: FloorPhase;
-  /** The STT stream failed and is being reconnected (from `sttLost` to `sttConnected`). */
-  readonly sttDown: boolean;
-  /** Between the VAD's speech start and its end or misfire. */
-  readonly vadSpeaking: boolean;
+  readonly stt: SttLink;
+  readonly voice: Voice;
+  readonly turn: UserTurn;
+  readonly reply: ReplyState;
+  readonly bargeIn: BargeIn;
   /** The words of the user's turn so far. */
   readonly userWords: readonly string[];
-  /** The STT is being flushed for the turn's last words (an `endUserTurn` effect is in flight). */
-  readonly endingTurn: boolean;
-  /**
-   * The last turn ended without the STT confirming its last words in time:
-   * words that still come before its marker belong to that turn's message.
-   */
-  readonly lateWords: boolean;
   /** The newest playback generation; each reply gets a new one, and so does each interruption (the fence). */
   readonly generation: number;
-  /** The reply that holds the floor, from its start to its end or interruption. */
-  /**
-   * `turnText`: the spoken user turn it answers (not for a typed one): a turn resumed before it is heard goes
-   * on from it. `audibleAt`: when its first sample reached the ear (AudioContext s), when the player said.
-   */
-  readonly reply: { readonly generation: number; readonly audible: boolean; readonly turnText?: string; readonly audibleAt?: number } | undefined;
-  readonly bargeIn: BargeIn;
-  /** When the VAD's current (or last) utterance began (ms). */
-  readonly speechStartAt: number;
-  /** The same onset on the audio clock (AudioContext s, the VAD frame's), when the VAD gave it. */
-  readonly speechStartTime: number | undefined;
-  /** Inside an utterance the VAD confirmed (its real start came), and when it last did (ms). */
-  readonly realSpeech: boolean;
-  readonly realSpeechAt: number;
-  /** Where the VAD's last utterance really ended (its last speech frame, AudioContext s); undefined while one goes on. */
-  readonly voiceEnd: number | undefined;
   /**
    * Words heard near the bot's audio with no real speech yet to vouch for
    * them (TurnConfig.vouchWordsMs): real speech soon after makes them the
    * user's, a misfire or the window passing makes them echo.
    */
   readonly heldWords: readonly HeldWord[];
-  /**
-   * The user's turn was flushed and its words left it unfinished (turn-end.ts):
-   * it is answered at this time (ms) unless the user speaks again first.
-   * Undefined: no turn is held.
-   */
-  readonly holdUntil: number | undefined;
-  /** The STT service judged this turn over (TurnConfig.serviceEndOfTurn): it is not held for unfinished words. */
-  readonly serviceEnded: boolean;
-  /** The turn's preemptive reply, while there is one. */
-  readonly speculation: Speculation | undefined;
-  /** The turn had its one preemptive reply (kept or dropped); cleared when a reply starts. */
-  readonly speculated: boolean;
-  /**
-   * The user's speech cut a reply they never heard (TurnConfig.resumeUnheard):
-   * the turn they go on with replaces their last message, and starts with its words.
-   */
-  readonly resumedTurn: boolean;
-  /** The turn detector's verdict on the last ended utterance (0..1); undefined before it comes and once speech starts again. */
-  readonly turnProbability: number | undefined;
 }
 
 export type InterruptReason = InterruptionEvent["reason"];
@@ -157,9 +192,9 @@ export type TurnEvent =
   /**
    * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
    * the bot's own voice heard back; `nearBot`: the bot was audible within the
-   * echo guard's word window (only with the guard on).
+   * echo guard's word window (only with the guard on). `at`: when it arrived;
+   * `spokenAt`: when its audio was captured, when known (same clock).
    */
-  /** `at`: when it arrived; `spokenAt`: when its audio was captured, when known (same clock). */
   | { kind: "word"; text: string; at: number; spokenAt?: number; echo?: boolean; nearBot?: boolean }
   /** A new STT stream will hear the user's last word again (see SpeechReplay): it is taken back. */
   | { kind: "wordRetracted" }
@@ -207,7 +242,7 @@ export type TurnEffect =
   | { kind: "endUserTurn"; voiceEnd: number | undefined }
   /** End the VAD's utterance (its `speechEnd`) once it has been quiet `quietMs` (VadPort.endWhenQuiet). */
   | { kind: "endVadWhenQuiet"; quietMs: number }
-  /** The user's turn goes into the history, final; `resumed`: it replaces the last user message (TurnState.resumedTurn). */
+  /** The user's turn goes into the history, final; `resumed`: it replaces the last user message (TurnMarks.resumed). */
   | { kind: "addUserMessage"; text: string; resumed?: boolean }
   /** The user's speech cut a reply they never heard: their next message replaces the last (its transcript id, in the history). */
   | { kind: "resumeUserTurn" }
@@ -223,8 +258,10 @@ export type TurnEffect =
    * yet: it is prepared but nothing of it plays or shows until `releaseReply`.
    */
   | { kind: "startReply"; generation: number; held?: { text: string; resumed?: boolean } }
-  /** The held reply `generation` is the reply now: its message joins the history, and its audio and transcript go out. */
-  /** `voiceEnd`: where the user's voice ended (AudioContext s), when the VAD has said: the turn's timing starts here. */
+  /**
+   * The held reply `generation` is the reply now: its message joins the history, and its audio and transcript go out.
+   * `voiceEnd`: where the user's voice ended (AudioContext s), when the VAD has said: the turn's timing starts here.
+   */
   | { kind: "releaseReply"; generation: number; voiceEnd: number | undefined }
   /** The held reply `generation` is not needed (the user went on): its streams are cancelled, and it is counted as wasted. */
   | { kind: "dropHeldReply"; generation: number }

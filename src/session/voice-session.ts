@@ -271,7 +271,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
    * playback, fences its audio off and cancels the LLM and TTS streams.
    */
   interrupt(): Promise<void> {
-    if (!this.#turn.reply) return Promise.resolve();
+    if (this.#turn.reply.kind !== "playing") return Promise.resolve();
     this.#dispatch({ kind: "interrupt", reason: "api" });
     return this.#replies.cancelling;
   }
@@ -311,7 +311,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     },
     playbackStarted: (generation, at, audibleContextTime) => {
       const reply = this.#turn.reply;
-      if (reply?.generation !== generation || reply.audible) return;
+      if (reply.kind !== "playing" || reply.generation !== generation || reply.audible) return;
       this.#replies.current?.audible(at, audibleContextTime);
       this.#dispatch({ kind: "replyAudible", generation, contextTime: audibleContextTime });
     },

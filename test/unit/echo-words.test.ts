@@ -67,7 +67,7 @@ test("a word spoken before a pause of playback is judged where the reply was the
 
 test("the turn machine drops an echo word: no user word, no confirmation of a pending barge-in", () => {
   const config = { bargeInEnabled: true, confirmByWords: true, pauseThreshold: 0.8 };
-  const speaking = { ...INITIAL_TURN_STATE, phase: "bot_speaking" as const, generation: 1, reply: { generation: 1, audible: true } };
+  const speaking = { ...INITIAL_TURN_STATE, phase: "bot_speaking" as const, generation: 1, reply: { kind: "playing" as const, generation: 1, audible: true } };
   const paused = step(speaking, { kind: "speechStart", pausedByWorker: true, at: 0 }, config).state;
   const echo = step(paused, { kind: "word", text: "hello", at: 50, echo: true }, config);
   expect(echo.effects).toEqual([{ kind: "echoWord", text: "hello" }]);

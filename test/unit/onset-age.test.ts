@@ -3,11 +3,11 @@
 import { describe, expect, test } from "vitest";
 import { onsetAgeS } from "../../src/session/onset-age.js";
 
-const speaking = (speechStartAt: number, speechStartTime?: number) => ({ vadSpeaking: true, speechStartAt, speechStartTime });
+const speaking = (speechStartAt: number, speechStartTime?: number) => ({ voice: { kind: "real" as const, startAt: speechStartAt, startTime: speechStartTime, realAt: speechStartAt } });
 
 describe("onsetAgeS", () => {
   test("no utterance going on (push-to-talk, a typed start): 0", () => {
-    expect(onsetAgeS({ vadSpeaking: false, speechStartAt: 1000, speechStartTime: 1 }, 5000, 4)).toBe(0);
+    expect(onsetAgeS({ voice: { kind: "quiet", startAt: 1000, startTime: 1, realAt: 1000 } }, 5000, 4)).toBe(0);
   });
 
   test("a main thread on time: both clocks agree, and the age is that", () => {

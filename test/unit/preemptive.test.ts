@@ -34,7 +34,7 @@ describe("the turn machine: a preemptive reply", () => {
     const released = runTurns([{ kind: "speechEnd", at: 1200, voiceEnd: 1.8 }], held.state, CONFIG);
     expect(effectKinds(released.effects)).toEqual(["addUserMessage", "fence", "state:bot_thinking", "releaseReply"]);
     expect(released.effects[0]).toEqual({ kind: "addUserMessage", text: "what time is it" });
-    expect(released.state).toMatchObject({ phase: "bot_thinking", reply: { generation: 1, audible: false }, userWords: [], speculation: undefined });
+    expect(released.state).toMatchObject({ phase: "bot_thinking", reply: { kind: "playing", generation: 1, audible: false }, userWords: [] });
     // It plays as any reply does.
     const playing = runTurns([{ kind: "replyAudible", generation: 1 }], released.state, CONFIG);
     expect(playing.state.phase).toBe("bot_speaking");
@@ -51,13 +51,13 @@ describe("the turn machine: a preemptive reply", () => {
     const answered = runTurns([{ kind: "turnFlushed", missed: false, at: 2200 }], more.state, CONFIG);
     expect(answered.effects).toContainEqual({ kind: "addUserMessage", text: "what time is it" });
     expect(answered.effects).toContainEqual({ kind: "startReply", generation: 2 });
-    expect(answered.state.speculated).toBe(false);
+    expect(answered.state.turn.speculated ?? false).toBe(false);
   });
 
   test("the voice comes back during the flush: no reply starts; the turn goes on", () => {
     const { state, effects } = runTurns([...said("what", "time"), quiet, { kind: "speechResumed", at: 1050 }, flushed], undefined, CONFIG);
     expect(effectKinds(effects)).not.toContain("startReply");
-    expect(state).toMatchObject({ phase: "user_speaking", endingTurn: false, userWords: ["what", "time"], speculation: undefined });
+    expect(state).toMatchObject({ phase: "user_speaking", turn: { kind: "open" }, userWords: ["what", "time"], reply: { kind: "none" } });
   });
 
   test("the utterance ends during the flush: that flush is the turn's own, answered at once", () => {
@@ -170,7 +170,7 @@ describe("the turn machine: a preemptive reply on the service's eager end of tur
   test("eager: the reply starts held for its words at once (no flush); EndOfTurn's same words and the VAD's end release it, with the VAD's voice end", () => {
     const held = runTurns([eager("What time is it?")], runTurns(speaking, undefined, CONFIG).state, CONFIG);
     expect(held.effects).toEqual([{ kind: "startReply", generation: 1, held: { text: "What time is it?" } }]);
-    expect(held.state.speculation).toEqual({ stage: "held", generation: 1, text: "What time is it?", eager: true });
+    expect(held.state.reply).toEqual({ kind: "speculative", generation: 1, text: "What time is it?", eager: true });
     const serviceEnd: TurnEvent[] = [...finalWords("what", "time", "is", "it"), { kind: "sttEndOfTurn", eager: false, at: 1100 }];
     const asked = runTurns(serviceEnd, held.state, { ...CONFIG, serviceEndOfTurn: { quietMs: 100 } });
     expect(asked.effects.at(-1)).toEqual({ kind: "endVadWhenQuiet", quietMs: 100 });
@@ -184,7 +184,7 @@ describe("the turn machine: a preemptive reply on the service's eager end of tur
     const held = runTurns([...speaking, eager("turn on the lights")], undefined, CONFIG);
     const ended = runTurns([{ kind: "speechEnd", at: 1000, voiceEnd: 1.7 }], held.state, CONFIG);
     expect(effectKinds(ended.effects)).toEqual(["endUserTurn"]);
-    expect(ended.state.speculation?.stage).toBe("held");
+    expect(ended.state.reply.kind).toBe("speculative");
     const released = runTurns([...finalWords("turn", "on", "the", "lights"), { kind: "turnFlushed", missed: false, at: 1300 }], ended.state, CONFIG);
     expect(released.effects).toContainEqual({ kind: "releaseReply", generation: 1, voiceEnd: 1.7 });
     expect(released.effects).toContainEqual({ kind: "addUserMessage", text: "turn on the lights" });
@@ -195,7 +195,7 @@ describe("the turn machine: a preemptive reply on the service's eager end of tur
     const held = runTurns([...speaking, eager("what time")], undefined, CONFIG);
     const resumed = runTurns([{ kind: "sttTurnResumed" }], held.state, CONFIG);
     expect(resumed.effects).toEqual([{ kind: "dropHeldReply", generation: 1 }]);
-    expect(resumed.state.speculation).toBeUndefined();
+    expect(resumed.state.reply.kind).toBe("none");
     const answered = runTurns([...finalWords("what", "time", "is", "it"), { kind: "speechEnd", at: 1500, voiceEnd: 2.2 }, { kind: "turnFlushed", missed: false, at: 1600 }], resumed.state, CONFIG);
     expect(answered.effects).toContainEqual({ kind: "startReply", generation: 2 });
     expect(answered.effects).toContainEqual({ kind: "addUserMessage", text: "what time is it" });

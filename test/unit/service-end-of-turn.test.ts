@@ -8,7 +8,7 @@
 import { describe, expect, test } from "vitest";
 import { ConfigError } from "../../src/errors.js";
 import { serviceEndOfTurnOf, turnEndPolicyOf } from "../../src/session/turn-end.js";
-import type { TurnConfig, TurnEvent } from "../../src/session/turn-machine.js";
+import { holdOf, type TurnConfig, type TurnEvent } from "../../src/session/turn-machine.js";
 import { fakeSession } from "../../src/testing/index.js";
 import { BASE_CONFIG, effectKinds, runTurns } from "./turn-machine-helpers.js";
 
@@ -32,11 +32,11 @@ describe("the turn machine: sttEndOfTurn", () => {
   test("a turn the service ended on \"to\" is answered at once: not held for unfinished words", () => {
     const { state } = runTurns([...said("i", "want", "to"), { kind: "sttEndOfTurn", eager: false, at: 600 }, { kind: "speechEnd", at: 700 }], undefined, CONFIG);
     const flushed = runTurns([{ kind: "turnFlushed", missed: false, at: 750 }], state, CONFIG);
-    expect(flushed.state.holdUntil).toBeUndefined();
+    expect(holdOf(flushed.state.turn)).toBeUndefined();
     expect(flushed.effects).toContainEqual({ kind: "addUserMessage", text: "i want to" });
     // Without the service's word, the same turn is held 700 ms.
     const alone = runTurns([...said("i", "want", "to"), { kind: "speechEnd", at: 700 }, { kind: "turnFlushed", missed: false, at: 750 }], undefined, CONFIG);
-    expect(alone.state.holdUntil).toBe(1450);
+    expect(holdOf(alone.state.turn)).toBe(1450);
     expect(effectKinds(alone.effects)).not.toContain("addUserMessage");
   });
 
@@ -45,7 +45,7 @@ describe("the turn machine: sttEndOfTurn", () => {
     const { effects, state } = runTurns([{ kind: "sttEndOfTurn", eager: false, at: 900 }], held.state, CONFIG);
     expect(effects).toContainEqual({ kind: "addUserMessage", text: "i want to" });
     expect(state.phase).toBe("bot_thinking");
-    expect(state.holdUntil).toBeUndefined();
+    expect(holdOf(state.turn)).toBeUndefined();
   });
 
   test("ignored: an eager end, no words yet, the bot's floor, push-to-talk, or the option off", () => {
@@ -61,7 +61,7 @@ describe("the turn machine: sttEndOfTurn", () => {
 
   test("the service hears the user go on (TurnResumed): the turn is held for unfinished words again", () => {
     const { state } = runTurns([...said("i", "want", "to"), { kind: "sttEndOfTurn", eager: false, at: 600 }, { kind: "sttTurnResumed" }, { kind: "speechEnd", at: 900 }, { kind: "turnFlushed", missed: false, at: 950 }], undefined, CONFIG);
-    expect(state.holdUntil).toBe(1650);
+    expect(holdOf(state.turn)).toBe(1650);
   });
 });
 

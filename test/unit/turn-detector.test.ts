@@ -6,7 +6,7 @@
  * checked with errors that name them.
  */
 import { describe, expect, test } from "vitest";
-import type { TurnConfig, TurnEvent } from "../../src/session/turn-machine.js";
+import { holdOf, verdictOf, type TurnConfig, type TurnEvent } from "../../src/session/turn-machine.js";
 import { holdMsFor, turnDetectorPolicyOf, turnEndPolicyOf } from "../../src/session/turn-end.js";
 import { checkTurnDetectorOptions } from "../../src/vad/turn-detector.js";
 import { checkSessionOptions } from "../../src/session/session-options.js";
@@ -34,7 +34,7 @@ describe("turn machine: turn.detector", () => {
   test("finished words the model calls unfinished are held for its holdMs, not answered", () => {
     const r = turn(["what's", "the", "weather"], [{ kind: "turnPredicted", at: 1050, probability: 0.2 }]);
     expect(effectKinds(r.effects)).not.toContain("startReply");
-    expect(r.state.holdUntil).toBe(1100 + 900);
+    expect(holdOf(r.state.turn)).toBe(1100 + 900);
     expect(r.effects.at(-1)).toEqual({ kind: "armTimer", at: 2000 });
   });
 
@@ -42,11 +42,11 @@ describe("turn machine: turn.detector", () => {
     const r = turn(["take", "me", "to", "the"], [{ kind: "turnPredicted", at: 1050, probability: 0.9 }]);
     expect(effectKinds(r.effects)).toContain("startReply");
     expect(r.effects).toContainEqual({ kind: "addUserMessage", text: "take me to the" });
-    expect(r.state.holdUntil).toBeUndefined();
+    expect(holdOf(r.state.turn)).toBeUndefined();
   });
 
   test("no verdict by the flush: the last word decides (held on \"to\", answered on \"weather\")", () => {
-    expect(turn(["take", "me", "to"], []).state.holdUntil).toBe(1100 + 700);
+    expect(holdOf(turn(["take", "me", "to"], []).state.turn)).toBe(1100 + 700);
     expect(effectKinds(turn(["what's", "the", "weather"], []).effects)).toContain("startReply");
   });
 
@@ -73,20 +73,20 @@ describe("turn machine: turn.detector", () => {
       ],
     );
     // The stale "not over" no longer holds a turn whose words read as finished.
-    expect(r.state.turnProbability).toBeUndefined();
+    expect(verdictOf(r.state.voice)).toBeUndefined();
     expect(effectKinds(r.effects)).toContain("startReply");
   });
 
   test("a verdict while the user speaks is ignored; without turn.detector verdicts do nothing", () => {
     const speaking = runTurns([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "turnPredicted", at: 10, probability: 0.1 }], undefined, CONFIG);
-    expect(speaking.state.turnProbability).toBeUndefined();
+    expect(verdictOf(speaking.state.voice)).toBeUndefined();
     const off = turn(["what's", "the", "weather"], [{ kind: "turnPredicted", at: 1050, probability: 0.1 }], { ...CONFIG, turnDetector: undefined });
     expect(effectKinds(off.effects)).toContain("startReply");
   });
 
   test("the detector alone (holdUnfinished off) still holds what it calls unfinished", () => {
     const r = turn(["what's", "the", "weather"], [{ kind: "turnPredicted", at: 1050, probability: 0.3 }], { ...CONFIG, turnEnd: undefined });
-    expect(r.state.holdUntil).toBe(2000);
+    expect(holdOf(r.state.turn)).toBe(2000);
   });
 
   test("holdMsFor: the verdict, then the words", () => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { CONTINUATION_WORDS_EN, looksUnfinished, turnEndPolicyOf } from "../../src/session/turn-end.js";
-import { INITIAL_TURN_STATE, type TurnConfig, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
+import { holdOf, INITIAL_TURN_STATE, type TurnConfig, type TurnEvent, type TurnState } from "../../src/session/turn-machine.js";
 import { ConfigError } from "../../src/index.js";
 import { fakeSession } from "../../src/testing/index.js";
 import { BASE_CONFIG, effectKinds, runTurns } from "./turn-machine-helpers.js";
@@ -52,7 +52,7 @@ describe("the turn machine with turn.holdUnfinished", () => {
   test("an unfinished turn is held holdMs (700) after its flush; the user goes on, and it is one turn", () => {
     const held = said("i want to go to");
     expect(replies(held.effects)).toEqual([]);
-    expect(held.state.holdUntil).toBe(1700);
+    expect(holdOf(held.state.turn)).toBe(1700);
     expect(held.effects.at(-1)).toEqual({ kind: "armTimer", at: 1700 });
     expect(held.state.phase).toBe("user_speaking");
     const goesOn = run(
@@ -70,7 +70,7 @@ describe("the turn machine with turn.holdUnfinished", () => {
     expect(effectKinds(goesOn.effects)).toContain("endUserTurn");
     const answered = run([{ kind: "turnFlushed", missed: false, at: 2300 }], goesOn.state);
     expect(replies(answered.effects)).toEqual(["i want to go to paris"]);
-    expect(answered.state.holdUntil).toBeUndefined();
+    expect(holdOf(answered.state.turn)).toBeUndefined();
   });
 
   test("an unfinished turn with no more speech is answered when its hold is over, as it stands", () => {
@@ -85,7 +85,7 @@ describe("the turn machine with turn.holdUnfinished", () => {
     const held = said("i want to go to");
     const paused = run([{ kind: "sttPause", probability: 0.95 }, { kind: "sttPause", probability: 0.99 }], held.state);
     expect(paused.effects).toEqual([]);
-    expect(paused.state.holdUntil).toBe(1700);
+    expect(holdOf(paused.state.turn)).toBe(1700);
   });
 
   test("a cough in the hold (a misfire) keeps it: the timer is asked again and answers the turn", () => {
@@ -107,7 +107,7 @@ describe("the turn machine with turn.holdUnfinished", () => {
     const held = said("i would like");
     const typed = run([{ kind: "text", text: "a coffee" }], held.state);
     expect(replies(typed.effects)).toEqual(["i would like a coffee"]);
-    expect(typed.state.holdUntil).toBeUndefined();
+    expect(holdOf(typed.state.turn)).toBeUndefined();
   });
 
   test("without the policy, or with push-to-talk, an unfinished turn is answered at once", () => {

@@ -39,7 +39,7 @@ describe("turn machine", () => {
       { kind: "finishReply", generation: 1 },
       { kind: "setState", state: "listening" },
     ]);
-    expect(done.state.reply).toBeUndefined();
+    expect(done.state.reply.kind).toBe("none");
   });
 
   test("the STT's pause probability ends the turn only after a word, past the threshold, and while the VAD hears no speech", () => {
@@ -47,7 +47,7 @@ describe("turn machine", () => {
     expect(run([{ kind: "sttPause", probability: 0.99 }], listening).effects).toEqual([]); // no word yet
     const worded = run([{ kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "word", text: "hi", at: 10 }], listening).state;
     expect(run([{ kind: "sttPause", probability: 0.99 }], worded).effects).toEqual([]); // VAD still hears speech
-    const quiet = { ...worded, vadSpeaking: false };
+    const quiet = { ...worded, voice: { ...worded.voice, kind: "quiet" as const } };
     expect(run([{ kind: "sttPause", probability: 0.5 }], quiet).effects).toEqual([]);
     expect(kinds(run([{ kind: "sttPause", probability: 0.8 }, { kind: "sttPause", probability: 0.9 }], quiet).effects)).toEqual(["endUserTurn"]);
   });
@@ -87,7 +87,7 @@ describe("turn machine", () => {
       { kind: "setState", state: "user_speaking" },
       { kind: "cancelReply", generation: 1 },
     ]);
-    expect(confirmed.state).toMatchObject({ phase: "user_speaking", generation: 2, reply: undefined, bargeIn: NO_BARGE_IN });
+    expect(confirmed.state).toMatchObject({ phase: "user_speaking", generation: 2, reply: { kind: "none" }, bargeIn: NO_BARGE_IN });
   });
 
   test("the VAD worker's own pause is not repeated, and a speech end confirms and then ends the user's turn", () => {
@@ -119,7 +119,7 @@ describe("turn machine", () => {
   test("words in an utterance the VAD then calls a misfire end the turn there, as a speech end would; a hold or push-to-talk keeps it open", () => {
     // "wait" confirmed the barge-in by its word; the VAD found the utterance too short.
     const confirmed = run([{ kind: "speechStart", pausedByWorker: true, at: 5000 }, { kind: "word", text: "wait", at: 5080 }], botSpeaking()).state;
-    expect(confirmed).toMatchObject({ phase: "user_speaking", userWords: ["wait"], vadSpeaking: true });
+    expect(confirmed).toMatchObject({ phase: "user_speaking", userWords: ["wait"], voice: { kind: "onset" } });
     const ended = run([{ kind: "misfire", resumedByWorker: false }], confirmed);
     // The voice's end is unknown (the misfire does not say, and the earlier turn's is stale).
     expect(ended.effects).toEqual([{ kind: "endUserTurn", voiceEnd: undefined }]);
@@ -149,7 +149,7 @@ describe("turn machine", () => {
     const { effects, state } = run([{ kind: "speechStart", pausedByWorker: false, at: 1 }, { kind: "speechRealStart", at: 300 }, { kind: "speechEnd", at: 900 }], speaking, config);
     expect(effects).toEqual([]);
     expect(state.phase).toBe("bot_speaking");
-    expect(run([{ kind: "replyAudible", generation: 1 }], { ...speaking, reply: { generation: 1, audible: false } }, config).effects).toContainEqual({ kind: "armAutoPause", token: null });
+    expect(run([{ kind: "replyAudible", generation: 1 }], { ...speaking, reply: { kind: "playing", generation: 1, audible: false } }, config).effects).toContainEqual({ kind: "armAutoPause", token: null });
   });
 
   test("speech with no reply to barge into starts the user's turn and pauses nothing, even if the worker's stale pause landed", () => {
@@ -162,7 +162,7 @@ describe("turn machine", () => {
     const api = run([{ kind: "interrupt", reason: "api" }], botSpeaking());
     expect(api.effects.find((e) => e.kind === "announceInterruption")).toEqual({ kind: "announceInterruption", generation: 1, reason: "api", speechStartToConfirmMs: undefined });
     expect(api.state.phase).toBe("listening");
-    const stall = run([{ kind: "interrupt", reason: "stall" }], { ...botSpeaking(), vadSpeaking: true });
+    const stall = run([{ kind: "interrupt", reason: "stall" }], { ...botSpeaking(), voice: { kind: "onset", startAt: 0, realAt: -Infinity } });
     expect(stall.state.phase).toBe("user_speaking");
     expect(run([{ kind: "replyDone", generation: 1 }, { kind: "replyAudible", generation: 1 }, { kind: "interrupt", reason: "api" }], api.state).effects).toEqual([]);
   });
@@ -175,7 +175,7 @@ describe("turn machine", () => {
     ]);
     const stopped = run([{ kind: "stopped" }], stopping.state);
     expect(stopped.effects).toEqual([{ kind: "setState", state: "idle" }]);
-    expect(stopped.state).toMatchObject({ phase: "idle", generation: 1, reply: undefined });
+    expect(stopped.state).toMatchObject({ phase: "idle", generation: 1, reply: { kind: "none" } });
   });
 
   test("a word the new STT stream will hear again is taken back from the turn", () => {

@@ -46,14 +46,14 @@ describe("the turn machine with turn.resumeUnheard", () => {
     const kinds = effects.map((e) => e.kind);
     expect(kinds.indexOf("resumeUserTurn")).toBe(kinds.indexOf("cancelReply") + 1);
     expect(effects.filter((e) => e.kind === "startReply").map((e) => (e as { generation: number }).generation)).toEqual([1, 3]);
-    expect(state.resumedTurn).toBe(false);
+    expect(state.turn.resumed ?? false).toBe(false);
     expect(state.phase).toBe("bot_thinking");
   });
 
   test("while the user goes on, their words so far are the turn's (the partial transcript shows all of them)", () => {
     const { state, effects } = runTurns([...answered, ...goesOn.slice(0, 3)], INITIAL_TURN_STATE, CONFIG);
     expect(state.userWords).toEqual(["i need a taxi", "to"]);
-    expect(state.resumedTurn).toBe(true);
+    expect(state.turn.resumed ?? false).toBe(true);
     expect(effects.at(-1)).toEqual({ kind: "userTranscript", text: "i need a taxi to" });
   });
 
@@ -84,7 +84,7 @@ describe("the turn machine with turn.resumeUnheard", () => {
       { kind: "addUserMessage", text: "to the airport" },
     ]);
     const api = runTurns([...answered, { kind: "interrupt", reason: "api" }], INITIAL_TURN_STATE, CONFIG);
-    expect(api.state.resumedTurn).toBe(false);
+    expect(api.state.turn.resumed ?? false).toBe(false);
     expect(api.state.userWords).toEqual([]);
   });
 
