@@ -82,6 +82,7 @@ function installKnobRouting(): void {
  * object of one key (Gemini: "realtimeInput.activityStart"). Audio (appends, realtimeInput.audio) is left out.
  */
 function sentLabel(text: string): string | null {
+  if (text.includes('"input_audio_buffer.append"') || /^\{"realtimeInput":\{"(audio|mediaChunks)"/.test(text)) return null;
   let m: unknown;
   try {
     m = JSON.parse(text);
