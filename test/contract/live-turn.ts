@@ -114,7 +114,8 @@ export async function speechToSpeechTurn(kind: SpeechToSpeech, target: SpeechToS
     const heard = (interruption as { heardText: string } | null)?.heardText ?? "";
     checks.push(
       check("the reply started: its audio played", true, "0.3 s played"),
-      check("the barge-in interrupted it: an interruption event with the heard text", heard.length > 0, heard || "(no heard text)"),
+      // The heard text is reported, not required: 0.3 s into a live reply its words may not have come yet.
+      check("the barge-in interrupted it: an interruption event (its heard text below)", interruption !== null, heard ? `heard: "${heard}"` : "heard: (nothing yet)"),
       check(`the cut went out: ${CUT[kind].join(" and ")}`, CUT[kind].every((t) => cut.includes(t)), cut.length ? cut.join(", ") : `sent: ${r.sent().slice(-6).join(", ")}`),
       check("the first reply is kept as interrupted, cut to the heard words", first?.role === "assistant" && "interrupted" in first && first.interrupted === true, first),
       check("the second question was answered: its reply's audio and words came", speakingAfterCut && !!answer?.text, answer?.text ?? "(none)"),
