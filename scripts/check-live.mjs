@@ -1,6 +1,10 @@
 // Replays the contract sequences (test/contract/sequences/<service>.mjs, written from each service's
 // docs) against the live service and against the reference backend's emulator, and prints both side
-// by side: a team with keys sees where the emulator and the service part ways.
+// by side: a team with keys sees where the emulator and the service part ways. Then one spoken turn
+// through the SDK's own provider (test/contract/live-turn.ts, which live-turn.test.ts runs against the
+// emulators in npm test), on both sides too: a barge-in on OpenAI Realtime and Gemini Live (a
+// VoiceSession with bargein/testing's fakes and flite's speech), a speech fixture's final words on
+// Deepgram and AssemblyAI, a reply cut after its first audio and a second one on ElevenLabs and Cartesia.
 //
 //   npm run check:live -- <service>     openai | gemini | deepgram | assemblyai | elevenlabs | cartesia
 //
@@ -8,6 +12,13 @@
 // Without it the emulator's column is still run and printed, then the script says which variable to
 // set and exits with 2. Exit 1: a rule failed on either side; 0: everything matched.
 // Not part of npm test: it needs keys and the network.
+//
+// The providers are TypeScript and open their sockets with the global WebSocket, as in a page: the
+// spoken turn is bundled with esbuild (to .cache/check-live/, the src/ and test/ code only), and Node 20
+// needs --experimental-websocket for the global (package.json's script passes it, as vitest.config.ts
+// does for the tests; run directly, the script starts itself again with it).
+import { spawnSync } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { startReferenceBackend } from "../demo/server/backend.mjs";
 import { assemblyaiSequences } from "../test/contract/sequences/assemblyai.mjs";
 import { cartesiaSequences } from "../test/contract/sequences/cartesia.mjs";
@@ -65,6 +76,11 @@ const SERVICES = {
   },
 };
 
+if (typeof globalThis.WebSocket !== "function") {
+  const again = spawnSync(process.execPath, ["--experimental-websocket", "--no-turbo-fast-api-calls", ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
+  process.exit(again.status ?? 1);
+}
+
 const name = process.argv[2];
 const service = name ? SERVICES[name] : undefined;
 if (!service) {
@@ -108,21 +124,81 @@ function print(emulator, live) {
   }
 }
 
-const backend = await startReferenceBackend({ serveStatic: false, token: EMULATOR_KEY });
+/**
+ * The spoken turn's module (test/contract/live-turn.ts), bundled for Node: src/ and test/ inlined,
+ * the packages and the reference backend's modules (demo/server, which find their WASM and data
+ * beside them) imported from where they are.
+ * @returns {Promise<typeof import("../test/contract/live-turn.js")>}
+ */
+async function loadSpokenTurn() {
+  const { build } = await import("esbuild");
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const outfile = `${root}.cache/check-live/live-turn.mjs`;
+  await build({
+    entryPoints: [`${root}test/contract/live-turn.ts`],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    logLevel: "error",
+    plugins: [
+      {
+        name: "demo-server-external",
+        setup(b) {
+          b.onResolve({ filter: /demo\/server\/[^/]+\.mjs$/ }, (args) => ({ path: pathToFileURL(`${args.resolveDir}/${args.path}`).href, external: true }));
+        },
+      },
+    ],
+  });
+  return import(pathToFileURL(outfile).href);
+}
+
+/** @typedef {{ observed: string[], checks: { rule: string, ok: boolean, got: string }[] }} TurnResult */
+
+/** @param {TurnResult} emulatorTurn @param {TurnResult | null} liveTurn @param {string} title */
+function printTurn(emulatorTurn, liveTurn, title) {
+  console.log(`\n${name}: ${title} (test/contract/live-turn.ts)`);
+  console.log(`${"emulator".padEnd(9)}${"live".padEnd(6)}rule`);
+  const rules = [...new Set([...emulatorTurn.checks.map((c) => c.rule), ...(liveTurn?.checks ?? []).map((c) => c.rule)])];
+  for (const rule of rules) {
+    const e = emulatorTurn.checks.find((c) => c.rule === rule);
+    const l = liveTurn?.checks.find((c) => c.rule === rule);
+    console.log(`  ${mark(e)}   ${liveTurn ? mark(l) : "  ?  "} ${rule}`);
+    if (e) console.log(`               emulator: ${e.got}`);
+    if (l) console.log(`               live:     ${l.got}`);
+  }
+  console.log("\n  what happened, in order");
+  console.log(emulatorTurn.observed.map((o) => `    emulator: ${o}`).join("\n"));
+  if (liveTurn) console.log(liveTurn.observed.map((o) => `    live:     ${o}`).join("\n"));
+}
+
+const turns = await loadSpokenTurn();
+const fixtures = fileURLToPath(new URL("../test/fixtures/speech", import.meta.url));
+// The emulator hears the speech fixtures as the tests do (known-speech.mjs): its column is deterministic.
+const backend = await startReferenceBackend({ serveStatic: false, token: EMULATOR_KEY, knownSpeech: fixtures });
 let emulator;
+/** @type {TurnResult} */
+let emulatorTurn;
 try {
   emulator = await runAll(service.emulator(backend.wsUrl));
+  emulatorTurn = await turns.spokenTurn(name, turns.emulatorTarget(name, backend, EMULATOR_KEY));
 } finally {
   await backend.close();
 }
+const title = turns.TURN_TITLE[name];
 const key = process.env[service.env];
 if (!key) {
   print(emulator, null);
-  console.error(`\ncheck:live: no key for ${name}. Set ${service.env} to run these sequences against the live service, e.g.\n  ${service.env}=… npm run check:live -- ${name}`);
+  printTurn(emulatorTurn, null, title);
+  console.error(`\ncheck:live: no key for ${name}. Set ${service.env} to run these sequences and the spoken turn against the live service, e.g.\n  ${service.env}=… npm run check:live -- ${name}`);
   process.exit(2);
 }
 const live = await runAll(service.live(key));
+const liveTurn = await turns.spokenTurn(name, turns.liveTarget(name, key, process.env));
 print(emulator, live);
-const failed = [...emulator.values(), ...live.values()].flat().filter((c) => !c.ok).length;
+printTurn(emulatorTurn, liveTurn, title);
+const failed = [...emulator.values(), ...live.values(), [emulatorTurn.checks, liveTurn.checks]].flat(2).filter((c) => !c.ok).length;
 console.log(failed ? `\ncheck:live: ${failed} rule(s) did not hold (DIFF above)` : "\ncheck:live: every rule held on both sides");
 process.exit(failed ? 1 : 0);

@@ -16,7 +16,11 @@
  * rig installs a subclass of it that puts the knobs of the connection on the
  * URL (the provider's URL carries a `s2s_rig` id instead, removed there).
  *
- * Used by speech-to-speech-faults.test.ts and the realtime-session* and gemini-session* tests.
+ * The rig's socket also logs what the client sent (`sent()`: each message's type, audio left out),
+ * and `endpoint` points the session at another URL (the live service: scripts/check-live.mjs).
+ *
+ * Used by speech-to-speech-faults.test.ts, the realtime-session* and gemini-session* tests, and the
+ * spoken turn of the live check (test/contract/live-turn.ts).
  */
 import type { ReferenceBackend } from "../../demo/server/backend.mjs";
 import { synthesize } from "../../demo/server/flite.mjs";
@@ -46,7 +50,7 @@ export type Knobs = string | ((connection: number) => string);
 // ─── the knobs, per connection, on the socket's URL ─────────────────────────
 
 const RIG_PARAM = "s2s_rig";
-const routes = new Map<string, { knobs: (connection: number) => string; sockets: number }>();
+const routes = new Map<string, { knobs: (connection: number) => string; sockets: number; sent: string[] }>();
 let rigs = 0;
 let routing = false;
 
@@ -56,11 +60,48 @@ function installKnobRouting(): void {
   if (!Native) throw new Error("speech-to-speech-rig: no global WebSocket (vitest.config.ts runs the workers with --experimental-websocket)");
   routing = true;
   class KnobbedWebSocket extends Native {
+    readonly #sent: string[] | undefined;
     constructor(url: string | URL, protocols?: string | string[]) {
+      const route = routes.get(new URL(String(url)).searchParams.get(RIG_PARAM) ?? "");
       super(withKnobs(url), protocols);
+      this.#sent = route?.sent;
+    }
+    override send(data: Parameters<WebSocket["send"]>[0]): void {
+      if (this.#sent && typeof data === "string") {
+        const label = sentLabel(data);
+        if (label) this.#sent.push(label);
+      }
+      super.send(data);
     }
   }
   globalThis.WebSocket = KnobbedWebSocket;
+}
+
+/**
+ * A sent JSON message's name: its `type` (OpenAI), or its keys down to the first one that is not an
+ * object of one key (Gemini: "realtimeInput.activityStart"). Audio (appends, realtimeInput.audio) is left out.
+ */
+function sentLabel(text: string): string | null {
+  if (text.includes('"input_audio_buffer.append"') || /^\{"realtimeInput":\{"(audio|mediaChunks)"/.test(text)) return null;
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (m === null || typeof m !== "object") return null;
+  const o = m as Record<string, unknown>;
+  if (typeof o.type === "string") return o.type === "input_audio_buffer.append" ? null : o.type;
+  const path: string[] = [];
+  let at: unknown = o;
+  while (at !== null && typeof at === "object" && !Array.isArray(at) && Object.keys(at).length === 1) {
+    const k = Object.keys(at)[0]!;
+    path.push(k);
+    at = (at as Record<string, unknown>)[k];
+  }
+  if (path.length === 0) path.push(...Object.keys(o).slice(0, 1));
+  const label = path.join(".");
+  return /^realtimeInput\.(audio|mediaChunks)/.test(label) ? null : label;
 }
 
 function withKnobs(url: string | URL): string {
@@ -92,7 +133,7 @@ export async function emulatorOpenAfter(backend: ReferenceBackend, kind: SpeechT
 }
 
 /** A Gemini ephemeral token, minted as an app's server would (POST /v1alpha/auth_tokens with the API key). */
-export async function mintGeminiToken(backend: ReferenceBackend, key: string): Promise<string> {
+export async function mintGeminiToken(backend: Pick<ReferenceBackend, "url">, key: string): Promise<string> {
   const res = await fetch(`${backend.url}/v1alpha/auth_tokens`, { method: "POST", headers: { "x-goog-api-key": key }, body: JSON.stringify({ uses: 1 }) });
   return ((await res.json()) as { name: string }).name;
 }
@@ -110,6 +151,8 @@ export interface RigOptions {
   token?: () => Promise<string>;
   /** The session's other options. */
   session?: Partial<ConstructorParameters<typeof VoiceSession>[0]>;
+  /** Another service than the backend's emulator (the live one): its URL and model; give `token` too. */
+  endpoint?: { url: string; model: string };
 }
 
 /** What the session reported, in order. */
@@ -144,11 +187,11 @@ export type Rig = ReturnType<typeof speechToSpeechRig>;
  * the fakes; the mic streams silence until `say`. `tokens()`: how many
  * connections were attempted (the token function runs once per attempt).
  */
-export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeech, key: string, options: RigOptions = {}) {
+export function speechToSpeechRig(backend: Pick<ReferenceBackend, "url" | "wsUrl">, kind: SpeechToSpeech, key: string, options: RigOptions = {}) {
   installKnobRouting();
   const id = `${++rigs}`;
   const knobs = options.knobs ?? "";
-  const route = { knobs: typeof knobs === "function" ? knobs : () => knobs, sockets: 0 };
+  const route = { knobs: typeof knobs === "function" ? knobs : () => knobs, sockets: 0, sent: [] as string[] };
   routes.set(id, route);
   let tokens = 0;
   const token = async () => {
@@ -156,7 +199,9 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
     if (options.token) return options.token();
     return kind === "openai" ? key : mintGeminiToken(backend, key);
   };
-  const common = { url: `${backend.wsUrl}${PATH[kind]}?${RIG_PARAM}=${id}`, model: MODEL[kind], token, ...options.provider };
+  const url = new URL(options.endpoint?.url ?? `${backend.wsUrl}${PATH[kind]}`);
+  url.searchParams.set(RIG_PARAM, id);
+  const common = { url: url.toString(), model: options.endpoint?.model ?? MODEL[kind], token, ...options.provider };
   // `turnDetection` is each provider's own ("client" | "server_vad" | "semantic_vad", or "client" | "server").
   const realtime: SpeechToSpeechProvider = kind === "openai" ? openaiRealtime(common as OpenaiRealtimeOptions) : geminiLive(common as GeminiLiveOptions);
 
@@ -269,5 +314,7 @@ export function speechToSpeechRig(backend: ReferenceBackend, kind: SpeechToSpeec
     tokens: () => tokens,
     /** Sockets opened so far (the rig's WebSocket saw them). */
     sockets: () => route.sockets,
+    /** What the client sent so far, in order: each JSON message's type (audio left out). */
+    sent: () => [...route.sent],
   };
 }
