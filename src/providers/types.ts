@@ -310,6 +310,23 @@ export interface TtsProvider extends ProviderEventSource {
    * Start-up may retry with backoff; each retry emits a `warning`.
    */
   connect(signal?: AbortSignal): Promise<TtsStream>;
+  /**
+   * Optional, for a service that multiplexes replies on one socket
+   * (elevenlabsTts, cartesiaTts): one connection for a whole conversation,
+   * a context per reply. The VoiceSession opens it at `start()`, takes each
+   * reply's stream from it, and closes it at `stop()`.
+   */
+  session?(): TtsSession;
+}
+
+/**
+ * A conversation's connection to a TTS service: `connect` gives one reply's
+ * stream on the shared socket (opened, or reopened after it died, as needed);
+ * the stream's `close` stops only that reply. `close` ends the connection.
+ */
+export interface TtsSession {
+  connect(signal?: AbortSignal): Promise<TtsStream>;
+  close(): Promise<void>;
 }
 
 // ─── Speech to speech ───────────────────────────────────────────────────────
