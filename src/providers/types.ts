@@ -276,6 +276,18 @@ export type TtsEvent =
   /** A word and where it sits in the stream's audio timeline, in seconds. */
   | { kind: "text"; text: string; startS: number; stopS: number };
 
+/**
+ * A conversation's connection to a TTS service: `connect` gives one reply's
+ * stream on the shared socket (opened, or reopened after it died, as needed);
+ * the stream's `close` stops only that reply. `close` ends the connection.
+ */
+export interface TtsSession {
+  /** One reply's stream: a context of its own on the conversation's socket. */
+  connect(signal?: AbortSignal): Promise<TtsStream>;
+  /** Closes the socket (and any reply still open on it); resolves once closed. */
+  close(): Promise<void>;
+}
+
 /** An open text-to-speech stream. */
 export interface TtsStream {
   /** Sends text to speak; may be called many times, as words arrive. */
@@ -317,16 +329,6 @@ export interface TtsProvider extends ProviderEventSource {
    * reply's stream from it, and closes it at `stop()`.
    */
   session?(): TtsSession;
-}
-
-/**
- * A conversation's connection to a TTS service: `connect` gives one reply's
- * stream on the shared socket (opened, or reopened after it died, as needed);
- * the stream's `close` stops only that reply. `close` ends the connection.
- */
-export interface TtsSession {
-  connect(signal?: AbortSignal): Promise<TtsStream>;
-  close(): Promise<void>;
 }
 
 // ─── Speech to speech ───────────────────────────────────────────────────────
