@@ -85,6 +85,7 @@ export function cartesiaTts(options: CartesiaTtsOptions): TtsProvider {
   const wire: ContextWire = {
     service: SERVICE,
     endWord: "done",
+    cancelEnds: true,
     socket: tokenSocket(options, DEFAULTS.providers.cartesiaTts, {
       path: "/tts/websocket",
       secret: "access_token",

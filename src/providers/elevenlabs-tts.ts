@@ -90,6 +90,8 @@ export function elevenlabsTts(options: ElevenlabsTtsOptions): TtsProvider {
   const wire: ContextWire = {
     service: SERVICE,
     endWord: "final",
+    maxContexts: 5,
+    cancelEnds: false,
     socket: tokenSocket(options, DEFAULTS.providers.elevenlabsTts, {
       path,
       secret: "single_use_token",

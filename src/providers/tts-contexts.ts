@@ -45,6 +45,15 @@ export interface ContextWire {
   readonly service: string;
   /** How errors name a context's end: "final" (ElevenLabs' isFinal), "done" (Cartesia). */
   readonly endWord: string;
+  /**
+   * The service's limit on the contexts of one socket, where it has one
+   * (ElevenLabs: 5). A cancelled context counts until its last message (a
+   * close_context still ends with isFinal): at the limit, the next reply
+   * takes a new socket and the old one is closed (livekit/agents-js#1985).
+   */
+  readonly maxContexts?: number;
+  /** The cancel ends the context at once, with no last message (Cartesia). */
+  readonly cancelEnds: boolean;
   /** Where its socket goes (a token per socket). */
   readonly socket: TokenSocket;
   /** A parser of one context's messages; it ignores other contexts' messages. */
@@ -102,6 +111,11 @@ class ContextSocket {
     this.#live.delete(context);
   }
 
+  /** Another context fits on this socket (the service's limit; cancelled ones count until they end). */
+  get hasRoom(): boolean {
+    return this.isOpen && (this.wire.maxContexts === undefined || this.#live.size < this.wire.maxContexts);
+  }
+
   async close(): Promise<void> {
     for (const context of [...this.#live]) await context.close();
     await this.socket.close();
@@ -147,7 +161,11 @@ class TtsContext implements TtsStream {
   }
 
   deliver(events: ContextEvent[]): void {
-    if (this.#done) return; // cancelled meanwhile: none of its audio is played
+    if (this.#done) {
+      // Cancelled: none of its audio is played; its last message frees its place on the socket.
+      if (events.some((e) => e.kind === "done")) this.#owner.forget(this);
+      return;
+    }
     for (const event of events) {
       if (event.kind === "done") {
         this.#done = true;
@@ -189,9 +207,10 @@ class TtsContext implements TtsStream {
         // Closed in between: nothing left to stop.
       }
     }
+    const lingers = !this.#done && !this.#owner.wire.cancelEnds && this.#owner.isOpen;
     this.#done = true;
     this.#closed = true;
-    this.#owner.forget(this);
+    if (!lingers) this.#owner.forget(this);
     this.#queue.end();
     if (this.#oneShot) await this.#owner.socket.close();
   }
@@ -223,7 +242,9 @@ export function contextSession(wire: ContextWire): TtsSession {
   let closed = false;
   /** The socket, opened (again) when there is none or it died. Callers share an opening; each may abort its wait. */
   const socket = (): Promise<ContextSocket> => {
-    if (current?.isOpen) return Promise.resolve(current);
+    if (current?.hasRoom) return Promise.resolve(current);
+    // Full of cancelled contexts that have not ended: a new socket; closing the old one ends them on the service.
+    if (current?.isOpen && !opening) void current.close();
     opening ??= ContextSocket.open(wire)
       .then((owner) => {
         if (closed) void owner.close();

@@ -107,3 +107,28 @@ describe.each(Object.keys(services))("%s session()", (name) => {
     }
   });
 });
+
+test("elevenlabsTts session(): cancelled contexts count until their isFinal; at the service's 5, the next reply takes a new socket and the old one is closed", async () => {
+  const srv = await startWsServer(async (conn) => {
+    for (;;) {
+      const m = await conn.next();
+      // Each context's opening gets one chunk; a cut context never gets its isFinal (a slow service).
+      if (m.text === " ") conn.sendJson(services.elevenlabsTts.audio(m.context_id as string, 4000));
+    }
+  });
+  try {
+    const session = services.elevenlabsTts.provider(srv.url).session!();
+    for (let i = 0; i < 6; i++) {
+      const stream = await session.connect();
+      stream.sendText("Hello");
+      const iterator = stream.events()[Symbol.asyncIterator]();
+      expect((await iterator.next()).value).toMatchObject({ kind: "audio" });
+      await stream.close();
+    }
+    expect(srv.connections).toHaveLength(2);
+    expect(await srv.connections[0].closed).toBe(1000);
+    await session.close();
+  } finally {
+    await srv.close();
+  }
+});
