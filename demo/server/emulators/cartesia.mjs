@@ -114,6 +114,8 @@ export function createCartesiaEmulator({ stats }) {
         if (contexts.delete(id)) {
           stats.add("tts", "closedByClient");
           stats.add("tts", "contextsCancelled");
+          // Its inputs not yet spoken go too: they would hold the socket's next context back a turn each.
+          for (let i = work.length - 1; i >= 0; i--) if (work[i].id === id) work.splice(i, 1);
         }
         return;
       }
