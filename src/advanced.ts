@@ -60,6 +60,7 @@ export type {
   LlmRequest,
   TtsStream,
   TtsEvent,
+  TtsSession,
   ProviderWarning,
   ProviderEvents,
   ProviderEventSource,

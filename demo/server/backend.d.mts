@@ -56,7 +56,7 @@ export interface BackendOptions {
 
 export interface BackendStats {
   stt: { open: number; opened: number; rejected: number; closedByClient: number; closedNormally: number; dropped: number; words: number; markers: number; bytesIn: number };
-  tts: { open: number; opened: number; rejected: number; closedByClient: number; completed: number; dropped: number; framesSent: number };
+  tts: { open: number; opened: number; rejected: number; closedByClient: number; completed: number; dropped: number; framesSent: number; contexts: number; contextsCancelled: number };
   llm: {
     open: number;
     opened: number;

@@ -7,7 +7,7 @@ import { EventEmitter } from "node:events";
 export function createStats() {
   const counters = {
     stt: { open: 0, opened: 0, rejected: 0, closedByClient: 0, closedNormally: 0, dropped: 0, words: 0, markers: 0, bytesIn: 0 },
-    tts: { open: 0, opened: 0, rejected: 0, closedByClient: 0, completed: 0, dropped: 0, framesSent: 0 },
+    tts: { open: 0, opened: 0, rejected: 0, closedByClient: 0, completed: 0, dropped: 0, framesSent: 0, contexts: 0, contextsCancelled: 0 },
     llm: { open: 0, opened: 0, rejected: 0, requestsStarted: 0, requestsEnded: 0, requestsAborted: 0, active: 0, piecesSent: 0, dropped: 0, toolCalls: 0 },
     http: { unauthorized: 0 },
   };

@@ -3,12 +3,16 @@
  * (https://docs.cartesia.ai/api-reference/tts/websocket,
  * https://docs.cartesia.ai/api-reference/tts/working-with-web-sockets/contexts).
  *
- * One socket and one context per reply; input streaming with `continue`. JSON text frames:
+ * A context per reply (tts-contexts.ts): `connect()` gives a socket of the reply's
+ * own, `session()` one socket for the conversation (the docs: "do many generations
+ * over a single WebSocket … a separate context for each generation"); input
+ * streaming with `continue`. JSON text frames:
  *   client → `{model_id, transcript, voice:{mode:"id",id}, language, context_id,
  *             output_format:{container:"raw",encoding,sample_rate}, add_timestamps:true,
  *             continue:true}` for each word (transcripts are joined verbatim, so each ends
  *            in a space); the same with `transcript:"", continue:false` at end();
- *            `{context_id, cancel:true}` then the socket's close at close() (barge-in)
+ *            `{context_id, cancel:true}` at close() (barge-in; then the socket's close
+ *            unless it is the session's)
  *   server → `{type:"chunk", data (base64 PCM), context_id}`,
  *            `{type:"timestamps", word_timestamps:{words,start,end}, context_id}`
  *            (seconds from the start of the context's audio, which is this stream's timeline),
@@ -25,12 +29,11 @@
  * and the SDK's bundle would cost more than this file.
  */
 import { DEFAULTS } from "../defaults.js";
-import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError } from "../errors.js";
-import { finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
-import type { MessageSocket } from "./message-socket.js";
-import { PcmAssembler, base64Bytes, randomContextId, type PcmEncoding } from "./pcm-base64.js";
-import { fetchToken, serviceUrl } from "./service-url.js";
-import type { TtsEvent, TtsProvider, TtsStream } from "./types.js";
+import { AtCapacityError, BargeinError, ConfigError } from "../errors.js";
+import { finiteNumbers, strings, tokenSocket, type HostedSocketOptions } from "./hosted-socket.js";
+import { PcmAssembler, base64Bytes, type PcmEncoding } from "./pcm-base64.js";
+import { connectContext, contextSession, type ContextEvent, type ContextWire } from "./tts-contexts.js";
+import type { TtsProvider, TtsSession, TtsStream } from "./types.js";
 import { decodeJson, protocolError, stringField, type TaggedMessage, type WireContext } from "./wire.js";
 
 /** The raw encodings the player can take (the telephony µ-law and A-law are left out). */
@@ -38,7 +41,7 @@ export type CartesiaEncoding = "pcm_s16le" | "pcm_f32le";
 /** The sample rates the API documents for raw output. */
 export type CartesiaSampleRate = 8000 | 16000 | 22050 | 24000 | 44100 | 48000;
 
-export interface CartesiaTtsOptions {
+export interface CartesiaTtsOptions extends HostedSocketOptions {
   /** The voice's id (`voice: {mode: "id", id}`). Required. */
   voiceId: string;
   /** The API's base URL (default "wss://api.cartesia.ai"; http(s) is mapped to ws(s)). */
@@ -53,12 +56,8 @@ export interface CartesiaTtsOptions {
   encoding?: CartesiaEncoding;
   /** `output_format.sample_rate` (default 24000: ample for speech, and the rate of the SDK's other TTS). */
   sampleRate?: CartesiaSampleRate;
-  /** Returns an access token (`tts` grant) from your server. Called once per reply. */
+  /** Returns an access token (`tts` grant) from your server. Called once per socket: per reply with `connect()`, per conversation with `session()`. */
   token?: () => Promise<string>;
-  /** Largest inbound message, in bytes (default 1 MiB). */
-  maxMessageBytes?: number;
-  /** The socket must open within this, in ms (default 5000). */
-  connectTimeoutMs?: number;
 }
 
 const SERVICE = "tts";
@@ -74,43 +73,40 @@ export function cartesiaTts(options: CartesiaTtsOptions): TtsProvider {
   if (!RATES.includes(sampleRate)) {
     throw new ConfigError(`cartesiaTts: \`sampleRate\` must be one of ${RATES.join(", ")}; got ${String(sampleRate)}`, { service: SERVICE });
   }
+  /** Every input of a context repeats the same fields; only transcript and continue change. */
+  const request = (contextId: string) => ({
+    model_id: options.modelId ?? DEFAULTS.providers.cartesiaTts.modelId,
+    voice: { mode: "id", id: options.voiceId },
+    language: options.language ?? DEFAULTS.providers.cartesiaTts.language,
+    context_id: contextId,
+    output_format: { container: "raw", encoding, sample_rate: sampleRate },
+    add_timestamps: true,
+  });
+  const wire: ContextWire = {
+    service: SERVICE,
+    endWord: "done",
+    cancelEnds: true,
+    socket: tokenSocket(options, DEFAULTS.providers.cartesiaTts, {
+      path: "/tts/websocket",
+      secret: "access_token",
+      query: (token) => ({ cartesia_version: options.version ?? DEFAULTS.providers.cartesiaTts.version, access_token: token }),
+    }),
+    parser: (contextId) => cartesiaParser(contextId, encoding === "pcm_s16le" ? "s16le" : "f32le", sampleRate),
+    opening: () => [],
+    text: (contextId, transcript) => JSON.stringify({ ...request(contextId), transcript, continue: true }),
+    ending: (contextId) => [JSON.stringify({ ...request(contextId), transcript: "", continue: false })],
+    // Stops the context's generation at once, so the service frees it.
+    cancel: (contextId) => JSON.stringify({ context_id: contextId, cancel: true }),
+  };
   return {
     name: "cartesia-tts",
-    async connect(signal?: AbortSignal): Promise<TtsStream> {
-      const token = await fetchToken(options.token, signal);
-      const endpoint = serviceUrl(
-        options.url ?? DEFAULTS.providers.cartesiaTts.url,
-        "/tts/websocket",
-        { cartesia_version: options.version ?? DEFAULTS.providers.cartesiaTts.version, access_token: token },
-        { websocket: true, secrets: ["access_token"] },
-      );
-      const contextId = randomContextId();
-      const socket = await openHostedSocket(
-        {
-          service: SERVICE,
-          url: endpoint.url,
-          safeUrl: endpoint.safeUrl,
-          maxMessageBytes: options.maxMessageBytes ?? DEFAULTS.providers.cartesiaTts.maxMessageBytes,
-          decode: cartesiaParser(contextId, encoding === "pcm_s16le" ? "s16le" : "f32le", sampleRate),
-        },
-        options.connectTimeoutMs ?? DEFAULTS.providers.cartesiaTts.connectTimeoutMs,
-        signal,
-      );
-      const request = {
-        model_id: options.modelId ?? DEFAULTS.providers.cartesiaTts.modelId,
-        voice: { mode: "id", id: options.voiceId },
-        language: options.language ?? DEFAULTS.providers.cartesiaTts.language,
-        context_id: contextId,
-        output_format: { container: "raw", encoding, sample_rate: sampleRate },
-        add_timestamps: true,
-      };
-      return new CartesiaTtsStream(socket, request);
-    },
+    connect: (signal?: AbortSignal): Promise<TtsStream> => connectContext(wire, signal),
+    session: (): TtsSession => contextSession(wire),
   };
 }
 
 /** What one server message becomes: events in order, or `done` when the context is complete. */
-export type CartesiaEvent = TtsEvent | { kind: "done" };
+export type CartesiaEvent = ContextEvent;
 
 /**
  * The parser of one stream's messages. Exported for the fuzz test; every
@@ -175,57 +171,4 @@ function cartesiaServerError(msg: TaggedMessage, ctx: WireContext): BargeinError
     return new ConfigError(`${ctx.service} at ${ctx.url} refused the credentials ("${text}"); check the token function (an access token with the tts grant)`, options);
   }
   return new BargeinError(`${ctx.service} at ${ctx.url} reported an error${status ? ` (${status})` : ""}: ${text}`, options);
-}
-
-class CartesiaTtsStream implements TtsStream {
-  readonly #socket: MessageSocket<CartesiaEvent[]>;
-  /** Every input of a context repeats the same fields; only transcript and continue change. */
-  readonly #request: Record<string, unknown> & { context_id: string };
-  #done = false;
-
-  constructor(socket: MessageSocket<CartesiaEvent[]>, request: Record<string, unknown> & { context_id: string }) {
-    this.#socket = socket;
-    this.#request = request;
-  }
-
-  sendText(text: string): void {
-    if (text === "") return;
-    this.#socket.send(JSON.stringify({ ...this.#request, transcript: spokenPiece(text), continue: true }));
-  }
-
-  end(): void {
-    this.#socket.send(JSON.stringify({ ...this.#request, transcript: "", continue: false }));
-  }
-
-  async *events(signal?: AbortSignal): AsyncGenerator<TtsEvent, void, undefined> {
-    for await (const batch of this.#socket.messages(signal)) {
-      for (const event of batch) {
-        if (event.kind === "done") {
-          this.#done = true;
-          await this.#socket.close();
-          return;
-        }
-        yield event;
-      }
-    }
-    if (!this.#done && !(await this.#socket.closed).byUs) {
-      throw new ConnectionClosedError(`${SERVICE}: ${this.#socket.ctx.url} closed the socket before the context was done`, {
-        service: SERVICE,
-        url: this.#socket.ctx.url,
-      });
-    }
-  }
-
-  async close(): Promise<void> {
-    if (!this.#done && this.#socket.isOpen) {
-      try {
-        // Stop the generation before the close handshake, so the service frees the context at once.
-        this.#socket.send(JSON.stringify({ context_id: this.#request.context_id, cancel: true }));
-      } catch {
-        // Closed in between.
-      }
-    }
-    this.#done = true;
-    await this.#socket.close();
-  }
 }

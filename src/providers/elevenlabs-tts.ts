@@ -4,11 +4,14 @@
  * (https://elevenlabs.io/docs/api-reference/text-to-speech/v-1-text-to-speech-voice-id-multi-stream-input,
  * https://elevenlabs.io/docs/eleven-api/guides/how-to/websockets/multi-context-web-socket).
  *
- * One socket and one context per reply. JSON text frames:
+ * A context per reply (tts-contexts.ts): `connect()` gives a socket of the
+ * reply's own, `session()` one socket for the conversation ("one WebSocket
+ * connection for each end-user session", the multi-context guide). JSON text frames:
  *   client → `{text:" ", context_id, voice_settings?}` (opens the context),
  *            `{text, context_id}` (each word, ending in a space),
  *            `{context_id, flush:true}` then `{context_id, close_context:true}` (end()),
- *            `{context_id, close_context:true}` then the socket's close (close(), barge-in)
+ *            `{context_id, close_context:true}` (close(), barge-in; then the socket's
+ *            close unless it is the session's)
  *   server → `{audio (base64 PCM), alignment?, normalizedAlignment?, contextId}`,
  *            `{isFinal:true, contextId}` (the context is done: events() ends),
  *            `{message, error, code}` (an error; the socket then closes with 1008)
@@ -28,13 +31,12 @@
  * which the heard-text cut and the barge-in need.
  */
 import { DEFAULTS } from "../defaults.js";
-import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError } from "../errors.js";
+import { AtCapacityError, BargeinError, ConfigError } from "../errors.js";
 import { alignWords, flushWord, type AlignedWord, type CharAlignment } from "./char-alignment.js";
-import { decodeJsonObject, finiteNumbers, openHostedSocket, spokenPiece, strings } from "./hosted-socket.js";
-import type { MessageSocket } from "./message-socket.js";
-import { PcmAssembler, base64Bytes, randomContextId } from "./pcm-base64.js";
-import { fetchToken, serviceUrl } from "./service-url.js";
-import type { TtsEvent, TtsProvider, TtsStream } from "./types.js";
+import { decodeJsonObject, finiteNumbers, strings, tokenSocket, type HostedSocketOptions } from "./hosted-socket.js";
+import { PcmAssembler, base64Bytes } from "./pcm-base64.js";
+import { connectContext, contextSession, type ContextEvent, type ContextWire } from "./tts-contexts.js";
+import type { TtsProvider, TtsSession, TtsStream } from "./types.js";
 import { protocolError, type WireContext } from "./wire.js";
 
 /** The raw PCM output formats of the API (signed 16-bit little-endian at the named rate). */
@@ -49,7 +51,7 @@ export interface ElevenlabsVoiceSettings {
   speed?: number;
 }
 
-export interface ElevenlabsTtsOptions {
+export interface ElevenlabsTtsOptions extends HostedSocketOptions {
   /** The voice, the `{voice_id}` of the path. Required. */
   voiceId: string;
   /** The API's base URL (default "wss://api.elevenlabs.io"; http(s) is mapped to ws(s)). */
@@ -67,12 +69,8 @@ export interface ElevenlabsTtsOptions {
   voiceSettings?: ElevenlabsVoiceSettings;
   /** `inactivity_timeout` in seconds (the service's default is 20, at most 180). */
   inactivityTimeoutS?: number;
-  /** Returns a single-use token (`tts_websocket`) from your server. Called once per reply. */
+  /** Returns a single-use token (`tts_websocket`) from your server. Called once per socket: per reply with `connect()`, per conversation with `session()`. */
   token?: () => Promise<string>;
-  /** Largest inbound message, in bytes (default 1 MiB: a second of pcm_24000 is about 64 kB of base64). */
-  maxMessageBytes?: number;
-  /** The socket must open within this, in ms (default 5000). */
-  connectTimeoutMs?: number;
 }
 
 const SERVICE = "tts";
@@ -88,48 +86,41 @@ export function elevenlabsTts(options: ElevenlabsTtsOptions): TtsProvider {
     });
   }
   const path = `/v1/text-to-speech/${encodeURIComponent(options.voiceId)}/multi-stream-input`;
+  const send = (message: Record<string, unknown>) => JSON.stringify(message);
+  const wire: ContextWire = {
+    service: SERVICE,
+    endWord: "final",
+    maxContexts: 5,
+    cancelEnds: false,
+    socket: tokenSocket(options, DEFAULTS.providers.elevenlabsTts, {
+      path,
+      secret: "single_use_token",
+      query: (token) => ({
+        model_id: options.modelId ?? DEFAULTS.providers.elevenlabsTts.modelId,
+        output_format: outputFormat,
+        language_code: options.languageCode,
+        inactivity_timeout: options.inactivityTimeoutS === undefined ? undefined : String(options.inactivityTimeoutS),
+        single_use_token: token,
+      }),
+    }),
+    parser: (contextId) => elevenlabsParser(contextId, sampleRate),
+    opening: (contextId) => [send({ text: " ", context_id: contextId, ...(options.voiceSettings ? { voice_settings: options.voiceSettings } : {}) })],
+    text: (contextId, text) => send({ text, context_id: contextId }),
+    // Flush makes the service speak the text it still buffers; close_context then lets
+    // that audio finish and ends the context with isFinal.
+    ending: (contextId) => [send({ context_id: contextId, flush: true }), send({ context_id: contextId, close_context: true })],
+    // Alone, close_context stops the context's generation (the buffered text is dropped).
+    cancel: (contextId) => send({ context_id: contextId, close_context: true }),
+  };
   return {
     name: "elevenlabs-tts",
-    async connect(signal?: AbortSignal): Promise<TtsStream> {
-      const token = await fetchToken(options.token, signal);
-      const endpoint = serviceUrl(
-        options.url ?? DEFAULTS.providers.elevenlabsTts.url,
-        path,
-        {
-          model_id: options.modelId ?? DEFAULTS.providers.elevenlabsTts.modelId,
-          output_format: outputFormat,
-          language_code: options.languageCode,
-          inactivity_timeout: options.inactivityTimeoutS === undefined ? undefined : String(options.inactivityTimeoutS),
-          single_use_token: token,
-        },
-        { websocket: true, secrets: ["single_use_token"] },
-      );
-      const contextId = randomContextId();
-      const socket = await openHostedSocket(
-        {
-          service: SERVICE,
-          url: endpoint.url,
-          safeUrl: endpoint.safeUrl,
-          maxMessageBytes: options.maxMessageBytes ?? DEFAULTS.providers.elevenlabsTts.maxMessageBytes,
-          decode: elevenlabsParser(contextId, sampleRate),
-        },
-        options.connectTimeoutMs ?? DEFAULTS.providers.elevenlabsTts.connectTimeoutMs,
-        signal,
-      );
-      const stream = new ElevenlabsTtsStream(socket, contextId);
-      try {
-        socket.send(JSON.stringify({ text: " ", context_id: contextId, ...(options.voiceSettings ? { voice_settings: options.voiceSettings } : {}) }));
-      } catch (err) {
-        await socket.close();
-        throw err;
-      }
-      return stream;
-    },
+    connect: (signal?: AbortSignal): Promise<TtsStream> => connectContext(wire, signal),
+    session: (): TtsSession => contextSession(wire),
   };
 }
 
 /** What one server message becomes: text and audio events, in order, then `done` once the context is final. */
-export type ElevenlabsEvent = TtsEvent | { kind: "done" };
+export type ElevenlabsEvent = ContextEvent;
 
 /**
  * The parser of one stream's messages (its state: the audio received so far,
@@ -218,63 +209,4 @@ function elevenlabsServerError(msg: Readonly<Record<string, unknown>>, ctx: Wire
     return new ConfigError(`${ctx.service} at ${ctx.url} refused the credentials ("${text}"); check the token function (a single-use tts_websocket token)`, options);
   }
   return new BargeinError(`${ctx.service} at ${ctx.url} reported an error: ${text}`, options);
-}
-
-class ElevenlabsTtsStream implements TtsStream {
-  readonly #socket: MessageSocket<ElevenlabsEvent[]>;
-  readonly #contextId: string;
-  #done = false;
-
-  constructor(socket: MessageSocket<ElevenlabsEvent[]>, contextId: string) {
-    this.#socket = socket;
-    this.#contextId = contextId;
-  }
-
-  sendText(text: string): void {
-    if (text === "") return; // an empty text is the service's keep-alive, not speech
-    this.#socket.send(JSON.stringify({ text: spokenPiece(text), context_id: this.#contextId }));
-  }
-
-  end(): void {
-    // Flush makes the service speak the text it still buffers; close_context then lets
-    // that audio finish and ends the context with isFinal.
-    this.#socket.send(JSON.stringify({ context_id: this.#contextId, flush: true }));
-    this.#socket.send(JSON.stringify({ context_id: this.#contextId, close_context: true }));
-  }
-
-  async *events(signal?: AbortSignal): AsyncGenerator<TtsEvent, void, undefined> {
-    for await (const batch of this.#socket.messages(signal)) {
-      for (const event of batch) {
-        if (event.kind === "done") {
-          this.#done = true;
-          await this.#socket.close();
-          return;
-        }
-        yield event;
-      }
-    }
-    if (!this.#done && !(await this.#closedByUs())) {
-      throw new ConnectionClosedError(`${SERVICE}: ${this.#socket.ctx.url} closed the socket before the context was final`, {
-        service: SERVICE,
-        url: this.#socket.ctx.url,
-      });
-    }
-  }
-
-  async close(): Promise<void> {
-    if (!this.#done && this.#socket.isOpen) {
-      try {
-        // Tell the service to stop generating before the close handshake: billing and capacity.
-        this.#socket.send(JSON.stringify({ context_id: this.#contextId, close_context: true }));
-      } catch {
-        // Closed in between: the close below is all that is left.
-      }
-    }
-    this.#done = true;
-    await this.#socket.close();
-  }
-
-  async #closedByUs(): Promise<boolean> {
-    return this.#done || (await this.#socket.closed).byUs;
-  }
 }

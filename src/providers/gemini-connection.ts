@@ -1,6 +1,7 @@
 /**
- * One Gemini Live WebSocket: the handshake (setup → setupComplete) and one
- * pump that routes every server event to its one reader:
+ * One Gemini Live WebSocket (a SessionConnection, s2s-connection.ts): the
+ * handshake (setup → setupComplete) and the router of every server event to
+ * its one reader:
  * - the input side (`sttEvents`): the user's input transcription as words,
  *   and the marker a `flush` waits for, in order;
  * - the model's turn in progress (a Generation): its output transcription
@@ -21,20 +22,19 @@
  *
  * Thread: main. Owner: the geminiLive provider (one connection at a time).
  */
-import { BargeinError, ConnectionClosedError, ServiceTimeoutError } from "../errors.js";
+import { BargeinError, ConnectionClosedError } from "../errors.js";
 import { GoAwayNotice } from "./go-away.js";
 import { abortable } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
-import { timeout } from "../util/timeout.js";
-import { openHostedSocket } from "./hosted-socket.js";
 import type { MessageSocket } from "./message-socket.js";
 import { PreRoll } from "./pre-roll.js";
 import * as wire from "./gemini-wire.js";
-import type { LlmOutput, SttEvent, ToolCallRequest, ToolDefinition } from "./types.js";
-import type { WireContext } from "./wire.js";
-import type { AudioSink, Claim, ConnectionOptions, Generation } from "./gemini-types.js";
+import { SessionConnection, openSession } from "./s2s-connection.js";
+import type { AudioSink, PendingTurn } from "./speech-to-speech.js";
+import type { LlmOutput, ToolDefinition } from "./types.js";
+import type { Claim, ConnectionOptions, Generation } from "./gemini-types.js";
 
-export type { AudioSink, ConnectionOptions } from "./gemini-types.js";
+export type { ConnectionOptions } from "./gemini-types.js";
 
 export { SERVICE, closeError } from "./gemini-wire.js";
 import { SERVICE, closeError } from "./gemini-wire.js";
@@ -45,13 +45,9 @@ export const PREROLL_PAD_S = 0.3;
 /** How long a flush waits for the turn's input transcription once the model has answered, ms. */
 const TRANSCRIPT_WAIT_MS = 1500;
 
-export class GeminiConnection {
-  readonly ctx: WireContext;
-  readonly #socket: MessageSocket<wire.GeminiEvent[]>;
+export class GeminiConnection extends SessionConnection<wire.GeminiEvent[]> {
   readonly #o: ConnectionOptions;
-  readonly #stt = new AsyncQueue<SttEvent>();
   readonly #flushes: Array<{ resolve(): void; reject(e: unknown): void }> = [];
-  #markers = 0;
   #generation: Generation | undefined;
   #generations = 0;
   /** The reply round waiting for the next generation. */
@@ -72,54 +68,37 @@ export class GeminiConnection {
   #audioMs = 0;
   #tools: string;
   readonly #answered = new Set<string>();
-  #closing = false;
   /** After a goAway: the move to a new socket, asked for once the wire is quiet (go-away.ts). */
   #goAway: GoAwayNotice | undefined;
 
   private constructor(socket: MessageSocket<wire.GeminiEvent[]>, options: ConnectionOptions) {
-    this.#socket = socket;
+    super(socket);
     this.#o = options;
-    this.ctx = socket.ctx;
     this.#tools = JSON.stringify(options.config.tools ?? []);
   }
 
   /** Opens the socket, sends setup and waits for setupComplete. */
   static async open(options: ConnectionOptions, signal?: AbortSignal): Promise<GeminiConnection> {
-    const socket = await openHostedSocket<wire.GeminiEvent[]>(
-      { service: SERVICE, url: options.url, safeUrl: options.safeUrl, maxMessageBytes: options.maxMessageBytes, decode: wire.decodeGeminiMessage },
-      options.connectTimeoutMs,
+    const socket = await openSession<wire.GeminiEvent[]>(
+      {
+        ...options,
+        service: SERVICE,
+        decode: wire.decodeGeminiMessage,
+        started: "complete the setup … (setupComplete)",
+        async handshake(socket, signal) {
+          socket.send(JSON.stringify(wire.setupMessage(options.config)));
+          for (;;) {
+            const next = await socket.next(signal);
+            if (next.done) throw new ConnectionClosedError(`${SERVICE}: ${options.safeUrl} closed before setupComplete`, { service: SERVICE, url: options.safeUrl });
+            if (next.value.some((e) => e.type === "setupComplete")) return;
+          }
+        },
+        // A close with a reason (1007: a bad token or message) says more than the read that failed.
+        failure: (err, closed, ctx) => (closed && closeError(closed, ctx, "at setup")) ?? err,
+      },
       signal,
     );
-    const limit = timeout(options.connectTimeoutMs, signal);
-    try {
-      socket.send(JSON.stringify(wire.setupMessage(options.config)));
-      for (;;) {
-        const next = await socket.next(limit.signal);
-        if (next.done) throw new ConnectionClosedError(`${SERVICE}: ${options.safeUrl} closed before setupComplete`, { service: SERVICE, url: options.safeUrl });
-        if (next.value.some((e) => e.type === "setupComplete")) break;
-      }
-    } catch (err) {
-      const info = await Promise.race([socket.closed, Promise.resolve(undefined)]);
-      await socket.close();
-      if (signal?.aborted) throw signal.reason;
-      if (limit.expired) {
-        throw new ServiceTimeoutError(`${SERVICE}: ${options.safeUrl} did not complete the setup within ${options.connectTimeoutMs} ms (setupComplete)`, { service: SERVICE, url: options.safeUrl, timeoutMs: options.connectTimeoutMs });
-      }
-      throw (info && closeError(info, socket.ctx, "at setup")) ?? err;
-    } finally {
-      limit.clear();
-    }
-    const connection = new GeminiConnection(socket, options);
-    void connection.#pump();
-    return connection;
-  }
-
-  get bufferedAmount(): number {
-    return this.#socket.bufferedAmount;
-  }
-
-  get isOpen(): boolean {
-    return this.#socket.isOpen;
+    return new GeminiConnection(socket, options).started();
   }
 
   get activityOpen(): boolean {
@@ -143,7 +122,7 @@ export class GeminiConnection {
       this.#preroll.push(pcm);
       return 0;
     }
-    return this.#socket.send(JSON.stringify(wire.audioInput(pcm)));
+    return this.socket.send(JSON.stringify(wire.audioInput(pcm)));
   }
 
   /**
@@ -153,13 +132,9 @@ export class GeminiConnection {
   startActivity(sinceS: number): void {
     if (!this.#clientDetection() || this.#activity || !this.isOpen) return;
     this.#activity = true;
-    this.#send(wire.activityStart());
+    this.send(wire.activityStart());
     // Audio the stream's clock has counted already (sendAudio): written, not counted again.
     for (const pcm of this.#preroll.take(sinceS + PREROLL_PAD_S)) this.#write(pcm);
-  }
-
-  sttEvents(signal?: AbortSignal): AsyncIterable<SttEvent> {
-    return this.#stt.iterate(signal);
   }
 
   /**
@@ -172,11 +147,11 @@ export class GeminiConnection {
   flush(signal?: AbortSignal): Promise<void> {
     if (this.#clientDetection()) {
       if (!this.#activity) {
-        this.#marker();
+        this.marker();
         return Promise.resolve();
       }
       this.#activity = false;
-      this.#send(wire.activityEnd());
+      this.send(wire.activityEnd());
       this.#owed++;
     }
     // The turn is the user's audio: the service has it, and answers it by itself.
@@ -200,7 +175,7 @@ export class GeminiConnection {
    * the round (the Live API has no cancel; a cut is told by `tellHeard`).
    */
   async *respond(
-    turn: { userText?: string; toolOutputs: Array<{ callId: string; name: string; output: string }>; tools: readonly ToolDefinition[] },
+    turn: PendingTurn & { tools: readonly ToolDefinition[] },
     sink: AudioSink | undefined,
     signal?: AbortSignal,
   ): AsyncGenerator<LlmOutput, void, undefined> {
@@ -222,8 +197,8 @@ export class GeminiConnection {
       // What is under way unclaimed now answers nothing we will read.
       if (pending && !pending.claim) pending.stale = true;
       this.#next = claim;
-      if (outputs.length) this.#send(wire.toolResponse(outputs.map((o) => ({ id: o.callId, name: o.name, output: o.output }))));
-      if (typed) this.#send(wire.userTurn(turn.userText!, true));
+      if (outputs.length) this.send(wire.toolResponse(outputs.map((o) => ({ id: o.callId, name: o.name ?? "", output: o.output }))));
+      if (typed) this.send(wire.userTurn(turn.userText!, true));
       // Owed for what this round asked (client detection owed an audio turn at its activityEnd): counted
       // twice, a later cut took the next turn for an owed one and marked it stale, and it never played.
       if (outputs.length || typed || !this.#clientDetection()) this.#owed++;
@@ -268,12 +243,12 @@ export class GeminiConnection {
     if (g && !g.ended) g.stale = true;
     // A turn the service owes and has not begun to send: what it sends of it before its end is stale too.
     else if (this.#owed > 0) this.#staleNext = true;
-    this.#send(wire.userTurn(wire.heardNote(heard), false));
+    this.send(wire.userTurn(wire.heardNote(heard), false));
   }
 
   /** Puts the conversation so far into this new socket's empty context (no reply asked for). */
   restoreContext(turns: ReadonlyArray<{ role: "user" | "model"; text: string }>): void {
-    if (turns.length > 0) this.#send(wire.contextTurns(turns));
+    if (turns.length > 0) this.send(wire.contextTurns(turns));
   }
 
   /** The wire is quiet: no user turn open, no model turn owed or under way. */
@@ -281,19 +256,10 @@ export class GeminiConnection {
     return !this.#activity && this.#owed === 0 && this.#next === undefined && (this.#generation === undefined || this.#generation.ended);
   }
 
-  close(): Promise<void> {
-    this.#closing = true;
+  override close(): Promise<void> {
     clearTimeout(this.#transcriptWait);
     this.#goAway?.dispose();
-    return this.#socket.close();
-  }
-
-  #send(message: Readonly<Record<string, unknown>>): void {
-    this.#socket.send(JSON.stringify(message));
-  }
-
-  #marker(): void {
-    this.#stt.push({ kind: "marker", id: ++this.#markers });
+    return super.close();
   }
 
   /** The service answered the user's turn: every flush waiting resolves after a marker. */
@@ -301,7 +267,7 @@ export class GeminiConnection {
     clearTimeout(this.#transcriptWait);
     this.#transcriptWait = undefined;
     for (const waiter of this.#flushes.splice(0)) {
-      this.#marker();
+      this.marker();
       waiter.resolve();
     }
   }
@@ -333,7 +299,7 @@ export class GeminiConnection {
       if (e.kind === "text") {
         claim.sink?.transcript(e.delta);
         claim.text.push(e.delta);
-      } else claim.sink?.audio(g.index, e.pcm);
+      } else claim.sink?.audio(String(g.index), e.pcm);
     }
     if (g.ended) this.#finish(g);
   }
@@ -343,25 +309,22 @@ export class GeminiConnection {
     const claim = g.claim;
     if (!claim || claim.dropped) return;
     if (g.calls.length) claim.text.push({ kind: "toolCalls", calls: g.calls });
-    else claim.sink?.turnDone();
+    else claim.sink?.done();
     claim.text.end();
   }
 
-  async #pump(): Promise<void> {
-    let failure: unknown;
-    try {
-      for await (const events of this.#socket.messages()) {
-        for (const e of events) this.#route(e);
-        if (this.#quiet()) this.#goAway?.quiet();
-      }
-      if (!this.#closing) failure = new ConnectionClosedError(`${SERVICE}: the service closed the session at ${this.ctx.url}; reconnecting opens a new one (the service's conversation starts empty)`, { service: SERVICE, url: this.ctx.url, closeCode: 1000 });
-    } catch (err) {
-      const info = await Promise.race([this.#socket.closed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 0))]);
-      failure = (info && closeError(info, this.ctx, "")) ?? err;
-    }
-    failure ??= new ConnectionClosedError(`${SERVICE}: the session's socket to ${this.ctx.url} was closed`, { service: SERVICE, url: this.ctx.url });
-    if (this.#closing) this.#stt.end();
-    else this.#stt.fail(failure);
+  protected receive(events: wire.GeminiEvent[]): void {
+    for (const e of events) this.#route(e);
+    if (this.#quiet()) this.#goAway?.quiet();
+  }
+
+  /** A close with a reason (1007) is the failure, quoting it. */
+  protected override async failureOf(err: unknown): Promise<unknown> {
+    const info = await Promise.race([this.socket.closed, new Promise<undefined>((r) => setTimeout(() => r(undefined), 0))]);
+    return (info && closeError(info, this.ctx, "")) ?? err;
+  }
+
+  protected failReaders(failure: unknown): void {
     clearTimeout(this.#transcriptWait);
     for (const f of this.#flushes.splice(0)) f.reject(failure);
     for (const claim of [this.#generation?.claim, this.#next]) {
@@ -375,7 +338,7 @@ export class GeminiConnection {
     switch (e.type) {
       case "inputTranscription": {
         const startS = this.#audioMs / 1000;
-        for (const text of e.text.split(/\s+/).filter(Boolean)) this.#stt.push({ kind: "word", text, startS });
+        for (const text of e.text.split(/\s+/).filter(Boolean)) this.stt.push({ kind: "word", text, startS });
         // The turn's words are in: the session may start its reply (and think) while the model thinks.
         // Words that come later join the turn as late words (the docs promise no order).
         return this.#answeredTurn();
@@ -388,7 +351,7 @@ export class GeminiConnection {
         const claim = g.claim;
         if (!claim) return void g.early.push(e.type === "audio" ? { kind: "audio", pcm: e.pcm } : { kind: "text", delta: e.text });
         if (claim.dropped) return;
-        if (e.type === "audio") return claim.sink?.audio(g.index, e.pcm);
+        if (e.type === "audio") return claim.sink?.audio(String(g.index), e.pcm);
         claim.sink?.transcript(e.text);
         return claim.text.push(e.text);
       }
@@ -425,8 +388,8 @@ export class GeminiConnection {
         return;
       case "goAway":
         // The session moves to a new socket (the conversation goes with it), at a quiet moment.
-        if (this.#goAway || this.#closing) return;
-        this.#goAway = new GoAwayNotice(e.timeLeft, (move) => !this.#closing && this.#stt.push(move));
+        if (this.#goAway || this.closing) return;
+        this.#goAway = new GoAwayNotice(e.timeLeft, (move) => !this.closing && this.stt.push(move));
         if (this.#quiet()) this.#goAway.quiet();
         return;
       default:

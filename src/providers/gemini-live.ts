@@ -62,16 +62,16 @@
  *   https://ai.google.dev/gemini-api/docs/live-tools  https://ai.google.dev/gemini-api/docs/ephemeral-tokens
  */
 import { DEFAULTS } from "../defaults.js";
-import { ConfigError, type BargeinError } from "../errors.js";
-import { AsyncQueue } from "../util/async-queue.js";
-import { Emitter } from "../util/emitter.js";
-import { GeminiConnection, SERVICE, type AudioSink } from "./gemini-connection.js";
+import { ConfigError } from "../errors.js";
+import { GeminiConnection, SERVICE } from "./gemini-connection.js";
 import { DEFAULT_GEMINI_MAX_BYTES, GEMINI_INPUT_RATE, GEMINI_OUTPUT_RATE, type GeminiTurnDetection } from "./gemini-wire.js";
-import { PcmAssembler } from "./pcm-base64.js";
-import { ReplyTimeline, type TimedText } from "./realtime-timeline.js";
+import type { TimedText } from "./realtime-timeline.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import { spokenTurns } from "./spoken-turns.js";
-import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ProviderEvents, SpeechToSpeechProvider, SttConnectContext, SttProvider, SttStream, ToolDefinition, TtsEvent, TtsProvider, TtsStream } from "./types.js";
+import { ReplyAudio, SpeechToSpeechBase } from "./speech-to-speech.js";
+import type { ChatMessage, SpeechToSpeechProvider, SttConnectContext, ToolDefinition } from "./types.js";
+
+export { pendingTurn } from "./speech-to-speech.js";
 
 export interface GeminiLiveOptions {
   /** The Live API endpoint, e.g. "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained" (or the app's relay). */
@@ -92,26 +92,17 @@ export interface GeminiLiveOptions {
   connectTimeoutMs?: number;
 }
 
-/** Wire bytes per input sample: s16 as base64 (8/3) plus the JSON envelope of a 20 ms frame. */
-const BYTES_PER_SAMPLE = 2.75;
-
 export function geminiLive(options: GeminiLiveOptions): SpeechToSpeechProvider {
   return new GeminiLive(options);
 }
 
-class GeminiLive implements SpeechToSpeechProvider {
-  readonly name = SERVICE;
-  readonly stt: SttProvider;
-  readonly llm: LlmProvider;
-  readonly tts: TtsProvider;
+/** The adapter: a GeminiConnection per socket (the tools in its setup, the conversation put back), a cut as a heard-text turn. */
+class GeminiLive extends SpeechToSpeechBase<GeminiConnection> {
   readonly #o: GeminiLiveOptions;
-  readonly #events = new Emitter<ProviderEvents>();
-  #connection: GeminiConnection | undefined;
-  /** The audio stream of the reply being built: the next generation's audio goes there. */
-  #reply: ReplyAudio | undefined;
   #tools: readonly ToolDefinition[] = [];
 
   constructor(options: GeminiLiveOptions) {
+    super(SERVICE, { sampleRate: GEMINI_INPUT_RATE, encoding: "s16" }, "a reply");
     if (!options?.url || !options.model || typeof options.token !== "function") {
       throw new ConfigError("geminiLive(): give `url` (the wss:// Live API endpoint), `model` and `token` (a function that returns an ephemeral token from your server)");
     }
@@ -120,14 +111,6 @@ class GeminiLive implements SpeechToSpeechProvider {
       throw new ConfigError(`geminiLive(): \`turnDetection\` must be "client" or "server", not ${JSON.stringify(detection)}`);
     }
     this.#o = { ...options, turnDetection: detection };
-    const name = SERVICE;
-    this.stt = { name, audioFormat: { sampleRate: GEMINI_INPUT_RATE, encoding: "s16" }, supportsGap: false, connect: (signal, context) => this.#connect(signal, context) };
-    this.llm = { name, stream: (messages, signal, request) => this.#respond(messages, signal, request) };
-    this.tts = { name, connect: async () => (this.#reply = new ReplyAudio(this.#live("the reply's audio"))) };
-  }
-
-  on<K extends keyof ProviderEvents & string>(name: K, fn: (payload: ProviderEvents[K]) => void): () => void {
-    return this.#events.on(name, fn);
   }
 
   /** The session's tools, for the setup (the Live API takes them there only). */
@@ -135,7 +118,7 @@ class GeminiLive implements SpeechToSpeechProvider {
     this.#tools = tools;
   }
 
-  async #connect(signal?: AbortSignal, context?: SttConnectContext): Promise<SttStream> {
+  protected async open(signal?: AbortSignal, context?: SttConnectContext): Promise<GeminiConnection> {
     const token = await fetchToken(this.#o.token, signal);
     if (!token) throw new ConfigError("geminiLive(): the token function returned no token");
     const param = token.startsWith("auth_tokens/") ? { access_token: token } : { key: token };
@@ -147,63 +130,23 @@ class GeminiLive implements SpeechToSpeechProvider {
         config: { model: this.#o.model, instructions: this.#o.instructions, voice: this.#o.voice, turnDetection: this.#o.turnDetection ?? DEFAULTS.providers.geminiLive.turnDetection, tools: this.#tools },
         maxMessageBytes: this.#o.maxMessageBytes ?? DEFAULT_GEMINI_MAX_BYTES,
         connectTimeoutMs: this.#o.connectTimeoutMs ?? DEFAULTS.providers.geminiLive.connectTimeoutMs,
-        onError: (error: BargeinError) => this.#events.emit("error", { service: SERVICE, error }),
+        onError: (error) => this.reportError(error),
       },
       signal,
     );
-    this.#connection = connection;
     // A new socket's context is empty: a reconnect (or a session seeded with history) puts the conversation back first.
     connection.restoreContext(contextOf(context?.conversation ?? []));
-    return {
-      bytesPerSample: BYTES_PER_SAMPLE,
-      get bufferedAmount() {
-        return connection.bufferedAmount;
-      },
-      sendAudio: (pcm) => connection.sendAudio(pcm),
-      turnStarted: (sinceS) => connection.startActivity(sinceS),
-      flush: (s) => connection.flush(s),
-      events: (s) => connection.sttEvents(s),
-      close: async () => {
-        if (this.#connection === connection) this.#connection = undefined;
-        await connection.close();
-      },
-    };
+    return connection;
   }
 
-  #live(what: string): GeminiConnection {
-    const connection = this.#connection;
-    if (connection?.isOpen) return connection;
-    throw new ConfigError(`${SERVICE}: ${what} needs the session's socket, which is not open (the session's start() opens it; it reconnects after a drop)`);
-  }
-
-  async *#respond(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncGenerator<LlmOutput, void, undefined> {
-    const connection = this.#live("a reply");
-    const reply = this.#reply?.closed ? undefined : this.#reply;
-    reply?.bind(connection);
-    yield* connection.respond({ ...pendingTurn(messages), tools: request?.tools ?? [] }, reply, signal);
+  protected newReply(connection: GeminiConnection): ReplyAudio<GeminiConnection> {
+    return new HeardNoteReply(connection, GEMINI_OUTPUT_RATE, "serverContent.modelTurn inlineData");
   }
 }
 
 /** The conversation as the Live API's context takes it (spoken-turns.ts): the assistant is the "model". */
 export function contextOf(messages: readonly ChatMessage[]): Array<{ role: "user" | "model"; text: string }> {
   return spokenTurns(messages).map((t) => ({ role: t.role === "user" ? "user" : "model", text: t.text }));
-}
-
-/**
- * What the service does not have yet, from the session's chat: the tool
- * results after the last assistant message (with the tool's name, which a
- * FunctionResponse carries), or a typed user turn (the user's speech is on
- * the service already).
- */
-export function pendingTurn(messages: readonly ChatMessage[]): { userText?: string; toolOutputs: Array<{ callId: string; name: string; output: string }> } {
-  const toolOutputs: Array<{ callId: string; name: string; output: string }> = [];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== "tool") break;
-    toolOutputs.unshift({ callId: m.toolCallId, name: m.name, output: m.content });
-  }
-  const last = messages.at(-1);
-  return { toolOutputs, ...(last?.role === "user" ? { userText: last.content } : {}) };
 }
 
 /** The words of `words` heard by `heardS`: those whose midpoint was rendered (history.ts splitHeard's rule). */
@@ -216,78 +159,18 @@ export function heardText(words: readonly TimedText[], heardS: number): string {
   return heard.join(" ");
 }
 
-/**
- * One reply's audio stream (the session's "tts" quest): the audio of the
- * reply's generations, as float PCM at 24 kHz, in order. `interrupted` is
- * the heard-text note (see the header).
- */
-class ReplyAudio implements TtsStream, AudioSink {
-  readonly #queue = new AsyncQueue<TtsEvent>();
-  readonly #timeline = new ReplyTimeline(GEMINI_OUTPUT_RATE);
-  readonly #pcm = new PcmAssembler("s16le");
-  #connection: GeminiConnection;
-  #ended = false;
-  #cut = false;
-  closed = false;
-
-  constructor(connection: GeminiConnection) {
-    this.#connection = connection;
-  }
-
-  bind(connection: GeminiConnection): void {
-    this.#connection = connection;
-  }
-
-  sendText(): void {}
-
-  end(): void {
-    this.#ended = true;
-    if (!this.#connection.feeds(this)) this.#queue.end();
-  }
-
-  events(signal?: AbortSignal): AsyncIterable<TtsEvent> {
-    return this.#queue.iterate(signal);
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.#queue.end();
-  }
-
-  interrupted(heardS: number): TimedText[] {
-    const words = this.#timeline.words();
-    if (this.#cut) return words;
-    this.#cut = true;
-    this.#queue.end();
-    try {
-      this.#connection.drop(this);
-      // Sent now, inside the interrupt's step: before the activityStart the session's next effect sends.
-      this.#connection.tellHeard(heardText(words, heardS));
-    } catch {
-      // The socket closed meanwhile: the service's conversation went with it.
-    }
-    return words;
-  }
-
-  // ─── AudioSink: the connection's routing ──────────────────────────────────
-
-  transcript(delta: string): void {
-    this.#timeline.transcript(delta);
-  }
-
-  audio(generation: number, bytes: Uint8Array): void {
-    if (this.#cut || this.closed) return;
-    const pcm = this.#pcm.push(bytes, this.#connection.ctx, "serverContent.modelTurn inlineData");
-    this.#timeline.audio(String(generation), pcm.length);
-    this.#queue.push({ kind: "audio", pcm, sampleRate: GEMINI_OUTPUT_RATE });
-  }
-
-  turnDone(): void {
-    this.#timeline.complete();
-    if (this.#ended) this.#queue.end();
-  }
-
-  fail(error: unknown): void {
-    if (!this.#queue.closed) this.#queue.fail(error);
+/** A reply whose cut is the heard-text turn (see the header). */
+class HeardNoteReply extends ReplyAudio<GeminiConnection> {
+  protected cut(heardS: number, words: TimedText[]): () => void {
+    const connection = this.connection;
+    return () => {
+      try {
+        connection.drop(this);
+        // Sent now, inside the interrupt's step: before the activityStart the session's next effect sends.
+        connection.tellHeard(heardText(words, heardS));
+      } catch {
+        // The socket closed meanwhile: the service's conversation went with it.
+      }
+    };
   }
 }

@@ -5,6 +5,7 @@
 import type { BargeinError } from "../errors.js";
 import type { AsyncQueue } from "../util/async-queue.js";
 import type * as wire from "./gemini-wire.js";
+import type { AudioSink } from "./speech-to-speech.js";
 import type { LlmOutput, ToolCallRequest } from "./types.js";
 
 export interface ConnectionOptions {
@@ -14,15 +15,6 @@ export interface ConnectionOptions {
   maxMessageBytes: number;
   connectTimeoutMs: number;
   onError(error: BargeinError): void;
-}
-
-/** Where a generation's audio goes: the reply's audio stream. */
-export interface AudioSink {
-  transcript(delta: string): void;
-  audio(generation: number, pcm: Uint8Array): void;
-  /** The generation's turn is over (turnComplete or interrupted). */
-  turnDone(): void;
-  fail(error: unknown): void;
 }
 
 /** A reply round waiting for, or reading, the generation that answers it. */

@@ -7,6 +7,7 @@
 import { ServiceTimeoutError } from "../errors.js";
 import { timeout } from "../util/timeout.js";
 import { MessageSocket, type MessageSocketOptions } from "./message-socket.js";
+import { fetchToken, serviceUrl } from "./service-url.js";
 import { parseJsonFrame, protocolError, type WireContext } from "./wire.js";
 
 /**
@@ -36,6 +37,46 @@ export async function openHostedSocket<T>(
   } finally {
     opening.clear();
   }
+}
+
+/** The socket options both hosted TTS providers take. */
+export interface HostedSocketOptions {
+  /** Largest inbound message, in bytes (default 1 MiB: a second of 24 kHz PCM is about 64 kB of base64). */
+  maxMessageBytes?: number;
+  /** The socket must open within this, in ms (default 5000). */
+  connectTimeoutMs?: number;
+}
+
+/** Where a hosted TTS socket goes: the token (from the page's token function, once per socket) rides in the query as `secret`. */
+export interface TokenSocket {
+  base: string;
+  path: string;
+  query: (token: string | undefined) => Record<string, string | undefined>;
+  secret: string;
+  token: (() => Promise<string>) | undefined;
+  maxMessageBytes: number;
+  connectTimeoutMs: number;
+}
+
+/** A provider's TokenSocket: its options over its defaults. */
+export function tokenSocket(
+  options: HostedSocketOptions & { url?: string; token?: () => Promise<string> },
+  defaults: { url: string; maxMessageBytes: number; connectTimeoutMs: number },
+  where: Pick<TokenSocket, "path" | "secret" | "query">,
+): TokenSocket {
+  const { url = defaults.url, maxMessageBytes = defaults.maxMessageBytes, connectTimeoutMs = defaults.connectTimeoutMs, token } = options;
+  return { ...where, base: url, token, maxMessageBytes, connectTimeoutMs };
+}
+
+/** Fetches a token and opens the socket with it, as openHostedSocket does. */
+export async function openTokenSocket<T>(
+  o: TokenSocket & Pick<MessageSocketOptions<T>, "service" | "decode">,
+  signal?: AbortSignal,
+): Promise<MessageSocket<T>> {
+  const token = await fetchToken(o.token, signal);
+  const endpoint = serviceUrl(o.base, o.path, o.query(token), { websocket: true, secrets: [o.secret] });
+  const options = { service: o.service, url: endpoint.url, safeUrl: endpoint.safeUrl, maxMessageBytes: o.maxMessageBytes, decode: o.decode };
+  return openHostedSocket(options, o.connectTimeoutMs, signal);
 }
 
 /**

@@ -35,6 +35,7 @@ export type {
   LlmOutput,
   LlmRequest,
   TtsProvider,
+  TtsSession,
   TtsStream,
   TtsEvent,
   ProviderWarning,

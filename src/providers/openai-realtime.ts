@@ -51,16 +51,13 @@
  * reports as a non-fatal `error`.
  */
 import { DEFAULTS } from "../defaults.js";
-import { ConfigError, type BargeinError } from "../errors.js";
-import { AsyncQueue } from "../util/async-queue.js";
-import { Emitter } from "../util/emitter.js";
-import { PcmAssembler } from "./pcm-base64.js";
-import { RealtimeConnection, SERVICE, type AudioSink } from "./realtime-connection.js";
-import { ReplyTimeline, type TimedText } from "./realtime-timeline.js";
+import { ConfigError } from "../errors.js";
+import { RealtimeConnection, SERVICE } from "./realtime-connection.js";
 import { DEFAULT_REALTIME_MAX_BYTES, REALTIME_RATE, type TurnDetection } from "./realtime-wire.js";
 import { fetchToken, serviceUrl } from "./service-url.js";
 import { spokenTurns } from "./spoken-turns.js";
-import type { ChatMessage, LlmOutput, LlmProvider, LlmRequest, ProviderEvents, SpeechToSpeechProvider, SttProvider, SttStream, TtsEvent, TtsProvider, TtsStream } from "./types.js";
+import { ReplyAudio, SpeechToSpeechBase, pendingTurn as withNames, type PendingTurn } from "./speech-to-speech.js";
+import type { ChatMessage, SpeechToSpeechProvider } from "./types.js";
 
 export interface OpenaiRealtimeOptions {
   /** The Realtime WebSocket endpoint, e.g. "wss://api.openai.com/v1/realtime" (or the app's relay). */
@@ -83,27 +80,18 @@ export interface OpenaiRealtimeOptions {
   connectTimeoutMs?: number;
 }
 
-/** Wire bytes per input sample: s16 as base64 (8/3) plus the JSON envelope of a 20 ms frame. */
-const BYTES_PER_SAMPLE = 2.75;
-
 export function openaiRealtime(options: OpenaiRealtimeOptions): SpeechToSpeechProvider {
   return new OpenaiRealtime(options);
 }
 
-class OpenaiRealtime implements SpeechToSpeechProvider {
-  readonly name = SERVICE;
-  readonly stt: SttProvider;
-  readonly llm: LlmProvider;
-  readonly tts: TtsProvider;
+/** The adapter: a RealtimeConnection per socket, the earlier turns seeded, a cut as a truncate. */
+class OpenaiRealtime extends SpeechToSpeechBase<RealtimeConnection> {
   readonly #o: OpenaiRealtimeOptions;
-  readonly #events = new Emitter<ProviderEvents>();
-  #connection: RealtimeConnection | undefined;
-  /** The audio stream of the reply being built: the next response's audio goes there. */
-  #reply: ReplyAudio | undefined;
   /** The socket that has the conversation so far (see seedHistory). */
   #seeded: RealtimeConnection | undefined;
 
   constructor(options: OpenaiRealtimeOptions) {
+    super(SERVICE, { sampleRate: REALTIME_RATE, encoding: "s16" }, "a response");
     if (!options?.url || !options.model || typeof options.token !== "function") {
       throw new ConfigError("openaiRealtime(): give `url` (the wss:// Realtime endpoint), `model` and `token` (a function that returns an ephemeral key from your server)");
     }
@@ -112,21 +100,13 @@ class OpenaiRealtime implements SpeechToSpeechProvider {
       throw new ConfigError(`openaiRealtime(): \`turnDetection\` must be "client", "server_vad" or "semantic_vad", not ${JSON.stringify(detection)}`);
     }
     this.#o = { ...options, turnDetection: detection };
-    const name = SERVICE;
-    this.stt = { name, audioFormat: { sampleRate: REALTIME_RATE, encoding: "s16" }, supportsGap: false, connect: (signal) => this.#connect(signal) };
-    this.llm = { name, stream: (messages, signal, request) => this.#respond(messages, signal, request) };
-    this.tts = { name, connect: async () => (this.#reply = new ReplyAudio(this.#live("the reply's audio"))) };
   }
 
-  on<K extends keyof ProviderEvents & string>(name: K, fn: (payload: ProviderEvents[K]) => void): () => void {
-    return this.#events.on(name, fn);
-  }
-
-  async #connect(signal?: AbortSignal): Promise<SttStream> {
+  protected async open(signal?: AbortSignal): Promise<RealtimeConnection> {
     const key = await fetchToken(this.#o.token, signal);
     if (!key) throw new ConfigError("openaiRealtime(): the token function returned no key");
     const { url, safeUrl } = serviceUrl(this.#o.url, "", { model: this.#o.model }, { websocket: true });
-    const connection = await RealtimeConnection.open(
+    return RealtimeConnection.open(
       {
         url,
         safeUrl,
@@ -134,42 +114,25 @@ class OpenaiRealtime implements SpeechToSpeechProvider {
         config: { instructions: this.#o.instructions, voice: this.#o.voice, turnDetection: this.#o.turnDetection ?? DEFAULTS.providers.openaiRealtime.turnDetection, transcriptionModel: this.#o.transcriptionModel ?? DEFAULTS.providers.openaiRealtime.transcriptionModel },
         maxMessageBytes: this.#o.maxMessageBytes ?? DEFAULT_REALTIME_MAX_BYTES,
         connectTimeoutMs: this.#o.connectTimeoutMs ?? DEFAULTS.providers.openaiRealtime.connectTimeoutMs,
-        onError: (error: BargeinError) => this.#events.emit("error", { service: SERVICE, error }),
+        onError: (error) => this.reportError(error),
       },
       signal,
     );
-    this.#connection = connection;
-    return {
-      bytesPerSample: BYTES_PER_SAMPLE,
-      get bufferedAmount() {
-        return connection.bufferedAmount;
-      },
-      sendAudio: (pcm) => connection.sendAudio(pcm),
-      flush: (s) => connection.flush(s),
-      events: (s) => connection.sttEvents(s),
-      close: async () => {
-        if (this.#connection === connection) this.#connection = undefined;
-        await connection.close();
-      },
-    };
   }
 
-  #live(what: string): RealtimeConnection {
-    const connection = this.#connection;
-    if (connection?.isOpen) return connection;
-    throw new ConfigError(`${SERVICE}: ${what} needs the session's socket, which is not open (the session's start() opens it; it reconnects after a drop)`);
+  protected newReply(connection: RealtimeConnection): ReplyAudio<RealtimeConnection> {
+    return new TruncatedReply(connection, REALTIME_RATE, "response.output_audio.delta");
   }
 
-  async *#respond(messages: readonly ChatMessage[], signal?: AbortSignal, request?: LlmRequest): AsyncGenerator<LlmOutput, void, undefined> {
-    const connection = this.#live("a response");
-    // A socket's first response: the service has none of the earlier turns (a reconnect's new conversation, or the session's seeded history).
-    if (this.#seeded !== connection) {
-      this.#seeded = connection;
-      connection.seedHistory(earlierTurns(messages));
-    }
-    const reply = this.#reply?.closed ? undefined : this.#reply;
-    reply?.bind(connection);
-    yield* connection.respond({ ...pendingTurn(messages), tools: request?.tools ?? [] }, reply, signal);
+  protected override pending(messages: readonly ChatMessage[]): PendingTurn {
+    return pendingTurn(messages);
+  }
+
+  /** A socket's first response: the service has none of the earlier turns (a reconnect's new conversation, or the session's seeded history). */
+  protected override prepare(connection: RealtimeConnection, messages: readonly ChatMessage[]): void {
+    if (this.#seeded === connection) return;
+    this.#seeded = connection;
+    connection.seedHistory(earlierTurns(messages));
   }
 }
 
@@ -178,104 +141,32 @@ export function earlierTurns(messages: readonly ChatMessage[]): Array<{ role: "u
   return spokenTurns(messages.at(-1)?.role === "user" ? messages.slice(0, -1) : messages);
 }
 
-/**
- * What the service does not have yet, from the session's chat: the tool
- * results after the last assistant message, or a typed user turn (the user's
- * speech is on the service already, committed from the input buffer).
- */
-export function pendingTurn(messages: readonly ChatMessage[]): { userText?: string; toolOutputs: Array<{ callId: string; output: string }> } {
-  const toolOutputs: Array<{ callId: string; output: string }> = [];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== "tool") break;
-    toolOutputs.unshift({ callId: m.toolCallId, output: m.content });
-  }
-  const last = messages.at(-1);
-  return { toolOutputs, ...(last?.role === "user" ? { userText: last.content } : {}) };
+/** The pending turn (speech-to-speech.ts) as OpenAI's wire takes it: a function_call_output carries no name. */
+export function pendingTurn(messages: readonly ChatMessage[]): PendingTurn {
+  const { toolOutputs, ...rest } = withNames(messages);
+  return { toolOutputs: toolOutputs.map(({ callId, output }) => ({ callId, output })), ...rest };
 }
 
-/**
- * One reply's audio stream (the session's "tts" quest): every audio delta of
- * the reply's responses, as float PCM at 24 kHz, in order. See the header:
- * `interrupted` is the truncate.
- */
-class ReplyAudio implements TtsStream, AudioSink {
-  readonly #queue = new AsyncQueue<TtsEvent>();
-  readonly #timeline = new ReplyTimeline();
-  readonly #pcm = new PcmAssembler("s16le");
-  #connection: RealtimeConnection;
-  #ended = false;
-  /** The reply was cut (interrupted): nothing more of it is taken or sent. */
-  #cut = false;
-  closed = false;
-
-  constructor(connection: RealtimeConnection) {
-    this.#connection = connection;
-  }
-
-  bind(connection: RealtimeConnection): void {
-    this.#connection = connection;
-  }
-
-  sendText(): void {}
-
-  end(): void {
-    this.#ended = true;
-    if (!this.#connection.feeds(this)) this.#queue.end();
-  }
-
-  events(signal?: AbortSignal): AsyncIterable<TtsEvent> {
-    return this.#queue.iterate(signal);
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    this.#queue.end();
-  }
-
-  interrupted(heardS: number): TimedText[] {
-    const words = this.#timeline.words();
-    if (this.#cut) return words;
+/** A reply whose cut is the truncate (see the header). */
+class TruncatedReply extends ReplyAudio<RealtimeConnection> {
+  protected cut(heardS: number): () => void {
     // Also once all its audio arrived (the stream ended): the item is still being heard.
-    const truncates = this.#timeline.truncates(heardS);
-    const heard = this.#timeline.heardText(heardS);
-    this.#cut = true;
-    this.#queue.end();
-    const connection = this.#connection;
+    const truncates = this.timeline.truncates(heardS);
+    const heard = this.timeline.heardText(heardS);
+    const connection = this.connection;
     // After the session's flush and fence, which run in the same turn-machine step.
-    queueMicrotask(() => {
-      try {
-        connection.cancelFor(this);
-        for (const t of truncates) connection.truncate(t.itemId, t.audioEndMs);
-        // The truncate deletes the item's transcript: the heard words are ours to give the model.
-        const last = truncates.at(-1);
-        if (last) connection.noteHeard(heard, last.itemId);
-      } catch {
-        // The socket closed meanwhile: the service's conversation went with it.
-      }
-    });
-    return words;
-  }
-
-  // ─── AudioSink: the connection's routing ──────────────────────────────────
-
-  transcript(delta: string): void {
-    this.#timeline.transcript(delta);
-  }
-
-  audio(itemId: string, bytes: Uint8Array): void {
-    if (this.#cut || this.closed) return;
-    const pcm = this.#pcm.push(bytes, this.#connection.ctx, "response.output_audio.delta");
-    this.#timeline.audio(itemId, pcm.length);
-    this.#queue.push({ kind: "audio", pcm, sampleRate: REALTIME_RATE });
-  }
-
-  responseDone(): void {
-    this.#timeline.complete();
-    if (this.#ended) this.#queue.end();
-  }
-
-  fail(error: unknown): void {
-    if (!this.#queue.closed) this.#queue.fail(error);
+    return () =>
+      queueMicrotask(() => {
+        try {
+          connection.cancelFor(this);
+          for (const t of truncates) connection.truncate(t.itemId, t.audioEndMs);
+          // The truncate deletes the item's transcript: the heard words are ours to give the model.
+          const last = truncates.at(-1);
+          if (last) connection.noteHeard(heard, last.itemId);
+        } catch {
+          // The socket closed meanwhile: the service's conversation went with it.
+        }
+      });
   }
 }
+

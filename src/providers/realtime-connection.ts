@@ -1,6 +1,7 @@
 /**
- * One OpenAI Realtime WebSocket: the handshake (browser auth, session.update)
- * and one pump that routes every server event to its one reader:
+ * One OpenAI Realtime WebSocket (a SessionConnection, s2s-connection.ts): the
+ * handshake (browser auth, session.update) and the router of every server
+ * event to its one reader:
  * - the input side (`sttEvents`): the user's transcripts as words, and the
  *   marker a `commit` waits for, in order;
  * - the response in progress (`respond`): its transcript deltas and tool calls
@@ -17,15 +18,15 @@
  *
  * Thread: main. Owner: the openaiRealtime provider (one connection at a time).
  */
-import { BargeinError, ConnectionClosedError, ProtocolError, ServiceTimeoutError } from "../errors.js";
+import { BargeinError, ConnectionClosedError, ProtocolError } from "../errors.js";
 import { abortable } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
-import { timeout } from "../util/timeout.js";
 import { heardNote } from "./heard-note.js";
-import { openHostedSocket } from "./hosted-socket.js";
 import type { MessageSocket } from "./message-socket.js";
 import * as wire from "./realtime-wire.js";
-import type { LlmOutput, SttEvent, ToolCallRequest } from "./types.js";
+import { SessionConnection, openSession } from "./s2s-connection.js";
+import type { AudioSink, PendingTurn } from "./speech-to-speech.js";
+import type { LlmOutput, ToolCallRequest } from "./types.js";
 import type { WireContext } from "./wire.js";
 
 export const SERVICE = "openai-realtime";
@@ -40,14 +41,6 @@ export interface ConnectionOptions {
   maxMessageBytes: number;
   connectTimeoutMs: number;
   onError(error: BargeinError): void;
-}
-
-/** Where a response's audio goes: the reply's audio stream. */
-export interface AudioSink {
-  transcript(delta: string): void;
-  audio(itemId: string, pcm: Uint8Array): void;
-  responseDone(): void;
-  fail(error: unknown): void;
 }
 
 interface Run {
@@ -71,73 +64,44 @@ export function serviceError(e: Extract<wire.RealtimeServerEvent, { type: "error
   return new Kind(`${ctx.service} at ${ctx.url}: the service refused ${what}: "${e.message}"${code}`, { service: ctx.service, url: ctx.url });
 }
 
-export class RealtimeConnection {
-  readonly ctx: WireContext;
-  readonly #socket: MessageSocket<wire.RealtimeServerEvent>;
+export class RealtimeConnection extends SessionConnection<wire.RealtimeServerEvent> {
   readonly #o: ConnectionOptions;
-  readonly #stt = new AsyncQueue<SttEvent>();
   /** commit()s waiting for their item's transcript, by commit event id, then by item id. */
   readonly #commits = new Map<string, { resolve(): void; reject(e: unknown): void; itemId?: string }>();
   /** Server turn detection: an utterance the server heard start and has not transcribed yet. */
   #serverSpeech: string | undefined;
   #run: Run | undefined;
-  #markers = 0;
   /** A user item was committed since the last response: the next one answers it. */
   #userAudio = false;
   #tools = "";
   readonly #sentOutputs = new Set<string>();
   #audioMs = 0;
-  /** close() was called: the socket's end is ours, not a failure. */
-  #closing = false;
 
   private constructor(socket: MessageSocket<wire.RealtimeServerEvent>, options: ConnectionOptions) {
-    this.#socket = socket;
+    super(socket);
     this.#o = options;
-    this.ctx = socket.ctx;
     this.#tools = JSON.stringify(options.config.tools ?? []);
   }
 
   /** Opens the socket, waits for session.created, applies the session config and waits for session.updated. */
   static async open(options: ConnectionOptions, signal?: AbortSignal): Promise<RealtimeConnection> {
-    const socket = await openHostedSocket<wire.RealtimeServerEvent>(
+    const socket = await openSession<wire.RealtimeServerEvent>(
       {
+        ...options,
         service: SERVICE,
-        url: options.url,
-        safeUrl: options.safeUrl,
         protocols: ["realtime", `openai-insecure-api-key.${options.key}`],
-        maxMessageBytes: options.maxMessageBytes,
         decode: wire.decodeRealtimeEvent,
+        started: "start the session … (session.created, session.updated)",
+        async handshake(socket, signal) {
+          await expect(socket, "session.created", signal);
+          // A frame that broke the protocol may have closed the socket already: the next read throws its ProtocolError.
+          if (socket.isOpen) socket.send(JSON.stringify(wire.sessionUpdate(options.config)));
+          await expect(socket, "session.updated", signal);
+        },
       },
-      options.connectTimeoutMs,
       signal,
     );
-    const limit = timeout(options.connectTimeoutMs, signal);
-    try {
-      await expect(socket, "session.created", limit.signal);
-      // A frame that broke the protocol may have closed the socket already: the next read throws its ProtocolError.
-      if (socket.isOpen) socket.send(JSON.stringify(wire.sessionUpdate(options.config)));
-      await expect(socket, "session.updated", limit.signal);
-    } catch (err) {
-      await socket.close();
-      if (signal?.aborted) throw signal.reason;
-      if (limit.expired) {
-        throw new ServiceTimeoutError(`${SERVICE}: ${options.safeUrl} did not start the session within ${options.connectTimeoutMs} ms (session.created, session.updated)`, { service: SERVICE, url: options.safeUrl, timeoutMs: options.connectTimeoutMs });
-      }
-      throw err;
-    } finally {
-      limit.clear();
-    }
-    const connection = new RealtimeConnection(socket, options);
-    void connection.#pump();
-    return connection;
-  }
-
-  get bufferedAmount(): number {
-    return this.#socket.bufferedAmount;
-  }
-
-  get isOpen(): boolean {
-    return this.#socket.isOpen;
+    return new RealtimeConnection(socket, options).started();
   }
 
   /** Milliseconds of input audio sent on this socket. */
@@ -147,11 +111,7 @@ export class RealtimeConnection {
 
   sendAudio(pcm: Float32Array | Int16Array): number {
     this.#audioMs += (pcm.length / wire.REALTIME_RATE) * 1000;
-    return this.#socket.send(JSON.stringify(wire.appendAudio(pcm)));
-  }
-
-  sttEvents(signal?: AbortSignal): AsyncIterable<SttEvent> {
-    return this.#stt.iterate(signal);
+    return this.socket.send(JSON.stringify(wire.appendAudio(pcm)));
   }
 
   /**
@@ -162,13 +122,13 @@ export class RealtimeConnection {
    */
   flush(signal?: AbortSignal): Promise<void> {
     if (this.#o.config.turnDetection !== "client" && this.#serverSpeech === undefined) {
-      this.#marker();
+      this.marker();
       return Promise.resolve();
     }
     const id = eventId("commit");
     return abortable<void>((resolve, reject) => {
       this.#commits.set(id, { resolve, reject, itemId: this.#o.config.turnDetection === "client" ? undefined : this.#serverSpeech });
-      if (this.#o.config.turnDetection === "client") this.#socket.send(JSON.stringify(wire.commitInput(id)));
+      if (this.#o.config.turnDetection === "client") this.send(wire.commitInput(id));
       return () => this.#commits.delete(id);
     }, signal);
   }
@@ -180,7 +140,7 @@ export class RealtimeConnection {
    * goes to `sink`. Aborting cancels the response on the wire.
    */
   async *respond(
-    turn: { userText?: string; toolOutputs: Array<{ callId: string; output: string }>; tools: readonly import("./types.js").ToolDefinition[] },
+    turn: PendingTurn & { tools: readonly import("./types.js").ToolDefinition[] },
     sink: AudioSink | undefined,
     signal?: AbortSignal,
   ): AsyncGenerator<LlmOutput, void, undefined> {
@@ -190,20 +150,20 @@ export class RealtimeConnection {
     const tools = JSON.stringify(turn.tools);
     if (tools !== this.#tools) {
       this.#tools = tools;
-      this.#send(wire.sessionUpdate({ ...this.#o.config, tools: turn.tools }));
+      this.send(wire.sessionUpdate({ ...this.#o.config, tools: turn.tools }));
     }
     for (const out of turn.toolOutputs) {
       if (this.#sentOutputs.has(out.callId)) continue;
       this.#sentOutputs.add(out.callId);
-      this.#send(wire.functionCallOutput(out.callId, out.output));
+      this.send(wire.functionCallOutput(out.callId, out.output));
     }
-    if (turn.userText && !this.#userAudio) this.#send(wire.userText(turn.userText));
+    if (turn.userText && !this.#userAudio) this.send(wire.userText(turn.userText));
     this.#userAudio = false;
     let settle = () => {};
     const done = new Promise<void>((r) => (settle = r));
     const run: Run = { id: undefined, eventId: eventId("response"), text: new AsyncQueue(), sink, calls: [], cancelled: false, done, settle };
     this.#run = run;
-    this.#send(wire.createResponse(run.eventId));
+    this.send(wire.createResponse(run.eventId));
     try {
       yield* run.text.iterate(signal);
       signal?.throwIfAborted();
@@ -222,7 +182,7 @@ export class RealtimeConnection {
     let previous = "root";
     for (const m of messages) {
       const id = eventId("item");
-      this.#send(wire.historyItem(id, m.role, m.text, previous));
+      this.send(wire.historyItem(id, m.role, m.text, previous));
       previous = id;
     }
   }
@@ -238,7 +198,7 @@ export class RealtimeConnection {
     run.cancelled = true;
     run.text.end();
     run.sink = undefined;
-    if (run.id !== undefined) this.#send(wire.cancelResponse(run.id));
+    if (run.id !== undefined) this.send(wire.cancelResponse(run.id));
     // Before response.created: sent when it comes (#route).
   }
 
@@ -248,39 +208,15 @@ export class RealtimeConnection {
   }
 
   truncate(itemId: string, audioEndMs: number): void {
-    this.#send(wire.truncateItem(itemId, audioEndMs));
+    this.send(wire.truncateItem(itemId, audioEndMs));
   }
 
   /** Tells the model what the user heard of a cut reply, after its last truncated item (heard-note.ts). */
   noteHeard(heard: string, afterItemId: string): void {
-    this.#send(wire.heardNoteItem(heardNote(heard), afterItemId));
+    this.send(wire.heardNoteItem(heardNote(heard), afterItemId));
   }
 
-  close(): Promise<void> {
-    this.#closing = true;
-    return this.#socket.close();
-  }
-
-  #send(event: Readonly<Record<string, unknown>>): void {
-    this.#socket.send(JSON.stringify(event));
-  }
-
-  #marker(): void {
-    this.#stt.push({ kind: "marker", id: ++this.#markers });
-  }
-
-  async #pump(): Promise<void> {
-    let failure: unknown;
-    try {
-      for await (const event of this.#socket.messages()) this.#route(event);
-      // The service ended the session: a realtime socket does not end by itself.
-      if (!this.#closing) failure = new ConnectionClosedError(`${SERVICE}: the service closed the session at ${this.ctx.url}; reconnecting opens a new one (the service's conversation starts empty)`, { service: SERVICE, url: this.ctx.url, closeCode: 1000 });
-    } catch (err) {
-      failure = err;
-    }
-    failure ??= new ConnectionClosedError(`${SERVICE}: the session's socket to ${this.ctx.url} was closed`, { service: SERVICE, url: this.ctx.url });
-    if (this.#closing) this.#stt.end();
-    else this.#stt.fail(failure);
+  protected failReaders(failure: unknown): void {
     for (const c of this.#commits.values()) c.reject(failure);
     this.#commits.clear();
     const run = this.#run;
@@ -289,7 +225,7 @@ export class RealtimeConnection {
     run?.settle();
   }
 
-  #route(e: wire.RealtimeServerEvent): void {
+  protected receive(e: wire.RealtimeServerEvent): void {
     const run = this.#run;
     switch (e.type) {
       case "input_audio_buffer.committed":
@@ -298,14 +234,14 @@ export class RealtimeConnection {
         return;
       case "input_audio_buffer.speech_started":
         this.#serverSpeech = e.itemId;
-        return this.#stt.push({ kind: "speech-start", startS: e.audioStartMs / 1000 });
+        return this.stt.push({ kind: "speech-start", startS: e.audioStartMs / 1000 });
       case "input_audio_buffer.speech_stopped":
-        return this.#stt.push({ kind: "end-of-turn", eager: false });
+        return this.stt.push({ kind: "end-of-turn", eager: false });
       case "input_transcript":
       case "input_transcript_failed": {
         if (e.type === "input_transcript") {
           const startS = this.#audioMs / 1000;
-          for (const text of e.transcript.split(/\s+/).filter(Boolean)) this.#stt.push({ kind: "word", text, startS });
+          for (const text of e.transcript.split(/\s+/).filter(Boolean)) this.stt.push({ kind: "word", text, startS });
         } else {
           this.#o.onError(new BargeinError(`${SERVICE} at ${this.ctx.url}: the service could not transcribe the user's audio: "${e.message}"`, { service: SERVICE, url: this.ctx.url }));
         }
@@ -313,7 +249,7 @@ export class RealtimeConnection {
         for (const [id, c] of this.#commits) {
           if (c.itemId !== e.itemId) continue;
           this.#commits.delete(id);
-          this.#marker();
+          this.marker();
           c.resolve();
         }
         return;
@@ -338,7 +274,7 @@ export class RealtimeConnection {
       case "response.created":
         if (!run || run.id !== undefined) return;
         run.id = e.responseId;
-        if (run.cancelled) this.#send(wire.cancelResponse(run.id));
+        if (run.cancelled) this.send(wire.cancelResponse(run.id));
         return;
       case "response.output_audio_transcript.delta":
         if (!run || run.id !== e.responseId || run.cancelled) return;
@@ -355,7 +291,7 @@ export class RealtimeConnection {
         if (!run || run.id !== e.responseId) return;
         this.#run = undefined;
         if (!run.cancelled) {
-          run.sink?.responseDone();
+          run.sink?.done();
           if (run.calls.length) run.text.push({ kind: "toolCalls", calls: run.calls });
           run.text.end();
         }

@@ -276,6 +276,18 @@ export type TtsEvent =
   /** A word and where it sits in the stream's audio timeline, in seconds. */
   | { kind: "text"; text: string; startS: number; stopS: number };
 
+/**
+ * A conversation's connection to a TTS service: `connect` gives one reply's
+ * stream on the shared socket (opened, or reopened after it died, as needed);
+ * the stream's `close` stops only that reply. `close` ends the connection.
+ */
+export interface TtsSession {
+  /** One reply's stream: a context of its own on the conversation's socket. */
+  connect(signal?: AbortSignal): Promise<TtsStream>;
+  /** Closes the socket (and any reply still open on it); resolves once closed. */
+  close(): Promise<void>;
+}
+
 /** An open text-to-speech stream. */
 export interface TtsStream {
   /** Sends text to speak; may be called many times, as words arrive. */
@@ -310,6 +322,13 @@ export interface TtsProvider extends ProviderEventSource {
    * Start-up may retry with backoff; each retry emits a `warning`.
    */
   connect(signal?: AbortSignal): Promise<TtsStream>;
+  /**
+   * Optional, for a service that multiplexes replies on one socket
+   * (elevenlabsTts, cartesiaTts): one connection for a whole conversation,
+   * a context per reply. The VoiceSession opens it at `start()`, takes each
+   * reply's stream from it, and closes it at `stop()`.
+   */
+  session?(): TtsSession;
 }
 
 // ─── Speech to speech ───────────────────────────────────────────────────────

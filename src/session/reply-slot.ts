@@ -9,7 +9,7 @@
  * QuestManager of the running session with each call that needs them.
  */
 import type { PlayerPort } from "./ports.js";
-import type { LlmProvider, TtsProvider } from "../providers/types.js";
+import type { LlmProvider, TtsProvider, TtsSession } from "../providers/types.js";
 import type { QuestManager } from "../quest/quest-manager.js";
 import type { Emitter } from "../util/emitter.js";
 import type { RecentBotWords } from "./echo-words.js";
@@ -53,6 +53,8 @@ export class ReplySlot {
   #heard: Heard | undefined;
   /** Interrupt step 4 of the latest interruption, for interrupt()'s promise. */
   cancelling: Promise<void> = Promise.resolve();
+  /** The conversation's TTS connection (TtsProvider.session, where the provider has one): opened for the first reply, closed by clear(). */
+  #tts: TtsSession | undefined;
 
   constructor(options: ReplySlotOptions) {
     this.#o = options;
@@ -88,7 +90,7 @@ export class ReplySlot {
       history: o.history,
       ...timing,
       llm: o.llm,
-      tts: o.tts,
+      tts: (this.#tts ??= o.tts.session?.()) ?? o.tts,
       player,
       quests,
       stallMs: o.stallMs,
@@ -189,11 +191,14 @@ export class ReplySlot {
     if (reply && this.#cutToHeard(generation, player)) this.#final(reply);
   }
 
-  /** stop(): the reply's streams are cancelled and the slot is empty. */
-  clear(): void {
+  /** stop(): the reply's streams are cancelled and the slot is empty; resolves once the TTS connection is closed. */
+  clear(): Promise<void> {
     this.#reply?.cancel();
     this.#reply = undefined;
     this.#pending = undefined;
+    const tts = this.#tts;
+    this.#tts = undefined;
+    return tts?.close() ?? Promise.resolve();
   }
 
   #of(generation: number): Reply | undefined {

@@ -59,7 +59,7 @@ export interface ReplyOptions extends TurnTiming {
   /** Where the tool calls are recorded (with `message`). */
   history: ConversationHistory;
   llm: LlmProvider;
-  tts: TtsProvider;
+  tts: Pick<TtsProvider, "connect">;
   player: PlayerPort;
   quests: QuestManager;
   /** turn.replyStallMs */

@@ -280,7 +280,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     // The words said so far and the heard part of a reply stay in the history.
     this.#dispatch({ kind: "stop" });
     clearTimeout(this.#timer);
-    this.#replies.clear();
+    const ttsClosed = this.#replies.clear();
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
     try {
@@ -288,7 +288,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     } catch (err) {
       this.#emitError(err, false);
     }
-    await this.#components?.dispose();
+    await Promise.all([this.#components?.dispose(), ttsClosed.catch((err) => this.#emitError(err, false))]);
     this.#components = undefined;
     this.#dispatch({ kind: "stopped" });
     // Ready for another start(): the history and the message ids carry on.

@@ -22,6 +22,10 @@
 //   https://docs.cartesia.ai/use-the-api/api-errors
 // A generation request needs model_id (the request's required fields,
 //   https://docs.cartesia.ai/api-reference/tts/websocket); without it the request is refused.
+// Contexts multiplex on one socket ("Do many generations over a single WebSocket. Just use a separate
+// context for each generation", the websocket page above), each paced from its own first audio;
+// a cancel drops what its context still had to send. Counted in the stats: `contexts` (opened) and
+// `contextsCancelled` (cancelled before their done).
 // Only raw pcm_s16le and pcm_f32le are emulated (the player's formats).
 // Knobs (query or backend defaults, see ../knobs.mjs): capacity, delay_ms, stall_ms, drop_after(_ms),
 // malformed, oversize, pace, burst_s, chunk_words.
@@ -73,7 +77,7 @@ export function createCartesiaEmulator({ stats }) {
     }
     stats.add("tts", "open");
     stats.add("tts", "opened");
-    /** @type {Map<string, { speech: SpokenContext, format: { encoding: "pcm_s16le" | "pcm_f32le", rate: number }, timestamps: boolean, flushId: number, ended: boolean, setup: string }>} */
+    /** @type {Map<string, { speech: SpokenContext, sender: PacedSender, format: { encoding: "pcm_s16le" | "pcm_f32le", rate: number }, timestamps: boolean, flushId: number, ended: boolean, setup: string }>} */
     const contexts = new Map();
     ws.on("close", () => {
       stats.add("tts", "open", -1);
@@ -107,7 +111,12 @@ export function createCartesiaEmulator({ stats }) {
       const id = typeof msg?.context_id === "string" ? msg.context_id : `ctx-${contexts.size}`;
       if (msg?.cancel === true) {
         // A context cancelled before its done: the client cut it short (barge-in).
-        if (contexts.delete(id)) stats.add("tts", "closedByClient");
+        if (contexts.delete(id)) {
+          stats.add("tts", "closedByClient");
+          stats.add("tts", "contextsCancelled");
+          // Its inputs not yet spoken go too: they would hold the socket's next context back a turn each.
+          for (let i = work.length - 1; i >= 0; i--) if (work[i].id === id) work.splice(i, 1);
+        }
         return;
       }
       const format = msg?.output_format;
@@ -125,6 +134,7 @@ export function createCartesiaEmulator({ stats }) {
       if (!context) {
         context = {
           speech: new SpokenContext({ voice: fliteVoice(voiceId), rate: format.sample_rate, chunkWords: knobs.chunkWords }),
+          sender: new PacedSender(faults, knobs, abort.signal),
           format: { encoding: format.encoding, rate: format.sample_rate },
           timestamps: msg.add_timestamps === true,
           flushId: 0,
@@ -132,6 +142,7 @@ export function createCartesiaEmulator({ stats }) {
           setup,
         };
         contexts.set(id, context);
+        stats.add("tts", "contexts");
       }
       if (context.ended) return sendError(400, { title: "Context ended", message: "this context has ended (continue: false was sent)" }, id);
       const ends = msg.continue !== true;
@@ -198,7 +209,8 @@ export function createCartesiaEmulator({ stats }) {
     /** Sends unless the context was cancelled meanwhile. @param {string} id @param {Record<string, unknown>} message @param {number} [seconds] */
     function send(id, message, seconds = 0) {
       const context = contexts.get(id);
-      return sender.send(JSON.stringify(message), seconds, () => context !== undefined && contexts.get(id) === context);
+      if (!context) return Promise.resolve();
+      return context.sender.send(JSON.stringify(message), seconds, () => contexts.get(id) === context);
     }
   }
   return { handle };

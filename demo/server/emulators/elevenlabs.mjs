@@ -23,6 +23,11 @@
 // together (a client's end of a reply) finish the context once: its audio, then a single isFinal.
 //   https://elevenlabs.io/docs/eleven-api/guides/how-to/websockets/multi-context-web-socket
 //   (Closing contexts; Flushing a context)
+// Several contexts share one socket, each generated and paced on its own ("Each context operates as
+// an independent audio generation stream within a single WebSocket connection"; "Establish one
+// WebSocket connection for each end-user session", the multi-context guide above): a context closed
+// early (a barge-in) does not hold the next one's audio back. Counted in the stats: `contexts` (opened)
+// and `contextsCancelled` (closed without a flush: its buffered text dropped).
 // Only the pcm_* output formats are emulated (the player's); others get an error.
 // Knobs (query or backend defaults, see ../knobs.mjs): capacity, delay_ms, stall_ms, drop_after(_ms),
 // malformed, oversize, pace, burst_s, chunk_words.
@@ -48,7 +53,6 @@ export function createElevenlabsEmulator({ stats }) {
   async function handle(ws, knobs, url) {
     const faults = new SocketFaults(ws, knobs, { onDrop: () => stats.add("tts", "dropped") });
     const abort = new AbortController();
-    const sender = new PacedSender(faults, knobs, abort.signal);
     /** @param {Record<string, unknown>} message */
     const sendError = (message) => {
       faults.send(JSON.stringify({ ...message, code: 1008 }));
@@ -71,8 +75,9 @@ export function createElevenlabsEmulator({ stats }) {
     stats.add("tts", "opened");
     /**
      * `flushing`: a flush arrived that no speaking turn has taken yet (messages of one tick are all
-     * in before their turns run); `ended`: its isFinal is queued, so nothing more of it is sent.
-     * @type {Map<string, { speech: SpokenContext, closing: boolean, flushing: boolean, ended: boolean }>}
+     * in before their turns run); `flushed`: one ever did; `ended`: its isFinal is queued, so nothing
+     * more of it is sent; `sender`: its own pacing, from its own first audio.
+     * @type {Map<string, { speech: SpokenContext, sender: PacedSender, closing: boolean, flushing: boolean, flushed: boolean, ended: boolean }>}
      */
     const contexts = new Map();
     let inactivity = setTimeout(onInactive, inactivityS * 1000);
@@ -107,14 +112,14 @@ export function createElevenlabsEmulator({ stats }) {
         const force = context.flushing;
         context.flushing = false;
         for (const phrase of context.speech.takePhrases(force)) {
-          sendPhrase(id, phrase.pcm, phrase.words, phrase.startSample, rate);
+          sendPhrase(context.sender, id, phrase.pcm, phrase.words, phrase.startSample, rate);
         }
         if (context.closing) {
           context.ended = true;
           const tail = context.speech.finish();
-          if (tail.length > 0) void sender.send(JSON.stringify({ audio: base64Pcm(tail, "pcm_s16le"), alignment: null, normalizedAlignment: null, contextId: id }), tail.length / rate);
+          if (tail.length > 0) void context.sender.send(JSON.stringify({ audio: base64Pcm(tail, "pcm_s16le"), alignment: null, normalizedAlignment: null, contextId: id }), tail.length / rate);
           // The context is over once isFinal is out: until then a client that leaves cut it short.
-          void sender.send(JSON.stringify({ isFinal: true, contextId: id })).then(() => {
+          void context.sender.send(JSON.stringify({ isFinal: true, contextId: id })).then(() => {
             if (abort.signal.aborted) return;
             contexts.delete(id);
             stats.add("tts", "completed");
@@ -125,10 +130,10 @@ export function createElevenlabsEmulator({ stats }) {
 
     /**
      * One phrase as chunks of CHUNK_S seconds, each with the characters whose start falls in it.
-     * @param {string} id @param {Float32Array} pcm @param {{ text: string, start: number, stop: number }[]} words
-     * @param {number} startSample @param {number} rate
+     * @param {PacedSender} sender @param {string} id @param {Float32Array} pcm
+     * @param {{ text: string, start: number, stop: number }[]} words @param {number} startSample @param {number} rate
      */
-    function sendPhrase(id, pcm, words, startSample, rate) {
+    function sendPhrase(sender, id, pcm, words, startSample, rate) {
       const chars = charTimes(words);
       const chunk = Math.round(CHUNK_S * rate);
       let c = 0;
@@ -179,14 +184,19 @@ export function createElevenlabsEmulator({ stats }) {
             error: "max_active_conversations",
           });
         }
-        context = { speech: new SpokenContext({ voice, rate, chunkWords: knobs.chunkWords }), closing: false, flushing: false, ended: false };
+        const sender = new PacedSender(faults, knobs, abort.signal);
+        context = { speech: new SpokenContext({ voice, rate, chunkWords: knobs.chunkWords }), sender, closing: false, flushing: false, flushed: false, ended: false };
         contexts.set(id, context);
+        stats.add("tts", "contexts");
       }
       if (!context) return; // a keep-alive, or a flush or close of a context that has ended
       if (typeof msg.text === "string" && msg.text.trim() !== "" && !context.closing) context.speech.push(msg.text);
       if (context.closing) return; // its ending is under way
-      if (msg.flush === true) context.flushing = true;
-      if (msg.close_context === true) context.closing = true;
+      if (msg.flush === true) context.flushing = context.flushed = true;
+      if (msg.close_context === true) {
+        context.closing = true;
+        if (!context.flushed) stats.add("tts", "contextsCancelled");
+      }
       speakReady(id);
     }
   }
