@@ -47,7 +47,9 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
     await t.session.setInputDevice(target.deviceId);
     const stateAfterSwap = t.session.state;
     // The looping question, heard through the new device, becomes a user turn.
-    await until(() => t.session.history.slice(before).some((m: any) => m.role === "user"), 25000, "a user turn after the swap");
+    // ...and the spectrum bins (read every 4th tick) have seen its speech: with the deterministic
+    // recogniser the turn can come before a bins read fell in the speech.
+    await until(() => t.session.history.slice(before).some((m: any) => m.role === "user") && binMax > 0, 25000, "a user turn after the swap, and speech in the bins");
     clearInterval(meter);
     const bins = t.session.getLevels({ bins: true });
     const loop = (withBins: boolean) => {
