@@ -205,6 +205,11 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
   const timers = stopProbe();
   const delivery = await probe.report();
   const load = stopLoad();
+  // A stream ended by an overload near the end of the load may still be reconnecting (its backoff, then the
+  // new stream's Ready): each overload's new stream is waited for, so that its socket is counted.
+  // (A session the policy gave up on opens no stream for its last overload.)
+  const reconnected = (run) => run.stt.socket.connections >= 1 + run.overloads.length - (run.t.log.errors.length > 0 ? 1 : 0);
+  await until(() => runs.every(reconnected), 20000).catch(() => {});
   const results = runs.map((run) => {
     const u = run.t.session.metrics.uplink ?? {};
     return {
