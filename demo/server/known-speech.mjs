@@ -60,11 +60,18 @@ function debug(line) {
   const text = line();
   if (process.env.KNOWN_SPEECH_DEBUG) console.error(text);
   if (!log) return;
+  const entry = `${new Date().toISOString()} ${text}\n`;
   try {
-    mkdirSync(dirname(log), { recursive: true });
-    appendFileSync(log, `${new Date().toISOString()} ${text}\n`);
+    appendFileSync(log, entry);
   } catch {
-    // A log that cannot be written loses the log, never the words.
+    // Its folder is made only when missing (Playwright empties test-results/ as a run starts), not on
+    // every line; a log that still cannot be written loses the log, never the words.
+    try {
+      mkdirSync(dirname(log), { recursive: true });
+      appendFileSync(log, entry);
+    } catch {
+      // as above
+    }
   }
 }
 
