@@ -64,22 +64,22 @@ test("the README's quick start, built as written, completes a spoken turn agains
   await expect(page.locator("#state")).toHaveText("idle");
   await page.locator("#start").click();
   const transcript = page.locator("#transcript");
-  // What the app shows, for a failure's message.
-  const shown = async () => `state ${await page.locator("#state").textContent()}, error "${await page.locator("#error").textContent()}", rows ${JSON.stringify(await transcript.locator("p").allTextContents())}`;
+  // Waits for a row of the app's transcript matching `pattern`; a failure says what the app shows then.
+  const rowAppears = async (pattern: RegExp, what: string) => {
+    const rows = () => transcript.locator("p").allTextContents();
+    await expect
+      .poll(async () => (await rows()).some((t) => pattern.test(t)), { timeout: 30_000, message: what })
+      .toBe(true)
+      .catch(async (e: Error) => {
+        const state = await page.locator("#state").textContent();
+        const error = await page.locator("#error").textContent();
+        throw new Error(`${e.message}\nnow: state ${state}, error "${error}", rows ${JSON.stringify(await rows())}`);
+      });
+  };
   // The fake microphone asks the question (from wherever its loop is when the mic opens); the app's own
   // rows show the user's turn, then the reply.
-  await expect
-    .poll(async () => (await transcript.locator("p").allTextContents()).some((t) => /^user: .*\b(weather|today)\b/.test(t)), { timeout: 30_000, message: `a user row with the question's words: ${await shown()}` })
-    .toBe(true)
-    .catch(async (e: Error) => {
-      throw new Error(`${e.message}\nnow: ${await shown()}`);
-    });
-  await expect
-    .poll(async () => (await transcript.locator("p").allTextContents()).some((t) => /^assistant: \S+ \S+ \S+/.test(t)), { timeout: 30_000 })
-    .toBe(true)
-    .catch(async (e: Error) => {
-      throw new Error(`${e.message}\nnow: ${await shown()}`);
-    });
+  await rowAppears(/^user: .*\b(weather|today)\b/, "a user row with the question's words");
+  await rowAppears(/^assistant: \S+ \S+ \S+/, "an assistant row of at least three words");
   await expect(page.locator("#error")).toHaveText("");
   await page.locator("#stop").click();
   await expect(page.locator("#state")).toHaveText("idle", { timeout: 15_000 });
