@@ -170,6 +170,9 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
   }
   for (const run of runs) {
     run.t.session.on("overload", (e) => run.overloads.push({ ...e, afterListeningMs: Math.round(performance.now() - run.listeningAt) }));
+    // A session the reconnect policy gives up on ends, and its uplink's metrics go with its stream
+    // (`metrics.uplink` is there while a stream is): they are kept as the fatal error found them.
+    run.t.session.on("error", (e) => e.fatal && (run.uplinkAtEnd ??= run.t.session.metrics.uplink));
   }
   const sample = setInterval(() => {
     for (const run of runs) {
@@ -211,7 +214,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
   const reconnected = (run) => run.stt.socket.connections >= 1 + run.overloads.length - (run.t.log.errors.length > 0 ? 1 : 0);
   await until(() => runs.every(reconnected), 20000).catch(() => {});
   const results = runs.map((run) => {
-    const u = run.t.session.metrics.uplink ?? {};
+    const u = run.t.session.metrics.uplink ?? run.uplinkAtEnd ?? {};
     return {
       listenedBeforeLoadMs: Math.round(loadedAt - run.listeningAt),
       overloads: run.overloads,
