@@ -10,6 +10,7 @@ import { chromium } from "@playwright/test";
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { sleep } from "../lib/wait.mjs";
 
 const QUESTION = "what is the weather like today".split(" ");
 
@@ -135,7 +136,7 @@ test("turn.detector on the real parts: the app's model judges each utterance in 
     await t.say("weather-question");
     // Its end and the model's verdict on it, then a moment (the STT's flush): "…like today" reads as finished.
     await until(() => verdicts.length >= 1, 20000);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await sleep(400);
     const statesBeforeMore = [...t.log.states];
     const historyBeforeMore = t.session.history.length;
     await t.say("help-me");
