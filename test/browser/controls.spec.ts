@@ -4,13 +4,9 @@
  * capture worklet itself, so speech reaches neither the VAD nor the STT; and
  * sendText() over the bot interrupts it like speech would, keeping what was heard.
  */
-import { expect, test, type Page } from "./backend-per-worker";
+import { expect, test } from "./backend-per-worker";
 import { sleep } from "../lib/wait.mjs";
-
-async function openSessionPage(page: Page): Promise<void> {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
-}
+import { openSessionPage } from "./open-page";
 
 test("mute(): a spoken question reaches neither the VAD nor the STT (the uplink sends silence); after unmute() the same question is a turn", async ({ page }) => {
   test.setTimeout(90_000);

@@ -16,6 +16,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 // @ts-ignore: plain ESM shared with scripts/build.mjs
 import { buildReactPage } from "../../scripts/react-pages.mjs";
 import { sleep } from "../lib/wait.mjs";
+import { openPage } from "./open-page";
 
 const QUESTION = "what is the weather like today".split(" ");
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question-late.wav", import.meta.url));
@@ -45,8 +46,7 @@ test("useVoiceSession under StrictMode: one microphone, listening, the spoken qu
   page.on("response", (r) => {
     if (r.status() >= 400) consoleErrors.push(`${r.status()} ${r.url()}`);
   });
-  await page.goto("/test/browser/pages/react/react-hook.html");
-  await page.waitForFunction(() => (window as any).reactPageReady);
+  await openPage(page, "/test/browser/pages/react/react-hook.html", "reactPageReady");
 
   // Mount, talk, unmount.
   const run = await page.evaluate(async () => {
