@@ -3,12 +3,13 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     // Playwright specs live in test/browser and end in .spec.ts; keep them out.
-    // `npm run test:unit` runs test/unit in parallel, then test/backend two files
-    // at a time (scripts/test-backend.mjs): each backend file starts its own
+    // `npm run test:unit` runs test/unit, test/bench and test/demo-server (the unit tests of the
+    // bench code and of the reference backend's pure cores) in parallel; `npm test` then runs
+    // test/backend two files at a time (scripts/test-backend.mjs): each backend file starts its own
     // reference backend (flite WASI, pocketsphinx through koffi). A lost worker
     // process fails the run, named as such; there is no re-run (the two causes
     // found are fixed: docs/post-mortems.md).
-    include: ["test/unit/**/*.test.ts", "test/backend/**/*.test.ts", "test/contract/**/*.test.ts"],
+    include: ["test/unit/**/*.test.ts", "test/bench/**/*.test.ts", "test/demo-server/**/*.test.ts", "test/backend/**/*.test.ts", "test/contract/**/*.test.ts"],
     environment: "node",
     // Node 20 has the browser WebSocket only behind a flag; providers use it as in a page.
     pool: "forks",

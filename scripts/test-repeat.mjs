@@ -4,8 +4,8 @@
 //
 //   N          runs (each run is every chosen tier once)
 //   --load K   K processes that burn a CPU each run alongside, for as long as the runs take
-//   files…     test files: test/unit/… and test/backend/… run in vitest, test/browser/….spec.ts in
-//              Playwright; none: the whole suite (unit, backend, browser). A folder counts too.
+//   files…     test files: test/unit/…, test/bench/…, test/demo-server/… and test/backend/… run in
+//              vitest, test/browser/….spec.ts in Playwright; none: the whole suite (unit, backend, browser). A folder counts too.
 //
 // A test that fails in any run is listed with its count, and the exit status is 1. Use it before
 // every submission that touches tests or timing: a test that fails under load without a bug is a
@@ -48,7 +48,7 @@ const tiers = files.length
       ...(files.some(isBrowser) ? [{ name: "browser", files: files.filter(isBrowser) }] : []),
     ]
   : [
-      { name: "vitest", files: ["test/unit", "test/backend"] },
+      { name: "vitest", files: ["test/unit", "test/bench", "test/demo-server", "test/backend"] },
       { name: "browser", files: [] },
     ];
 

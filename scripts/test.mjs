@@ -8,7 +8,8 @@
 //   docs       the API reference from the types (docs/reference/), and the doc-drift check: every
 //              public option documented, its @defaultValue the one in src/defaults.ts, and every
 //              option path in README.md and docs/ one the types have (scripts/doc-drift.mjs)
-//   unit       test/unit in vitest (decisions on the fakes and the fake clock)
+//   unit       test/unit in vitest (decisions on the fakes and the fake clock), and the unit tests of
+//              the bench code (test/bench) and of the reference backend's pure cores (test/demo-server)
 //   backend    test/backend (the emulators' wire protocols against real clients)
 //   browser    test/browser in Chromium (the real worklets, worker, sockets and builds)
 import { spawn } from "node:child_process";

@@ -13,6 +13,7 @@
  * One aligned 32-bit float: a read sees a whole value, old or new, which is
  * all a meter needs.
  */
+
 /** The smoothing's time constant: a bar that follows syllables without flicker. */
 const TIME_CONSTANT_S = 0.03;
 

@@ -84,8 +84,8 @@ export type SttEvent =
    * AssemblyAI `end_of_turn`). `eager` marks a likely end that may still
    * resume (Flux `EagerEndOfTurn`); `confidence` is the service's own (0..1)
    * when it gives one. The session's turn policy decides what to do with it.
+   * `text`: an eager end's transcript (Flux EagerEndOfTurn's words), which may still change.
    */
-  /** `text`: an eager end's transcript (Flux EagerEndOfTurn's words), which may still change. */
   | { kind: "end-of-turn"; eager: boolean; confidence?: number; text?: string }
   /** The user went on after an eager end of turn (Flux `TurnResumed`). */
   | { kind: "turn-resumed" }

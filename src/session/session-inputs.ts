@@ -27,8 +27,10 @@ export interface InputSink {
   sendAudio(pcm: Float32Array | Int16Array, capturedAtMs?: number, capturedAt?: number): void;
   /** The player's first sample of `generation` is audible at `at` (performance.now()) and `audibleContextTime` (AudioContext s), when known. */
   playbackStarted(generation: number, at: number, audibleContextTime: number | undefined): void;
-  /** Is this STT word the bot's own voice heard back, and was the bot audible just now? (echo-words.ts) */
-  /** `spokenAt`: when the word's audio was captured, when known (performance.now() clock). */
+  /**
+   * Is this STT word the bot's own voice heard back, and was the bot audible just now? (echo-words.ts)
+   * `spokenAt`: when the word's audio was captured, when known (performance.now() clock).
+   */
   echoOf(text: string, spokenAt?: number): { echo: boolean; nearBot: boolean };
   /** The session cannot go on: report and stop. */
   fail(err: unknown): void;

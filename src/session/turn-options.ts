@@ -32,10 +32,6 @@ export interface PreemptiveOptions {
 }
 
 /**
- * `turn`: when the user's turn ends.
- * @see docs/guides/barge-in-and-turn-taking.md
- */
-/**
  * `turn.serviceEndOfTurn`: `true` for the defaults, or these.
  * @see docs/guides/barge-in-and-turn-taking.md
  */
@@ -47,6 +43,10 @@ export interface ServiceEndOfTurnOptions {
   quietMs?: number;
 }
 
+/**
+ * `turn`: when the user's turn ends.
+ * @see docs/guides/barge-in-and-turn-taking.md
+ */
 export interface TurnOptions {
   /**
    * End the user's turn when the STT's pause probability reaches this (0..1),

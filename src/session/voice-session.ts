@@ -1,8 +1,9 @@
 /**
  * VoiceSession: one voice conversation. It is the interpreter of the pure
  * turn machine (session/turn-machine.ts): it turns what the VAD, the STT link
- * and the player report into TurnEvents, and the machine's effects into calls
- * and the app's events. It owns the I/O the cores must not touch: the
+ * and the player report into TurnEvents, and has the machine's effects carried
+ * out in order (TurnEffects, session/turn-effects.ts: calls on the parts and the
+ * app's events). It owns the I/O the cores must not touch: the
  * components (session/ports.ts), the QuestManager with the remote streams
  * ("stt" for the session, in SttLink; "llm" and "tts" per reply, in Reply),
  * the history and the timers.
@@ -36,7 +37,8 @@ import { SessionDevices, readLevels } from "./session-devices.js";
 import type { AudioLevels } from "./device-types.js";
 import { TranscriptFeed } from "./transcript-feed.js";
 import { ToolRunner } from "./tool-runner.js";
-import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEffect, type TurnEvent, type TurnState } from "./turn-machine.js";
+import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEvent, type TurnState } from "./turn-machine.js";
+import { TurnEffects } from "./turn-effects.js";
 import { onsetAgeS } from "./onset-age.js";
 import { floorFree, presentedState } from "./floor.js";
 import type { SessionMetrics, SessionState, ToolHandler, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
@@ -44,7 +46,6 @@ import { watchPageHidden } from "./page-lifecycle.js";
 import { checkSessionOptions, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
-
 
 const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
@@ -77,8 +78,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #userMessages = new UserMessages(this.#history, this.#transcripts, (event) => this.emit("transcript", event));
   /** When the user's turn was decided over, how long the STT took to confirm it, and where the voice ended. */
   #turnTiming: TurnTiming = { speechEndAt: 0 };
-  /** The turn machine's one timer (armTimer: a backchannel's word wait, a held turn's end). */
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Carries out the machine's effects; owns its timer. */
+  readonly #effects: TurnEffects;
 
   constructor(given: VoiceSessionOptions) {
     super();
@@ -109,6 +110,19 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       dispatch: (event) => this.#dispatch(event),
       error: (err) => this.#emitError(err, false),
       metrics: () => this.metrics,
+    });
+    this.#effects = new TurnEffects({
+      events: this.emitter,
+      replies: this.#replies,
+      userMessages: this.#userMessages,
+      counters: this.#counters,
+      countEchoWords: options.echoGuard.enabled,
+      components: () => this.#components,
+      quests: () => this.#quests,
+      turnTiming: () => this.#turnTiming,
+      dispatch: (event) => this.#dispatch(event),
+      announce: (state) => this.#announce(state),
+      endUserTurn: (voiceEnd) => void this.#endUserTurn(voiceEnd),
     });
     this.#config = turnConfigOf(options);
     if (options.history) {
@@ -279,7 +293,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   async #stopOnce(): Promise<void> {
     // The words said so far and the heard part of a reply stay in the history.
     this.#dispatch({ kind: "stop" });
-    clearTimeout(this.#timer);
+    this.#effects.clearTimer();
     const ttsClosed = this.#replies.clear();
     this.#controller?.abort();
     for (const off of this.#unsubscribe.splice(0)) off();
@@ -327,68 +341,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     if (this.#stopping && event.kind !== "stop" && event.kind !== "stopped") return;
     const next = step(this.#turn, event, this.#config);
     this.#turn = next.state;
-    for (const effect of next.effects) this.#apply(effect);
-  }
-
-  #apply(effect: TurnEffect): void {
-    const components = this.#components;
-    switch (effect.kind) {
-      case "setState":
-        return this.#announce(effect.state);
-      case "pausePlayback":
-        return components?.player.pause(effect.token);
-      case "resumePlayback":
-        return components?.player.resume(effect.token);
-      case "armAutoPause":
-        return components?.vad.setAutoPause(effect.token);
-      case "armTimer": {
-        clearTimeout(this.#timer);
-        const at = effect.at;
-        this.#timer = setTimeout(() => this.#dispatch({ kind: "timer", at }), Math.max(0, at - performance.now()));
-        return;
-      }
-      case "backchannel":
-        return this.emit("backchannel", { words: [...effect.words], speechMs: effect.speechMs });
-      case "userTranscript":
-        return this.#userMessages.partial(effect.text);
-      case "echoWord":
-        if (this.#options.echoGuard.enabled) this.#counters.echoWords++;
-        return;
-      case "lateUserWord": // the end of the last turn's speech, after its flush timed out: kept there
-        return this.#userMessages.late(effect.text);
-      case "endUserTurn":
-        return void this.#endUserTurn(effect.voiceEnd);
-      case "endVadWhenQuiet":
-        return components?.vad.endWhenQuiet?.(effect.quietMs);
-      case "addUserMessage":
-      case "keepUserWords":
-        return this.#userMessages.add(effect.text, effect.resumed);
-      case "resumeUserTurn":
-        return this.#userMessages.resume();
-      case "fence":
-        return components?.player.setGeneration(effect.generation);
-      case "startReply": {
-        // A held reply to a resumed turn: the message its words replace is not sent too.
-        const held = effect.held && { text: effect.held.text, omit: effect.held.resumed ? this.#userMessages.last : undefined };
-        return this.#replies.start(effect.generation, components!.player, this.#quests!, this.#turnTiming, held);
-      }
-      case "releaseReply":
-        return this.#replies.release(effect.generation, effect.voiceEnd);
-      case "dropHeldReply":
-        return this.#replies.drop(effect.generation);
-      case "cutReplyToHeard":
-        return this.#replies.cut(effect.generation, components?.player);
-      case "flushPlayback":
-        return components?.player.flush();
-      case "announceInterruption":
-        return this.#replies.announce(effect);
-      case "cancelReply":
-        return this.#replies.cancel(effect.generation);
-      case "finishReply":
-        return this.#replies.finish(effect.generation, components?.player);
-      case "keepHeardReply":
-        return this.#replies.keepHeard(effect.generation, components?.player);
-    }
+    for (const effect of next.effects) this.#effects.apply(effect);
   }
 
   /** The user's turn is over: get the STT's last words, then let the machine decide. */

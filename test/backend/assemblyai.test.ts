@@ -14,6 +14,7 @@ import { fakeLlm, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "../unit/session-fakes.js";
 import { RecordingSocket, type Message } from "./helpers";
+import { sleep } from "../lib/wait.mjs";
 
 /** The backend's key stands for the AssemblyAI API key; sockets open with temporary tokens minted with it. */
 const KEY = "aai-api-key-1";
@@ -162,7 +163,7 @@ describe("AssemblyAI emulator /v3/ws", () => {
     first.ws.close();
     // The redemption window: a token not used within expires_in_seconds is refused.
     const short = (await (await mintToken("expires_in_seconds=1")).json()).token;
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await sleep(1100);
     const late = await connect("", short);
     expect(await late.closed).toMatchObject({ code: 1008, reason: "Unauthorized Connection: Token expired" });
     // A token minted with another key (another account) is refused as wrong.
@@ -233,7 +234,6 @@ describe("AssemblyAI emulator /v3/ws", () => {
 });
 
 describe("a VoiceSession on assemblyaiStt and the emulator", () => {
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   /**
    * The audio parts are scripted (test/unit/session-fakes.ts): the fixture goes in as 20 ms capture

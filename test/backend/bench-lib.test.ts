@@ -14,6 +14,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { withBench } from "../../bench/lib/with-bench.mjs";
 import { startServer } from "../../bench/lib/browser.mjs";
 import { tracked } from "../../bench/lib/cleanup.mjs";
+import { sleep } from "../lib/wait.mjs";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -70,7 +71,7 @@ async function benchRunnerWithBackend(port: number) {
     {},
   );
   const deadline = Date.now() + 60_000;
-  while (!/READY \d+/.test(run.stdout()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  while (!/READY \d+/.test(run.stdout()) && Date.now() < deadline) await sleep(50);
   const pid = Number(/READY (\d+)/.exec(run.stdout())?.[1]);
   expect(existsSync(`/proc/${pid}`)).toBe(true);
   return { run, pid };
@@ -185,7 +186,7 @@ describe("withBench", () => {
     await run.done;
     // It checks once a second; how soon it is gone after that is the machine's load, not a behaviour
     // (a loaded CI machine once took over 3 s). The wait is a sanity bound.
-    while (existsSync(`/proc/${pid}`) && Date.now() - killedAt < 20_000) await new Promise((r) => setTimeout(r, 50));
+    while (existsSync(`/proc/${pid}`) && Date.now() - killedAt < 20_000) await sleep(50);
     expect(existsSync(`/proc/${pid}`)).toBe(false);
     expect(backendsOnPort(port)).toEqual([]);
     expect(await isPortFree(port)).toBe(true);

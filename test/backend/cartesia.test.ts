@@ -8,6 +8,7 @@ import client from "../fixtures/cartesia/client-messages.json" with { type: "jso
 import server from "../fixtures/cartesia/server-messages.json" with { type: "json" };
 import docs from "../fixtures/cartesia/token.json" with { type: "json" };
 import { RecordingSocket, transcribe, upgradeStatus, type Message } from "./helpers";
+import { sleep } from "../lib/wait.mjs";
 
 /** The backend's key stands for the Cartesia API key; sockets open with an access token minted with it. */
 const KEY = "cartesia-api-key-2";
@@ -106,7 +107,7 @@ describe("Cartesia emulator /tts/websocket", () => {
     await ws.until(() => ofType(ws, "chunk").length >= 2, 10_000, "two chunks");
     ws.send({ ...client.cancel, context_id: client.generationRequest.context_id });
     const atCancel = ws.messages.length;
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400);
     expect(ws.messages.length).toBeLessThanOrEqual(atCancel + 1); // at most one already on the wire
     expect(ofType(ws, "done")).toHaveLength(0);
     ws.close();
@@ -137,7 +138,7 @@ describe("Cartesia emulator /tts/websocket", () => {
     const sttOnly = (await (await mintToken({ grants: { stt: true }, expires_in: 60 })).json()).token;
     expect(await upgradeStatus(`${base}&access_token=${sttOnly}`)).toBe(401);
     const short = (await (await mintToken({ grants: { tts: true }, expires_in: 1 })).json()).token;
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await sleep(1100);
     expect(await upgradeStatus(`${base}&access_token=${short}`)).toBe(401);
   });
 

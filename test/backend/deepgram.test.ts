@@ -7,6 +7,7 @@ import WebSocket from "ws";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { readWav } from "../../demo/server/wav.mjs";
 import { RecordingSocket, type Message } from "./helpers";
+import { sleep } from "../lib/wait.mjs";
 
 const fixtures = new URL("../fixtures/", import.meta.url);
 const docs = (name: string) => JSON.parse(readFileSync(new URL(`deepgram/${name}.json`, fixtures), "utf8"));
@@ -221,7 +222,7 @@ describe("Deepgram auth", () => {
       expect(await handshake(listen, ["bearer", forged])).toBe(401);
       expect(JSON.parse(Buffer.from(claims, "base64url").toString()).exp * 1000).toBeGreaterThan(Date.now());
       const short = await (await fetch(`${secured.url}/v1/auth/grant`, { method: "POST", headers: { Authorization: "Token dg-key-1" }, body: JSON.stringify({ ttl_seconds: 1 }) })).json();
-      await new Promise((r) => setTimeout(r, 2100));
+      await sleep(2100);
       expect(await handshake(listen, ["bearer", short.access_token])).toBe(401);
     } finally {
       await secured.close();

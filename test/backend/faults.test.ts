@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { RecordingSocket, sendAudio, upgradeStatus } from "./helpers";
 import { emulatorStreams } from "./speech-to-speech-rig.js";
+import { sleep } from "../lib/wait.mjs";
 
 let backend: ReferenceBackend;
 beforeAll(async () => {
@@ -110,7 +111,7 @@ describe.each(["stt", "tts", "llm"] as const)("%s faults", (service) => {
     // The STT answers only while audio comes: it flows until past the window, wherever the window is.
     drive(service, s, after + 1600 - (Date.now() - s.openedAt));
     await s.until(() => s.messages.length > 4, 5000, "messages");
-    await new Promise((r) => setTimeout(r, Math.max(0, after + 1200 - (Date.now() - s.openedAt))));
+    await sleep(Math.max(0, after + 1200 - (Date.now() - s.openedAt)));
     const times = s.messages.map((m) => m.at - s.openedAt);
     // A gap of most of the 0.8 s window in the middle of the stream, and messages after it.
     const gaps = times.slice(1).map((t, i) => t - times[i]);
@@ -164,7 +165,7 @@ describe("STT backpressure", () => {
   test("stall pauses reading: a Marker sent during the stall returns only after it", async () => {
     const s = open("stt", "stall_after_ms=200&stall_ms=800");
     await s.next("Ready");
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     sendAudio(s, new Float32Array(4800));
     s.send({ type: "Marker", id: 1 });
     const marker = await s.next("Marker");
@@ -279,10 +280,10 @@ describe("a delayed handshake the client gave up on", () => {
     ws.on("open", () => events.push("open"));
     ws.on("error", () => events.push("error"));
     setTimeout(() => ws.terminate(), 100);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     const blockedFrom = performance.now();
     while (performance.now() - blockedFrom < 700); // past the client's 100 ms and the server's 400 ms
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect((await opened()) - before, "streams the emulator took").toBe(0);
     expect(events).not.toContain("open");
   });

@@ -10,6 +10,7 @@ import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/
 import { elizaReply } from "../../demo/server/eliza.mjs";
 import { readWav } from "../../demo/server/wav.mjs";
 import { RecordingSocket, transcribe, upgradeStatus, type Message } from "./helpers";
+import { sleep } from "../lib/wait.mjs";
 
 const KEY = "test-gemini-key";
 const fixtures = new URL("../fixtures/gemini-live/", import.meta.url);
@@ -127,7 +128,7 @@ describe("Gemini Live BidiGenerateContent", () => {
     const at = index(s, "interrupted");
     expect(index(s, "turnComplete")).toBeGreaterThan(at);
     expect(of(s, ".generationComplete")).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, 600)); // paced audio would have kept coming by now
+    await sleep(600); // paced audio would have kept coming by now
     const after = s.messages.slice(at).filter((m) => m.message?.serverContent?.modelTurn);
     expect(after).toHaveLength(0);
     const log = await geminiLog();

@@ -4,6 +4,7 @@ import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { elizaReply, streamPieces } from "../../demo/server/eliza.mjs";
 import { RecordingSocket } from "./helpers";
+import { sleep } from "../lib/wait.mjs";
 
 let backend: ReferenceBackend;
 beforeAll(async () => {
@@ -90,7 +91,7 @@ describe("LLM POST /v1/chat/completions (SSE)", () => {
     await expect.poll(() => backend.stats().llm.requestsAborted, { timeout: 1000, interval: 5 }).toBe(before.requestsAborted + 1);
     expect(Date.now() - abortedAt).toBeLessThan(200);
     const pieces = backend.stats().llm.piecesSent;
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
     expect(backend.stats().llm.piecesSent).toBe(pieces);
     expect(backend.stats().llm.requestsEnded).toBe(before.requestsEnded);
     expect(backend.stats().llm.active).toBe(0);
@@ -125,7 +126,7 @@ describe("LLM WebSocket /v1/responses", () => {
     expect(deltas).toBeLessThan(5);
     expect(streamPieces(elizaReply("tell me a long story")).length).toBeGreaterThan(20);
     expect(backend.stats().llm.requestsAborted).toBe(before.requestsAborted + 1);
-    await new Promise((r) => setTimeout(r, 120));
+    await sleep(120);
     expect(ws.of("response.output_text.delta").length).toBe(deltas);
     ws.close();
   });

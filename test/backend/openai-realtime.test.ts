@@ -11,6 +11,7 @@ import { synthesize } from "../../demo/server/flite.mjs";
 import { mintJwt } from "../../demo/server/jwt.mjs";
 import { floatToInt16 } from "../../demo/server/resample.mjs";
 import { RecordingSocket, fixture24k, transcribe, upgradeStatus, type Message } from "./helpers";
+import { sleep } from "../lib/wait.mjs";
 
 const KEY = "test-realtime-key";
 const fixtures = new URL("../fixtures/openai-realtime/", import.meta.url);
@@ -159,7 +160,7 @@ describe("OpenAI Realtime /v1/realtime", () => {
     const response = s.of("response.done")[0].response;
     expect(response.status).toBe("cancelled");
     expect(response.status_details.reason).toBe("client_cancelled");
-    await new Promise((r) => setTimeout(r, 600)); // paced deltas would have kept coming by now
+    await sleep(600); // paced deltas would have kept coming by now
     const types = s.messages.map((m) => m.message?.type);
     expect(types.lastIndexOf("response.output_audio.delta")).toBeLessThan(types.indexOf("response.done"));
     const story = elizaReply(STORY);

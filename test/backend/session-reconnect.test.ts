@@ -23,6 +23,7 @@ import { VoiceSession } from "../../src/session/voice-session.js";
 import { fakeLlm, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "../unit/session-fakes.js";
+import { sleep } from "../lib/wait.mjs";
 
 const TOKEN = "reconnect-token";
 let backend: ReferenceBackend;
@@ -34,7 +35,6 @@ afterAll(async () => {
   await backend?.close();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test("the STT drops mid-sentence and refuses two reconnects: the session survives, reports reconnecting, and keeps every word", async () => {
   const fixture = JSON.parse(readFileSync("test/fixtures/speech/help-me.json", "utf8"));

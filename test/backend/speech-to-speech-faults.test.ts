@@ -26,7 +26,8 @@ import { afterAll, beforeAll, describe, test, type ExpectStatic } from "vitest";
 import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
 import { elizaReply } from "../../demo/server/eliza.mjs";
 import { DEFAULT_REALTIME_MAX_BYTES } from "../../src/providers/realtime-wire.js";
-import { emulatorOpenAfter, emulatorStreams, sleep, speechToSpeechRig, STATS_GROUP, type Knobs, type Rig, type RigOptions, type SpeechToSpeech } from "./speech-to-speech-rig.js";
+import { emulatorOpenAfter, emulatorStreams, speechToSpeechRig, STATS_GROUP, type Knobs, type Rig, type RigOptions, type SpeechToSpeech } from "./speech-to-speech-rig.js";
+import { sleep } from "../lib/wait.mjs";
 
 const STORY = "tell me a long story";
 const HELP = "can you help me";

@@ -31,6 +31,7 @@ import type { SpeechToSpeechProvider } from "../../src/providers/types.js";
 import type { SessionComponents } from "../../src/session/ports.js";
 import { VoiceSession } from "../../src/session/voice-session.js";
 import { FakeClock, FakeMicrophone, FakePlayer, FakeVad } from "../../src/testing/index.js";
+import { sleep, until as waitUntil } from "../lib/wait.mjs";
 
 export type SpeechToSpeech = "openai" | "gemini";
 
@@ -137,8 +138,6 @@ export async function mintGeminiToken(backend: Pick<ReferenceBackend, "url">, ke
   const res = await fetch(`${backend.url}/v1alpha/auth_tokens`, { method: "POST", headers: { "x-goog-api-key": key }, body: JSON.stringify({ uses: 1 }) });
   return ((await res.json()) as { name: string }).name;
 }
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ─── the rig ────────────────────────────────────────────────────────────────
 
@@ -284,15 +283,9 @@ export function speechToSpeechRig(backend: Pick<ReferenceBackend, "url" | "wsUrl
   }
 
   /** Waits for `ok`, or fails naming `what` and where the session stood. */
-  async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
-    const end = performance.now() + ms;
-    while (!ok()) {
-      if (performance.now() > end) {
-        const where = { state: session.state, history: session.history.map((m) => `${m.role}: ${m.text}`), events: seen.events, warnings: seen.warnings.map((w) => w.message), errors: seen.errors.map((e) => e.message) };
-        throw new Error(`timed out waiting for ${what}: ${JSON.stringify(where)}`);
-      }
-      await sleep(20);
-    }
+  function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+    const where = () => ({ state: session.state, history: session.history.map((m) => `${m.role}: ${m.text}`), events: seen.events, warnings: seen.warnings.map((w) => w.message), errors: seen.errors.map((e) => e.message) });
+    return waitUntil(ok, ms, () => `${what}: ${JSON.stringify(where())}`, 20);
   }
 
   async function close(): Promise<void> {

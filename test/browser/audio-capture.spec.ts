@@ -3,10 +3,10 @@
 // the 16 kHz VAD frames and 24 kHz uplink frames are checked against the
 // resampler's stated delay.
 import { expect, test, type Page } from "./backend-per-worker";
+import { openPage } from "./open-page";
 
 async function open(page: Page, query = "") {
-  await page.goto(`/test/browser/pages/audio/capture.html${query}`);
-  await page.waitForFunction(() => (window as any).audioReady === true);
+  await openPage(page, `/test/browser/pages/audio/capture.html${query}`, "audioReady");
 }
 
 const run = (page: Page, scenario: string, args: object = {}) =>

@@ -4,6 +4,7 @@
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { openPage } from "./open-page";
 
 test.use({
   launchOptions: {
@@ -13,8 +14,7 @@ test.use({
 });
 
 test("a refused microphone rejects with MicrophoneError reason 'denied' and says what to do", async ({ page }) => {
-  await page.goto("/test/browser/pages/audio/capture.html");
-  await page.waitForFunction(() => (window as any).audioReady === true);
+  await openPage(page, "/test/browser/pages/audio/capture.html", "audioReady");
   const r = await page.evaluate(() => (window as any).audio.deniedMicrophone());
   expect(r.name).toBe("MicrophoneError");
   expect(r.reason).toBe("denied");

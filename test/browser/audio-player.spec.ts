@@ -3,6 +3,7 @@
 // Every scenario runs on both transports: the SharedArrayBuffer ring
 // (crossOriginIsolated) and the MessagePort ring (`?isolated=0`).
 import { expect, test, type Page } from "./backend-per-worker";
+import { openPage } from "./open-page";
 
 const TRANSPORTS = [
   { name: "shared", query: "" },
@@ -10,8 +11,7 @@ const TRANSPORTS = [
 ] as const;
 
 async function open(page: Page, query: string) {
-  await page.goto(`/test/browser/pages/audio/player.html${query}`);
-  await page.waitForFunction(() => (window as any).audioReady === true);
+  await openPage(page, `/test/browser/pages/audio/player.html${query}`, "audioReady");
 }
 
 const run = (page: Page, scenario: string, args: object = {}) =>

@@ -8,6 +8,7 @@
  */
 import { expect, test, type Page } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
+import { openSessionPage } from "./open-page";
 
 /**
  * A session with backchannels on, 1.5 s into its first reply and the bot loud: `window.replying`. (As in
@@ -15,8 +16,7 @@ import { SILENCE_BOUND_MS } from "./sanity-bounds";
  * "okay" once gave the VAD no speech start at all, 1 run in 3: to look into, issue #14.)
  */
 async function replying(page: Page, backchannels: object | true = true): Promise<void> {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   await page.evaluate(async (backchannels) => {
     const { makeSession, until } = (window as any).sessionPage;
     const t = await makeSession({ llm: "sse", sessionOptions: { bargeIn: { backchannels } } });

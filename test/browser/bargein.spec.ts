@@ -7,11 +7,11 @@ import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
 import { AUDIBLE, firstAudible, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { openSessionPage } from "./open-page";
 
 
 test("talking over the bot silences it within the bound, plays nothing stale, cancels LLM and TTS, and keeps the heard words", async ({ page, request }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const before = await (await request.get("/__stats")).json();
   const r = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;
@@ -102,8 +102,7 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
 });
 
 test("a burst shorter than minSpeechMs during bot speech pauses and resumes playback, losing nothing and cancelling nothing", async ({ page, request }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const before = await (await request.get("/__stats")).json();
   const r = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;

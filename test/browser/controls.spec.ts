@@ -4,12 +4,9 @@
  * capture worklet itself, so speech reaches neither the VAD nor the STT; and
  * sendText() over the bot interrupts it like speech would, keeping what was heard.
  */
-import { expect, test, type Page } from "./backend-per-worker";
-
-async function openSessionPage(page: Page): Promise<void> {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
-}
+import { expect, test } from "./backend-per-worker";
+import { sleep } from "../lib/wait.mjs";
+import { openSessionPage } from "./open-page";
 
 test("mute(): a spoken question reaches neither the VAD nor the STT (the uplink sends silence); after unmute() the same question is a turn", async ({ page }) => {
   test.setTimeout(90_000);
@@ -21,7 +18,7 @@ test("mute(): a spoken question reaches neither the VAD nor the STT (the uplink 
     t.session.mute();
     const sentBefore = t.session.metrics.uplink.sentSamples;
     const muted = await t.say("weather-question");
-    await new Promise((r) => setTimeout(r, (muted.duration + 1.5) * 1000));
+    await sleep((muted.duration + 1.5) * 1000);
     const whileMuted = {
       vad: [...t.log.vad],
       transcripts: [...t.log.transcripts],
@@ -60,7 +57,7 @@ test("sendText() while the bot speaks: an interruption with reason 'text', the o
     await t.session.start();
     t.session.sendText("tell me a story about the weather");
     await until(() => t.session.state === "bot_speaking", 30000, "the reply to the first typed turn");
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     // Typed while the bot is audible: not in a gap between its phrases (a loaded machine's TTS can leave
     // one; the call then cuts silence, and "silent after it" proves nothing). The recorded output says
     // when: the meter's window trails the output, and a loaded CI run's "audible" meter once preceded
@@ -121,12 +118,12 @@ test("push-to-talk: speech before the button is unheard; held, a question with a
     const t = await makeSession({ sessionOptions: { turn: { mode: "push-to-talk" } } });
     await t.session.start();
     const early = await t.say("help-me");
-    await new Promise((r) => setTimeout(r, (early.duration + 1) * 1000));
+    await sleep((early.duration + 1) * 1000);
     const beforeButton = { vad: t.log.vad.filter((k: string) => k !== "meter"), transcripts: [...t.log.transcripts] };
     t.session.startTurn();
     const asked = await t.say("weather-question");
     // Held through 1.5 s of silence after the question: no end of turn until the release.
-    await new Promise((r) => setTimeout(r, (asked.duration + 1.5) * 1000));
+    await sleep((asked.duration + 1.5) * 1000);
     const stateHeld = t.session.state;
     t.session.endTurn();
     await until(() => t.log.transcripts.some((l: string) => l.startsWith("user:")), 30000, "the turn after the release");

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { openSessionPage } from "./open-page";
 
 /** weather-question.wav's first non-zero sample: 4441 of 16 kHz. */
 const LEADING_ZEROS_MS = 277.6;
@@ -19,8 +20,7 @@ test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_AR
 
 test("setInputDevice() mid-session: still listening on the same STT stream, a question after the swap is a turn, the gap is measured; levels move with speech", async ({ page }) => {
   test.setTimeout(45_000);
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const r = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;
     const t = await makeSession({ input: "microphone" });
@@ -108,8 +108,7 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
 
 test("a swap in the middle of the user's turn keeps the words said before it, in that turn", async ({ page }) => {
   test.setTimeout(45_000);
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const r = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;
     const t = await makeSession({ input: "microphone" });

@@ -16,6 +16,7 @@
  */
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
+import { openSessionPage } from "./open-page";
 
 const ECHO = { delayMs: 60, rt60: 0.3, gainDb: -6, seed: 7 };
 
@@ -23,8 +24,7 @@ for (const [name, echoPath] of [
   ["barge-in over the echo: a real utterance over the bot's −6 dB echo is confirmed and the output goes silent within the bound", ECHO],
   ["headphones (the guard on, no echo): a real utterance over the bot is confirmed and the output goes silent within the bound", undefined],
 ] as const) test(name, async ({ page }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const r = await page.evaluate(async (echo) => {
     const { makeSession, until } = (window as any).sessionPage;
     const t = await makeSession({ llm: "sse", echo, sessionOptions: { echoGuard: { enabled: true } } });

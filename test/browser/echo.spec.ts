@@ -9,6 +9,7 @@
  * gains, delays and rooms belong in a bench.
  */
 import { expect, test } from "./backend-per-worker";
+import { openSessionPage } from "./open-page";
 
 const ECHO = { delayMs: 60, rt60: 0.3, gainDb: -6, seed: 7 };
 const REPLIES = 6;
@@ -23,8 +24,7 @@ const QUESTIONS = ["help-me", "wait", "turn-on-lights", "weather-question"];
 
 test("self-interruption: over 6 replies with the bot's echo at −6 dB and no browser canceller, the bot never interrupts itself", async ({ page }) => {
   test.setTimeout(300_000);
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const r = await page.evaluate(async ({ echo, replies, questions }) => {
     const { makeSession, until } = (window as any).sessionPage;
     const t = await makeSession({ llm: "sse", echo, recordSeconds: 5, sessionOptions: { echoGuard: { enabled: true } } });

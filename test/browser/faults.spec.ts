@@ -13,6 +13,7 @@
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the page and the benchmark
 import { REPLY_STALL_MS, SUITE_CASES, judgeCleanTurn, judgeReplyCase, judgeSttCase } from "./pages/faults/cases.js";
+import { openPage } from "./open-page";
 
 interface FaultCase {
   name: string;
@@ -23,9 +24,8 @@ interface FaultCase {
 // The rows marked `suite`; the whole table runs in `npm run bench -- reliability`.
 const cases = SUITE_CASES() as FaultCase[];
 
-async function openPage(page: Page): Promise<void> {
-  await page.goto("/test/browser/pages/faults/faults.html");
-  await page.waitForFunction(() => (window as any).faultsPageReady);
+async function openFaultsPage(page: Page): Promise<void> {
+  await openPage(page, "/test/browser/pages/faults/faults.html", "faultsPageReady");
 }
 
 const OUTCOME = {
@@ -37,7 +37,7 @@ const OUTCOME = {
 for (const c of cases.filter((c) => c.service === "stt")) {
   test(`STT ${c.fault}: ${c.expect.error ?? "a warning"}; ${OUTCOME[c.expect.outcome]}; the user's words are kept`, async ({ page }) => {
     test.setTimeout(90_000);
-    await openPage(page);
+    await openFaultsPage(page);
     const r = await page.evaluate((c) => (window as any).faultsPage.runSttCase(c), c);
     console.log(`${c.name}: ${JSON.stringify({ startError: r.startError, errors: r.seen.errors.map((e: any) => `${e.name}${e.fatal ? " (fatal)" : ""}`), warnings: r.seen.warnings.length, history: r.history, detail: r.detail })}`);
     expect(judgeSttCase(c, r)).toEqual([]);
@@ -47,7 +47,7 @@ for (const c of cases.filter((c) => c.service === "stt")) {
 
 test("TTS and LLM faults, one per turn on one session: each is reported, the turn ends, nothing leaks, the user's words stay, and a clean turn works after them all", async ({ page }) => {
   test.setTimeout(240_000);
-  await openPage(page);
+  await openFaultsPage(page);
   const replyCases = cases.filter((c) => c.service !== "stt");
   const r = await page.evaluate(
     ({ cases, stallMs }) => (window as any).faultsPage.runReplyCases(cases, { turn: { replyStallMs: stallMs } }),

@@ -13,12 +13,12 @@ import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
 import { loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { openSessionPage } from "./open-page";
 
 const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
 
 test("a Gemini Live conversation: the replies are heard, a barge-in goes silent with nothing stale, and the model is told the heard words", async ({ page, request }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const r = await page.evaluate(async (path) => {
     const { makeSession, until } = (window as any).sessionPage;
     const { geminiLive } = await import("/dist/bargein.js" as string);

@@ -7,10 +7,10 @@
 // loopback). Whether the canceller then removes the bot in a real room is not
 // testable here (no speakers): README, "Open speakers".
 import { expect, test } from "./backend-per-worker";
+import { openPage } from "./open-page";
 
 test("the player through the WebRTC loopback: heard, its latency estimated, a pause silences it", async ({ page }) => {
-  await page.goto("/test/browser/pages/audio/loopback.html");
-  await page.waitForFunction(() => (window as any).loopbackReady === true);
+  await openPage(page, "/test/browser/pages/audio/loopback.html", "loopbackReady");
   const r = await page.evaluate(() => (window as any).loopback.run({ count: 4 }));
   console.log(`loopback: open ${r.openMs.toFixed(0)} ms, estimate ${r.estimateMs.toFixed(1)} ms, measured ${r.results.map((x: any) => `${x.latencyMs?.toFixed(1)}/${x.pauseToQuietMs?.toFixed(1)}`).join(" ")} (latency/pause→quiet ms)`);
   expect(r.results).toHaveLength(4);
@@ -35,8 +35,7 @@ test("the player through the WebRTC loopback: heard, its latency estimated, a pa
 });
 
 test("a session with audio.outputRoute \"webrtc-loopback\": the reply comes out of the loopback's element, and stop() closes both connections and the element", async ({ page }) => {
-  await page.goto("/test/browser/pages/audio/loopback.html");
-  await page.waitForFunction(() => (window as any).loopbackReady === true);
+  await openPage(page, "/test/browser/pages/audio/loopback.html", "loopbackReady");
   const r = await page.evaluate(() => (window as any).loopback.session());
   expect(r.errors).toEqual([]);
   expect(r.turns).toBeGreaterThanOrEqual(1);

@@ -15,6 +15,8 @@ import { expect, test } from "./backend-per-worker";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 // @ts-ignore: plain ESM shared with scripts/build.mjs
 import { buildReactPage } from "../../scripts/react-pages.mjs";
+import { sleep } from "../lib/wait.mjs";
+import { openPage } from "./open-page";
 
 const QUESTION = "what is the weather like today".split(" ");
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question-late.wav", import.meta.url));
@@ -44,8 +46,7 @@ test("useVoiceSession under StrictMode: one microphone, listening, the spoken qu
   page.on("response", (r) => {
     if (r.status() >= 400) consoleErrors.push(`${r.status()} ${r.url()}`);
   });
-  await page.goto("/test/browser/pages/react/react-hook.html");
-  await page.waitForFunction(() => (window as any).reactPageReady);
+  await openPage(page, "/test/browser/pages/react/react-hook.html", "reactPageReady");
 
   // Mount, talk, unmount.
   const run = await page.evaluate(async () => {
@@ -77,11 +78,11 @@ test("useVoiceSession under StrictMode: one microphone, listening, the spoken qu
       r.workers.every((x) => x.terminated) &&
       r.contexts.every((c) => c === "closed") &&
       r.tracks.every((t) => t.readyState === "ended");
-    while (!released(w.openedReport()) && performance.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+    while (!released(w.openedReport()) && performance.now() - t0 < 5000) await sleep(20);
     const releasedMs = performance.now() - t0;
     const report = w.openedReport();
     const renders = seen.renders;
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     const after = {
       releasedMs,
       report,

@@ -14,14 +14,14 @@
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module with its own .d.mts
 import { startServer } from "../../bench/lib/browser.mjs";
+import { openPage } from "./open-page";
 
 /** This spec's own backend, started with a token (the Playwright one runs without). */
 const TOKEN_PORT = 8751;
 const SECRET = `s3cret-${Math.random().toString(36).slice(2)}`;
 
-async function openPage(page: Page, origin = ""): Promise<void> {
-  await page.goto(`${origin}/test/browser/pages/security/security.html`);
-  await page.waitForFunction(() => (window as any).securityPageReady);
+async function openSecurityPage(page: Page, origin = ""): Promise<void> {
+  await openPage(page, `${origin}/test/browser/pages/security/security.html`, "securityPageReady");
 }
 
 test("every HTML page is served with a strict CSP: no unsafe-eval, no blob:, workers from self only", async ({ request }) => {
@@ -55,7 +55,7 @@ test.describe("with a backend that requires a token", () => {
       const type = response.headers()["content-type"] ?? "";
       if (/html|javascript|css|json/.test(type) && !response.url().includes("/api/token")) served.push(response.url());
     });
-    await openPage(page, backend.url);
+    await openSecurityPage(page, backend.url);
     const r = await page.evaluate(() => (window as any).securityPage.conversation({ token: true }));
     // The token went over the wire only as the services expect it (auth_id / Bearer); the conversation worked.
     expect(r.log.errors).toEqual([]);
@@ -78,7 +78,7 @@ test.describe("with a backend that requires a token", () => {
   });
 
   test("without a token the session does not start; the error names the service and URL, not a secret", async ({ page }) => {
-    await openPage(page, backend.url);
+    await openSecurityPage(page, backend.url);
     const r = await page.evaluate(() => (window as any).securityPage.startFails({ token: false }));
     expect(r.started).toBe(false);
     expect(r.name).toBe("ConnectionClosedError");
@@ -110,7 +110,7 @@ const MIC_CASES: Array<{ how: string; title: string; released: boolean; state: s
 
 for (const c of MIC_CASES) {
   test(`the microphone track ${c.released ? "is released" : "stays live"} on ${c.title}`, async ({ page }) => {
-    await openPage(page);
+    await openSecurityPage(page);
     const r = await page.evaluate((how) => (window as any).securityPage.micRelease(how), c.how);
     if (c.how !== "start-error") expect(r.whileRunning).toEqual(["live"]);
     expect(r.afterward).toEqual(c.afterward ?? [c.released ? "ended" : "live"]);

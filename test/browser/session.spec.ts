@@ -10,14 +10,15 @@ import { chromium } from "@playwright/test";
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { sleep } from "../lib/wait.mjs";
+import { openSessionPage } from "./open-page";
 
 const QUESTION = "what is the weather like today".split(" ");
 
 test.describe("a full turn with known speech injected through `input`", () => {
   for (const llm of ["sse", "ws"]) {
     test(`the transcript holds the question, the reply is spoken and recorded at the output (LLM over ${llm})`, async ({ page }) => {
-      await page.goto("/test/browser/pages/session/session.html");
-      await page.waitForFunction(() => (window as any).sessionPageReady);
+      await openSessionPage(page);
       const result = await page.evaluate(async (llm) => {
         const { makeSession, until, windowsRms } = (window as any).sessionPage;
         const t = await makeSession({ llm });
@@ -83,8 +84,7 @@ test.describe("a full turn with known speech injected through `input`", () => {
 });
 
 test("turn.preemptive on the real parts: the VAD's quiet starts the reply held, its end releases it: the LLM was asked before the turn ended, the reply is heard whole, nothing dropped", async ({ page }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const result = await page.evaluate(async () => {
     const { makeSession, until, windowsRms } = (window as any).sessionPage;
     // 1,200 ms of redemption: the flush at 160 ms of quiet is back well before the VAD's end, so the reply is held
@@ -122,8 +122,7 @@ test("turn.preemptive on the real parts: the VAD's quiet starts the reply held, 
 });
 
 test("turn.detector on the real parts: the app's model judges each utterance in the VAD worker, and a finished sentence it calls unfinished is held: the next words join it, one turn and one reply", async ({ page }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const result = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;
     // The test module runs Silero through the worker's onnxruntime on each utterance, then answers 0.1 ("not over").
@@ -135,7 +134,7 @@ test("turn.detector on the real parts: the app's model judges each utterance in 
     await t.say("weather-question");
     // Its end and the model's verdict on it, then a moment (the STT's flush): "…like today" reads as finished.
     await until(() => verdicts.length >= 1, 20000);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await sleep(400);
     const statesBeforeMore = [...t.log.states];
     const historyBeforeMore = t.session.history.length;
     await t.say("help-me");
@@ -159,8 +158,7 @@ test("turn.detector on the real parts: the app's model judges each utterance in 
 });
 
 test("turn.resumeUnheard on the real parts: the user goes on while the reply is still being prepared; it is cut unheard, and both sentences are one user message with one reply", async ({ page }) => {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
+  await openSessionPage(page);
   const result = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;
     const { referenceProvider } = await import("/test/browser/pages/session/reference-providers.js" as string);
@@ -203,8 +201,7 @@ test("a second start in the same page is warm: the VAD's model and wasm come fro
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, baseURL });
   try {
     const page = context.pages()[0] ?? (await context.newPage());
-    await page.goto("/test/browser/pages/session/session.html");
-    await page.waitForFunction(() => (window as any).sessionPageReady);
+    await openSessionPage(page);
     await checkWarmStart(page);
   } finally {
     await context.close();

@@ -8,13 +8,13 @@
  * server), and a JS heap that does not grow with the number of barge-ins.
  */
 import { expect, test } from "./backend-per-worker";
+import { openPage } from "./open-page";
 
 const BARGE_INS = 16;
 
 test(`${BARGE_INS} barge-ins at random moments: no stale audio, no leaked socket or stream, a flat heap`, async ({ page }) => {
   test.setTimeout(150_000);
-  await page.goto("/bench/pages/reliability/soak.html");
-  await page.waitForFunction(() => (window as any).soakPageReady);
+  await openPage(page, "/bench/pages/reliability/soak.html", "soakPageReady");
   const cdp = await page.context().newCDPSession(page);
   const heap = async () => {
     await cdp.send("HeapProfiler.collectGarbage");

@@ -5,12 +5,8 @@
  * reply that says it is heard at the output; and speech over a slow tool
  * aborts the handler's signal, with nothing sent for it.
  */
-import { expect, test, type Page } from "./backend-per-worker";
-
-async function openSessionPage(page: Page): Promise<void> {
-  await page.goto("/test/browser/pages/session/session.html");
-  await page.waitForFunction(() => (window as any).sessionPageReady);
-}
+import { expect, test } from "./backend-per-worker";
+import { openSessionPage } from "./open-page";
 
 const GET_TIME = { name: "get_time", description: "The time now, where the user is.", parameters: { type: "object", properties: {} } };
 

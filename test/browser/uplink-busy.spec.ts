@@ -13,6 +13,7 @@
  */
 import { DEFAULTS } from "../../src/defaults";
 import { expect, test } from "./backend-per-worker";
+import { openPage } from "./open-page";
 
 const TOO_OFTEN = "OverloadError: stt: the uplink fell behind its latency budget too often; check the network or raise uplink.budgetMs";
 
@@ -22,8 +23,7 @@ const TOO_OFTEN = "OverloadError: stt: the uplink fell behind its latency budget
 test("five healthy sessions, then the main thread busy 50 ms of every 60 ms for 30 s: frames past the budget end a stream by age only, each session reconnects and keeps its question", async ({ page }) => {
   test.setTimeout(240_000);
   page.on("console", (m) => m.text().startsWith("uplink-busy:") && console.log(m.text()));
-  await page.goto("/test/browser/pages/uplink/uplink-busy.html");
-  await page.waitForFunction(() => (window as any).uplinkBusyReady);
+  await openPage(page, "/test/browser/pages/uplink/uplink-busy.html", "uplinkBusyReady");
   // UPLINK_BUDGET_MS: measure another budget than the default (by hand, not in CI).
   const uplink = process.env.UPLINK_BUDGET_MS ? { budgetMs: Number(process.env.UPLINK_BUDGET_MS) } : {};
   const r = await page.evaluate((uplink) => (window as any).uplinkBusy.busySessions({ sessions: 5, durationMs: 30000, busyMs: 50, periodMs: 60, uplink }), uplink);

@@ -11,6 +11,7 @@
  * except the VoiceSession scenarios, which recognise real speech.
  */
 import { expect, test } from "./backend-per-worker";
+import { openPage } from "./open-page";
 
 const PAGE = "/test/browser/pages/uplink/uplink.html";
 /** 0.5 s of 24 kHz audio at 5 bytes a sample (msgpack float32). */
@@ -19,8 +20,7 @@ const BUDGET_BYTES = 60000;
 const FRAME_BYTES = 480 * 5;
 
 test.beforeEach(async ({ page }) => {
-  await page.goto(PAGE);
-  await page.waitForFunction(() => (window as any).uplinkHarnessReady && (window as any).uplinkSessionReady);
+  await openPage(page, PAGE, "uplinkHarnessReady", "uplinkSessionReady");
 });
 
 function run(page: import("@playwright/test").Page, options: Record<string, unknown>) {

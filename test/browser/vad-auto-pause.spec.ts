@@ -4,6 +4,7 @@
 // page the worker writes the player's shared control block itself (no message
 // on its port); with `?isolated=0` it posts to the player's control port.
 import { expect, test, type Page } from "./backend-per-worker";
+import { openPage } from "./open-page";
 
 const TRANSPORTS = [
   { name: "shared", query: "" },
@@ -11,8 +12,7 @@ const TRANSPORTS = [
 ] as const;
 
 async function open(page: Page, query: string) {
-  await page.goto(`/test/browser/pages/vad/auto-pause.html${query}`);
-  await page.waitForFunction(() => (window as any).autoPauseReady === true);
+  await openPage(page, `/test/browser/pages/vad/auto-pause.html${query}`, "autoPauseReady");
 }
 
 const run = (page: Page, options: object) => page.evaluate((o) => (window as any).autoPause.run(o), options);

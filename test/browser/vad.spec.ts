@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { openPage } from "./open-page";
 
 // measureUserAgentSpecificMemory answers at once with this flag (otherwise at
 // the next GC, up to 20 s later); --expose-gc lets the page collect first.
@@ -33,9 +34,8 @@ interface Label {
   utterances: { onsetSample: number; offsetSample: number; text: string }[];
 }
 
-async function openPage(page: Page): Promise<void> {
-  await page.goto("/test/browser/pages/vad/vad.html");
-  await page.waitForFunction(() => (window as any).vadReady === true);
+async function openVadPage(page: Page): Promise<void> {
+  await openPage(page, "/test/browser/pages/vad/vad.html", "vadReady");
 }
 
 const feed = (page: Page, name: string, options: object = {}) =>
@@ -49,7 +49,7 @@ const feed = (page: Page, name: string, options: object = {}) =>
 const ofKind = (events: VadEventRecord[], kind: string) => events.filter((e) => e.kind === kind);
 
 test.describe("VadWorker", () => {
-  test.beforeEach(async ({ page }) => openPage(page));
+  test.beforeEach(async ({ page }) => openVadPage(page));
 
   for (const name of ["speech-slt", "speech-rms", "speech-two"]) {
     test(`${name}: speech starts within 2 frames of the labelled onset, and each utterance ends once`, async ({ page }) => {
@@ -262,7 +262,7 @@ test.describe("VadWorker", () => {
 });
 
 test("the real capture worklet feeds the worker directly: onset within 2 frames, only speech events on the main thread", async ({ page }) => {
-  await openPage(page);
+  await openVadPage(page);
   for (const name of ["speech-slt", "speech-rms"]) {
     const r = await page.evaluate((n) => (window as any).vadTest.captureFixture(n), name);
     const starts = r.events.filter((e: any) => e.kind === "speechStart");
@@ -280,7 +280,7 @@ test("the real capture worklet feeds the worker directly: onset within 2 frames,
 });
 
 test("armed auto-pause posts pause on speech start and resume on the misfire that follows", async ({ page }) => {
-  await openPage(page);
+  await openVadPage(page);
   // The level cue off: this is the speech start's own pause (the cue is the next test's).
   const run = (options: object) => page.evaluate((o) => (window as any).vadTest.autoPause("speech-slt", { onsetPause: false, ...o }), options);
   // minSpeechMs longer than the utterance: it ends as a misfire, so playback resumes.
@@ -303,7 +303,7 @@ test("armed auto-pause posts pause on speech start and resume on the misfire tha
 });
 
 test("the onset cue pauses on the utterance's rise, at or before Silero's speech start, and that speech keeps the pause", async ({ page }) => {
-  await openPage(page);
+  await openVadPage(page);
   const run = (options: object) => page.evaluate((o) => (window as any).vadTest.autoPause("speech-slt", o), options);
   const cued = await run({ minSpeechMs: 5000 });
   expect(cued.events.map((e: any) => e.kind)).toEqual(["speechStart", "misfire"]);
@@ -321,7 +321,7 @@ test("the onset cue pauses on the utterance's rise, at or before Silero's speech
 // measurement forces a GC each time and is slow, so more belongs in a bench.
 test("15 start/stop cycles leave no worker and no memory growth behind", async ({ page }) => {
   test.setTimeout(90_000);
-  await openPage(page);
+  await openVadPage(page);
   const result = await page.evaluate(() => (window as any).vadTest.cycles(15, 5));
   expect(result.registry.created).toBe(15);
   expect(result.registry.terminated).toBe(15);

@@ -22,6 +22,7 @@ import { deepgramStt, type DeepgramSttOptions } from "../../src/providers/deepgr
 import { elevenlabsTts, type ElevenlabsTtsOptions } from "../../src/providers/elevenlabs-tts.js";
 import type { SttProvider, TtsEvent, TtsProvider } from "../../src/providers/types.js";
 import { speechToSpeechRig, type SpeechToSpeech } from "../backend/speech-to-speech-rig.js";
+import { sleep } from "../lib/wait.mjs";
 
 export interface Check {
   rule: string;
@@ -43,7 +44,6 @@ export const TTS_FIRST = "Here is a long reply that the user will cut short befo
 export const TTS_SECOND = "Sure, I will stop.";
 
 const check = (rule: string, ok: boolean, got: unknown): Check => ({ rule, ok, got: typeof got === "string" ? got : JSON.stringify(got) });
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 // ─── speech to speech ───────────────────────────────────────────────────────
 

@@ -11,6 +11,7 @@ import { openaiRealtime } from "../../src/providers/openai-realtime.js";
 import { decodeRealtimeEvent } from "../../src/providers/realtime-wire.js";
 import type { TtsEvent } from "../../src/providers/types.js";
 import { openaiSequences } from "./sequences/openai.mjs";
+import { sleep } from "../lib/wait.mjs";
 
 const KEY = "contract-openai-key";
 const server = JSON.parse(readFileSync(new URL("../fixtures/openai-realtime/server.json", import.meta.url), "utf8")).messages as Record<string, any>[];
@@ -61,7 +62,7 @@ describe("OpenAI Realtime: the SDK reads the documented sequences", () => {
       })();
       // Until about 1.5 s of the reply's audio arrived (the emulator paces at real time after its burst).
       const samples = () => received.reduce((n, e) => n + (e.kind === "audio" ? e.pcm.length : 0), 0);
-      while (samples() < 1.5 * 24000) await new Promise((r) => setTimeout(r, 20));
+      while (samples() < 1.5 * 24000) await sleep(20);
       const words = reply.interrupted!(1.2);
       const heard = words.filter((w) => (w.startS + w.stopS) / 2 <= 1.2).map((w) => w.text).join(" ");
       expect(heard).not.toBe("");

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test, vi } from "vitest";
 import { abortable, isAbort, raceAbort } from "../../src/util/abort.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { delay, timeout } from "../../src/util/timeout.js";
+import { sleep } from "../lib/wait.mjs";
 
 /** A signal that counts its live abort listeners. */
 function countingSignal() {
@@ -77,7 +78,7 @@ describe("abortable and raceAbort", () => {
     const unhandled = vi.fn();
     process.on("unhandledRejection", unhandled);
     fail(new Error("late"));
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     process.off("unhandledRejection", unhandled);
     expect(unhandled).not.toHaveBeenCalled();
   });

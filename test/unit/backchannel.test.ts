@@ -12,7 +12,7 @@ import { VoiceSession } from "../../src/session/voice-session.js";
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "./session-fakes.js";
-import { until } from "./session-setup.js";
+import { until } from "../lib/wait.mjs";
 
 const POLICY = backchannelPolicyOf(true)!;
 const CONFIG: TurnConfig = { ...BASE_CONFIG, backchannel: POLICY };

@@ -11,6 +11,7 @@ import type { SessionState, SessionStateEvent } from "../../src/session/types.js
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "./session-fakes.js";
+import { sleep } from "../lib/wait.mjs";
 
 type Events = { ping: number; pong: string };
 
@@ -217,7 +218,7 @@ describe("VoiceSession once / off", () => {
     await t.session.start();
     t.vad.emit("speechStart");
     t.stt.word("hello");
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     await t.session.stop();
 
     expect(all.slice(0, 3)).toEqual(["connecting", "listening", "user_speaking"]);

@@ -12,6 +12,7 @@ import { turnEndPolicyOf } from "../../src/session/turn-end.js";
 import type { TurnConfig, TurnEvent } from "../../src/session/turn-machine.js";
 import { fakeSession } from "../../src/testing/index.js";
 import { BASE_CONFIG, effectKinds, runTurns } from "./turn-machine-helpers.js";
+import { sleep } from "../lib/wait.mjs";
 
 const CONFIG: TurnConfig = { ...BASE_CONFIG, turnEnd: turnEndPolicyOf(true), preemptive: { quietMs: 160 } };
 const said = (...words: string[]): TurnEvent[] => [
@@ -113,7 +114,7 @@ async function preemptiveSession() {
   return { rig, heard };
 }
 
-const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms));
+const tick = (ms = 30) => sleep(ms);
 
 describe("a whole session with turn.preemptive", () => {
   test("released: the LLM is asked at the quiet, nothing shows or plays until the utterance's end, then the reply plays and the history is user, assistant", async () => {

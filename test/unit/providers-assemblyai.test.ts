@@ -16,7 +16,8 @@ import type { SttEvent, SttStream } from "../../src/providers/types.js";
 import { decodeJson, type TaggedMessage } from "../../src/providers/wire.js";
 import { prng } from "../lib/prng.mjs";
 import { WebSocketServer } from "ws";
-import { rejectionOf, sleep, startWsServer, type TestWsServer } from "./providers-servers.js";
+import { rejectionOf, startWsServer, type TestWsServer } from "./providers-servers.js";
+import { sleep } from "../lib/wait.mjs";
 
 /** The backend's key stands for the API key; the token function mints a temporary token, as a page's does. */
 const KEY = "aai-api-key-7c1";

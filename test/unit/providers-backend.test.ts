@@ -12,7 +12,8 @@ import { kyutaiTts } from "../../src/providers/kyutai-tts.js";
 import { openaiChat } from "../../src/providers/openai-chat.js";
 import type { ChatMessage, ProviderWarning, SttEvent } from "../../src/providers/types.js";
 import { websocketLlm } from "../../src/providers/websocket-llm.js";
-import { collect, rejectionOf, sleep } from "./providers-servers.js";
+import { collect, rejectionOf } from "./providers-servers.js";
+import { sleep } from "../lib/wait.mjs";
 
 type Stats = ReturnType<ReferenceBackend["stats"]>;
 

@@ -14,7 +14,8 @@ import { deepgramStt } from "../../src/providers/deepgram-stt.js";
 import { parseFluxMessage, parseNovaMessage } from "../../src/providers/deepgram-wire.js";
 import type { SttEvent, SttStream } from "../../src/providers/types.js";
 import { decodeJson } from "../../src/providers/wire.js";
-import { rejectionOf, sleep, startWsServer, type TestWsServer } from "./providers-servers.js";
+import { rejectionOf, startWsServer, type TestWsServer } from "./providers-servers.js";
+import { sleep } from "../lib/wait.mjs";
 
 const KEY = "dg-test-key-7";
 const fixtures = new URL("../fixtures/", import.meta.url);

@@ -4,6 +4,7 @@ import { AtCapacityError, BargeinError, ConnectionClosedError, ProtocolError } f
 import { kyutaiStt } from "../../src/providers/kyutai-stt.js";
 import type { SttEvent } from "../../src/providers/types.js";
 import { collect, rejectionOf, startWsServer, type Connection, type TestWsServer } from "./providers-servers.js";
+import { sleep } from "../lib/wait.mjs";
 
 let server: TestWsServer | undefined;
 afterEach(async () => {
@@ -91,7 +92,7 @@ describe("kyutaiStt", () => {
     stream.sendAudio(new Float32Array(480).fill(0.2));
     let flushed = false;
     const flush = stream.flush().then(() => (flushed = true));
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     expect(flushed).toBe(false);
     release();
     await flush;
@@ -205,9 +206,9 @@ describe("kyutaiStt", () => {
     server = await startWsServer(() => {});
     const controller = new AbortController();
     const connecting = kyutaiStt({ urls: server.url, startupTimeoutMs: 5000 }).connect(controller.signal);
-    while (server.connections.length === 0) await new Promise((r) => setTimeout(r, 5));
+    while (server.connections.length === 0) await sleep(5);
     // The server has the connection; give the client its open event too (before it, a close is a 1006 by the spec).
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     controller.abort();
     expect(await rejectionOf(connecting)).toHaveProperty("name", "AbortError");
     expect(await server.connections[0].closed).toBe(1000);

@@ -2,7 +2,8 @@ import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, test } from "vitest";
 import { AtCapacityError, BargeinError, ConfigError, ConnectionClosedError, ProtocolError, ServiceTimeoutError } from "../../src/errors.js";
 import { openaiChat } from "../../src/providers/openai-chat.js";
-import { collect, rejectionOf, sleep, startHttpServer, type TestHttpServer } from "./providers-servers.js";
+import { collect, rejectionOf, startHttpServer, type TestHttpServer } from "./providers-servers.js";
+import { sleep } from "../lib/wait.mjs";
 
 let server: TestHttpServer | undefined;
 afterEach(async () => {

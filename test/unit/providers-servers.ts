@@ -131,4 +131,3 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   throw new Error("expected a rejection, but the promise resolved");
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { BargeinError, ConfigError, ConnectionClosedError, ProtocolError } from "../../src/errors.js";
 import { websocketLlm } from "../../src/providers/websocket-llm.js";
-import { collect, rejectionOf, sleep, startWsServer, type Connection, type TestWsServer } from "./providers-servers.js";
+import { collect, rejectionOf, startWsServer, type Connection, type TestWsServer } from "./providers-servers.js";
+import { sleep } from "../lib/wait.mjs";
 
 let server: TestWsServer | undefined;
 afterEach(async () => {

@@ -4,6 +4,7 @@ import { Quest } from "../../src/quest/quest.js";
 import { QuestManager } from "../../src/quest/quest-manager.js";
 import { isAbort } from "../../src/util/abort.js";
 import { delay } from "../../src/util/timeout.js";
+import { sleep } from "../lib/wait.mjs";
 
 /** A quest that records every step in `log` and runs until aborted. */
 function recorded(
@@ -34,7 +35,7 @@ function recorded(
   );
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 0));
+const tick = () => sleep(0);
 
 describe("Quest", () => {
   test("get() resolves with init's result and getNowait() returns it afterwards", async () => {

@@ -9,6 +9,7 @@ import { describe, expect, test } from "vitest";
 import { fakeAudio, fakeLlm, fakeStt, fakeTts } from "../../src/testing/index.js";
 import { createUseVoiceSession, type UseVoiceSessionResult } from "../../src/react/use-voice-session.js";
 import { FakeRoot } from "./react-hooks-runtime.js";
+import { sleep, until } from "../lib/wait.mjs";
 
 function setup(options: { autoStart?: boolean; replies?: string[] } = {}) {
   const stt = fakeStt();
@@ -21,14 +22,7 @@ function setup(options: { autoStart?: boolean; replies?: string[] } = {}) {
   return { root, audio, stt };
 }
 
-const until = async (cond: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
-const macrotask = () => new Promise((r) => setTimeout(r, 5));
+const macrotask = () => sleep(5);
 
 describe("useVoiceSession", () => {
   test("StrictMode double mount with autoStart: one session, one microphone; unmount releases it", async () => {

@@ -16,6 +16,7 @@ import { ConversationHistory } from "../../src/session/history.js";
 import { Reply } from "../../src/session/reply.js";
 import type { LlmOutput, LlmProvider, TtsProvider, TtsStream } from "../../src/providers/types.js";
 import { FakePlayer } from "../../src/testing/index.js";
+import { sleep } from "../lib/wait.mjs";
 
 /** An LLM that counts its requests and streams nothing until aborted. */
 function hangingLlm() {
@@ -55,7 +56,7 @@ function quietTts() {
 }
 
 const settle = async () => {
-  for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 0));
+  for (let i = 0; i < 20; i++) await sleep(0);
 };
 
 function newReply(quests: QuestManager, llm: LlmProvider, tts: TtsProvider) {

@@ -11,6 +11,7 @@ import { serviceEndOfTurnOf, turnEndPolicyOf } from "../../src/session/turn-end.
 import { holdOf, type TurnConfig, type TurnEvent } from "../../src/session/turn-machine.js";
 import { fakeSession } from "../../src/testing/index.js";
 import { BASE_CONFIG, effectKinds, runTurns } from "./turn-machine-helpers.js";
+import { sleep } from "../lib/wait.mjs";
 
 const CONFIG: TurnConfig = { ...BASE_CONFIG, turnEnd: turnEndPolicyOf(true), serviceEndOfTurn: { quietMs: 100 } };
 const said = (...words: string[]): TurnEvent[] => [
@@ -80,7 +81,7 @@ describe("turn.serviceEndOfTurn", () => {
     rig.user.startSpeaking();
     for (const w of ["i", "want", "to"]) await rig.user.word(w);
     rig.stt.endOfTurn();
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     expect(rig.user.vad.endRequests).toEqual([100]);
     const ended = performance.now();
     await rig.user.stopSpeaking();

@@ -13,8 +13,9 @@ import { ConfigError, MicrophoneError, VoiceSession, type DeviceChangeEvent, typ
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/index.js";
 import { Emitter } from "../../src/util/emitter.js";
 import type { CapturePort, PlayerPort, SessionComponents, VadPort } from "../../src/session/ports.js";
+import { sleep, until } from "../lib/wait.mjs";
 
-const tick = () => new Promise((r) => setTimeout(r, 0));
+const tick = () => sleep(0);
 
 describe("setInputDevice()", () => {
   test("mid-session: the capture moves, the state, the STT stream and the turn go on; the gap is reported and counted", async () => {
@@ -172,14 +173,6 @@ describe("getLevels()", () => {
     expect(t.session.getLevels().input.rmsDb).toBe(-100);
   });
 });
-
-async function until(cond: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 /** A session on components with none of the optional methods (an app's own, older ones). */
 function bareSession(): VoiceSession {

@@ -16,6 +16,7 @@ import { readWav } from "../../demo/server/wav.mjs";
 import { deepgramStt } from "../../src/providers/deepgram-stt.js";
 import { VoiceSession } from "../../src/session/voice-session.js";
 import { FakeClock, FakeMicrophone, FakePlayer, FakeVad, fakeLlm, fakeTts } from "../../src/testing/index.js";
+import { sleep } from "../lib/wait.mjs";
 
 const REDEMPTION_MS = 1500;
 let backend: ReferenceBackend;
@@ -24,7 +25,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => backend?.close());
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A VAD that, asked to end the utterance once quiet, ends it: the audio is quiet by the time Flux ends a turn. */
 class EndingVad extends FakeVad {

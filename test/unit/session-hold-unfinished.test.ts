@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { fakeSession } from "../../src/testing/index.js";
+import { sleep } from "../lib/wait.mjs";
 
 const userTexts = (history: readonly { role: string; text: string }[]) => history.filter((m) => m.role === "user").map((m) => m.text);
 
@@ -14,7 +15,7 @@ describe("session: turn.holdUnfinished", () => {
     const rig = fakeSession({ replies: ["Sure.", "Again."], turn: { holdUnfinished: { holdMs: 400 } } });
     await rig.session.start();
     await rig.user.says("i want to");
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await sleep(150);
     expect(rig.session.state).toBe("user_speaking");
     expect(userTexts(rig.session.history)).toEqual([]);
     await rig.user.says("go home");

@@ -10,6 +10,7 @@ import type { SttProvider } from "../../src/providers/types.js";
 import type { ReconnectPolicy } from "../../src/session/reconnect-policy.js";
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
+import { until } from "../lib/wait.mjs";
 import { VirtualPlayer, VirtualVad } from "./session-fakes.js";
 
 export function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; refuseConnections?: number[]; reconnect?: ReconnectPolicy; llmMsPerWord?: number } = {}) {
@@ -39,14 +40,6 @@ export function setup(opts: { minSpeechMs?: number; ttsFailAfterWords?: number; 
   session.on("state", (e) => states.push(e.state));
   return { session, stt, llm, tts, player, vad, captureEvents, states, disposedCount: () => disposed };
 }
-
-export const until = async (cond: () => boolean, ms = 2000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
 
 export async function speakAndReply(t: ReturnType<typeof setup>, words: string[]) {
   t.vad.emit("speechStart");

@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { fakeSession } from "../../src/testing/index.js";
+import { sleep } from "../lib/wait.mjs";
 
 const userTexts = (history: readonly { role: string; text: string }[]) => history.filter((m) => m.role === "user").map((m) => m.text);
 
@@ -23,7 +24,7 @@ describe("session: turn.detector", () => {
     await rig.session.start();
     verdictAfterEachEnd(rig, { probability: 0.2 });
     await rig.user.says("what time is it");
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await sleep(150);
     expect(rig.session.state).toBe("user_speaking");
     expect(userTexts(rig.session.history)).toEqual([]);
     await rig.user.says("in tokyo");

@@ -13,7 +13,7 @@ import type { VoiceSessionOptions } from "../../src/session/types.js";
 import { fakeLlm, fakeStt, fakeTts, type FakeSttControl } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "./session-fakes.js";
-import { until } from "./session-setup.js";
+import { sleep, until } from "../lib/wait.mjs";
 
 const PADDING_BYTES = 60150;
 
@@ -100,7 +100,7 @@ test("a turn that ends while the dropped STT stream is being replaced waits for 
     await until(() => link.connections() === 2);
     for (let i = 0; i < 5; i++) capture.emit("frame", { pcm: speech });
     vad.emit("speechEnd"); // the turn's end, with no stream open
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     expect(session.history).toEqual([]);
     link.openSecond();
     await until(() => stt.openStreams === 1);

@@ -9,6 +9,7 @@
 import { describe, expect, test } from "vitest";
 import { fakeSession } from "../../src/testing/index.js";
 import { ConfigError, type ToolCallEvent, type ToolResultEvent, type WarningEvent } from "../../src/index.js";
+import { sleep, until } from "../lib/wait.mjs";
 
 const GET_TIME = {
   name: "get_time",
@@ -201,7 +202,7 @@ describe("tool calls", () => {
     const states: string[] = [];
     t.session.handleTool("get_time", async () => {
       states.push(t.session.state);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       return "noon";
     });
     await t.session.start();
@@ -307,11 +308,3 @@ describe("tool calls", () => {
     await second.session.stop();
   });
 });
-
-async function until(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}

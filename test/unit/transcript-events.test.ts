@@ -8,7 +8,8 @@ import { describe, expect, test } from "vitest";
 import { VoiceSession } from "../../src/session/voice-session.js";
 import { TranscriptFeed } from "../../src/session/transcript-feed.js";
 import { fakeStt } from "../../src/testing/fake-providers.js";
-import { setup, speakAndReply, until } from "./session-setup.js";
+import { setup, speakAndReply } from "./session-setup.js";
+import { sleep, until } from "../lib/wait.mjs";
 
 type Session = VoiceSession;
 
@@ -92,7 +93,7 @@ describe("transcript, interruption, turn and state: ids, finals and order", () =
     t.vad.emit("speechEnd");
     await until(() => t.llm.requests.length === 1);
     stt.word("lights"); // late, before the marker
-    await new Promise((r) => setTimeout(r, 250)); // the marker arrives
+    await sleep(250); // the marker arrives
     stt.word("hello"); // after the marker: new speech
     await until(() => log.at(-1) === "u3 partial hello");
     expect(log.filter((l) => /^u/.test(l))).toEqual(["u1 partial please", "u1 partial please turn", "u1 final please turn", "u1 revised please turn lights", "u3 partial hello"]);

@@ -9,7 +9,8 @@
 import { describe, expect, test } from "vitest";
 import { INITIAL_TURN_STATE, type TurnConfig, type TurnEffect, type TurnEvent } from "../../src/session/turn-machine.js";
 import { BASE_CONFIG, runTurns } from "./turn-machine-helpers.js";
-import { setup, until } from "./session-setup.js";
+import { setup } from "./session-setup.js";
+import { until } from "../lib/wait.mjs";
 import { ConversationHistory } from "../../src/session/history.js";
 
 const CONFIG: TurnConfig = { ...BASE_CONFIG, resumeUnheard: true };

@@ -14,7 +14,8 @@ import { backoffReconnectPolicy, type ReconnectContext, type ReconnectPolicy } f
 import { fakeLlm, fakeStt, fakeTts } from "../../src/testing/fake-providers.js";
 import { Emitter } from "../../src/util/emitter.js";
 import { VirtualPlayer, VirtualVad } from "./session-fakes.js";
-import { setup, speakAndReply, until } from "./session-setup.js";
+import { setup, speakAndReply } from "./session-setup.js";
+import { sleep, until } from "../lib/wait.mjs";
 
 describe("VoiceSession turn logic (scripted parts)", () => {
   test("a full turn: the user's words reach the LLM, the reply is spoken, then the session listens again", async () => {
@@ -58,7 +59,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
       flush();
     };
     t.vad.emit("speechStart", { pausedPlayback: true });
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     expect(interruptions).toEqual([]); // paused, not yet confirmed
     t.vad.emit("speechRealStart");
     await until(() => interruptions.length === 1);
@@ -110,7 +111,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
           ...stream,
           async close() {
             await stream.close();
-            await new Promise((r) => setTimeout(r, CLOSE_ANSWER_MS));
+            await sleep(CLOSE_ANSWER_MS);
             closeAnswered = true;
           },
         };
@@ -174,7 +175,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     session.on("transcript", (e) => e.role === "assistant" && assistantTexts.push(e.text));
     release();
     await interrupted;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     expect(session.history[1]).toMatchObject({ text: "one", interrupted: true, unheardText: "two three four" });
     expect(assistantTexts).toEqual([]);
     await session.stop();
@@ -195,7 +196,7 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     t.vad.emit("speechEnd");
     await until(() => t.llm.requests.length === 1);
     stt.word("lights"); // late, but before the marker
-    await new Promise((r) => setTimeout(r, 250)); // the marker arrives
+    await sleep(250); // the marker arrives
     stt.word("hello"); // after the marker: new speech
     expect(warnings).toEqual(["stt"]);
     expect(t.llm.requests[0].messages.at(-1)).toEqual({ role: "user", content: "please turn" });
@@ -211,9 +212,9 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     t.session.on("interruption", (e) => interruptions.push(e));
     await speakAndReply(t, ["hello"]);
     t.vad.emit("speechStart");
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     t.vad.emit("misfire");
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     expect(t.player.log.slice(-2)).toEqual(["pause(1)", "resume(1)"]);
     expect(interruptions).toEqual([]);
     expect(t.session.state).toBe("bot_speaking");

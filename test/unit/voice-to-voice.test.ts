@@ -10,6 +10,7 @@
 import { describe, expect, test } from "vitest";
 import type { TurnMetrics } from "../../src/index.js";
 import { fakeSession } from "../../src/testing/index.js";
+import { sleep } from "../lib/wait.mjs";
 
 /** A fake session that has had one spoken turn, its reply heard to the end; `turns` collects the turn events. */
 async function afterOneSpokenTurn(options: Parameters<typeof fakeSession>[0], redemptionMs = 0) {
@@ -38,7 +39,7 @@ describe("session: voiceToVoiceMs on the turn event", () => {
   test("a typed turn has no voice to measure from, and its clock starts at sendText(), not at the last spoken turn", async () => {
     const { session, player, waitForState, turns } = await afterOneSpokenTurn({ replies: ["Sure.", "Okay."] });
     // Real time passes between the turns: a stale clock would count it.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await sleep(150);
     const typedAt = performance.now();
     session.sendText("what time is it");
     await waitForState("bot_speaking");

@@ -20,6 +20,7 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 import { startReferenceBackend, type ReferenceBackend } from "../../../demo/server/backend.mjs";
 // @ts-ignore: a plain ESM module shared with the pages and the reliability bench
 import { HOSTED_PROVIDERS, REPLY_STALL_MS, casesFor, judgeCleanTurn, judgeReplyCase, judgeSttCase } from "../pages/faults/cases.js";
+import { openPage } from "../open-page";
 
 /** The backends' API key: held by this spec (the app's server), never put in a page. */
 const API_KEY = "hosted-spec-key";
@@ -68,8 +69,7 @@ async function startRun(browser: Browser, name: string): Promise<ProviderRun> {
   backends.push(backend);
   const page = await (await browser.newContext()).newPage();
   await answerDeepgramTokens(page, backend);
-  await page.goto(`${backend.url}/test/browser/pages/hosted/hosted.html`);
-  await page.waitForFunction(() => (window as any).hostedPageReady);
+  await openPage(page, `${backend.url}/test/browser/pages/hosted/hosted.html`, "hostedPageReady");
   const conversation = page.evaluate((n) => (window as any).hostedPage.runConversation(n), name);
   const faults = conversation
     .catch(() => undefined)

@@ -2,8 +2,8 @@
 // test/browser/audio-capture.spec.ts and bench/audio.bench.mjs.
 import { Microphone } from "/dist/advanced.js";
 import { startTicker } from "./ticker.js";
+import { sleep } from "/test/lib/wait.mjs";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Collects the VAD frames the worklet posts to a port we own (standing in for the VAD worker). */
 function vadSink(mic) {

@@ -8,8 +8,8 @@ import { Player, openWebrtcLoopback } from "/dist/advanced.js";
 import { VoiceSession } from "/dist/bargein.js";
 import { referenceProvider } from "../session/reference-providers.js";
 import { recorderNode, snapshot } from "./recorder-node.js";
+import { sleep } from "/test/lib/wait.mjs";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A 440 Hz tone of `seconds` at amplitude 0.5, after `leadS` of silence. */
 function tone(rate, leadS, seconds) {

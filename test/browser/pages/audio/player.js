@@ -6,8 +6,8 @@ import { accountPauses, generationOf, generationSignal, silenceFrom } from "./an
 import { prng } from "/test/lib/prng.mjs";
 import { startTicker } from "./ticker.js";
 import { recorderNode } from "./recorder-node.js";
+import { sleep } from "/test/lib/wait.mjs";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function rig({ prebufferMs, profile, profileClock, seconds = 60 } = {}) {
   const context = new AudioContext();

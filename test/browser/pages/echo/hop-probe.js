@@ -2,6 +2,7 @@
 // returns the probe's mic and the source's reference (context frames micStart / refStart).
 
 import { connectEchoPath } from "./echo-path.js";
+import { sleep } from "/test/lib/wait.mjs";
 window.runProbe = async ({ seconds = 8, path = "direct", rate, echo = {}, speech } = {}) => {
   const context = rate ? new AudioContext({ sampleRate: rate }) : new AudioContext();
   await context.audioWorklet.addModule("./hop-probe-worklet.js");
@@ -25,7 +26,7 @@ window.runProbe = async ({ seconds = 8, path = "direct", rate, echo = {}, speech
   const micSource = context.createMediaStreamSource(mic.stream);
   micSource.connect(probe);
   await context.resume();
-  await new Promise((r) => setTimeout(r, seconds * 1000));
+  await sleep(seconds * 1000);
   const data = await new Promise((resolve) => { probe.port.onmessage = (e) => resolve(e.data); probe.port.postMessage(0); });
   await context.close();
   return { sampleRate: context.sampleRate, micStart: data.micStart, refStart: data.refStart, order: data.order.slice(0, 12), mic: Array.from(data.mic.subarray(0, Math.round(seconds * context.sampleRate))), ref: Array.from(data.ref.subarray(0, Math.round(seconds * context.sampleRate))) };

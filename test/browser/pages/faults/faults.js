@@ -10,8 +10,8 @@
 // `token` function of a backend started with one.
 import { makeSession, until } from "../session/session.js";
 import { referenceProvider } from "../session/reference-providers.js";
+import { sleep } from "/test/lib/wait.mjs";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * How a run builds its providers: `make(service, query, options)` ("stt",

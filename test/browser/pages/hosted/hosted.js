@@ -10,8 +10,8 @@ import { makeSession, until } from "../session/session.js";
 import { firstAudible, loudMs, loudSamples, peak, silenceStart, timeline } from "../session/output-analysis.js";
 import { runReplyCases, runSttCase } from "../faults/faults.js";
 import { HOSTED, issuedToken, pairedWith } from "./hosted-providers.js";
+import { sleep } from "/test/lib/wait.mjs";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Wraps a TTS provider to keep, per stream, the word timings it reported

@@ -2,6 +2,7 @@
 // reference backend that serves this page (same origin), under the strict CSP.
 // Each scenario returns plain values for the spec to assert on.
 import { kyutaiStt, kyutaiTts, openaiChat, websocketLlm } from "/dist/bargein.js";
+import { sleep } from "/test/lib/wait.mjs";
 
 const ws = `ws://${location.host}`;
 const http = `http://${location.host}`;
@@ -61,7 +62,7 @@ async function llmBothWays() {
   }
   let after = before;
   for (let i = 0; i < 100 && after < before + 2; i++) {
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
     after = (await stats()).llm.requestsAborted;
   }
   return { sse, socket, aborted, abortedOnServer: after - before };

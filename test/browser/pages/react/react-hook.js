@@ -7,6 +7,7 @@ import { StrictMode, act, createElement as h, useEffect } from "react";
 import { createRoot } from "react-dom/client";
 import { useVoiceSession } from "bargein/react";
 import { referenceProvider } from "../session/reference-providers.js";
+import { sleep } from "../../../lib/wait.mjs";
 
 globalThis.IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -42,7 +43,6 @@ function Conversation() {
   );
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let root;
 
 /** The rendered DOM, as data. */

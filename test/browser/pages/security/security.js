@@ -2,6 +2,7 @@
 // microphone released on stop, on error and on page hide.
 import { kyutaiStt, kyutaiTts, openaiChat } from "/dist/bargein.js";
 import { makeSession, until } from "../session/session.js";
+import { sleep } from "/test/lib/wait.mjs";
 
 const ws = `ws://${location.host}`;
 
@@ -96,7 +97,7 @@ export async function micRelease(how) {
   } catch (err) {
     result.startError = err.name;
   }
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   result.state = t.session.state;
   result.afterward = trackStates();
   result.errors = t.log.errors;

@@ -6,6 +6,7 @@ import { VoiceSession } from "/dist/bargein.js";
 import { recordedOutput } from "./recorded-output.js";
 import { referenceProvider } from "./reference-providers.js";
 import { connectEchoPath } from "../echo/echo-path.js";
+import { sleep, until as waitUntil } from "/test/lib/wait.mjs";
 
 /**
  * Every underrun the playback worklet reports ({ frame, generation }: the context frame where it ran
@@ -100,7 +101,7 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
       for (const v of tail) peak = Math.max(peak, Math.abs(v));
       if (peak > level) return;
       if (performance.now() > end) throw new Error(`the bot's output stayed under ${level} for ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 40));
+      await sleep(40);
     }
   }
   function recording() {
@@ -130,16 +131,9 @@ export function envelopeOnsetSeconds(buffer) {
   return (rms.findIndex((v) => v >= threshold) * window) / buffer.sampleRate;
 }
 
+/** Waits for `cond`, checked every 20 ms; past `ms` it fails naming `what` (by default the condition's source). */
 export function until(cond, ms = 30000, what = String(cond)) {
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const check = () => {
-      if (cond()) return resolve();
-      if (performance.now() - start > ms) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(check, 20);
-    };
-    check();
-  });
+  return waitUntil(cond, ms, what, 20);
 }
 
 /** RMS of `samples` in windows of `window` samples. */

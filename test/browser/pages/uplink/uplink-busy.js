@@ -11,6 +11,7 @@
 import { Microphone } from "/dist/advanced.js";
 import { kyutaiStt } from "/dist/bargein.js";
 import { makeSession, until } from "../session/session.js";
+import { sleep } from "/test/lib/wait.mjs";
 
 const ws = `ws://${location.host}`;
 
@@ -198,7 +199,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
   // Each session speaks once, staggered, so the STT has real speech to recognise.
   await Promise.all(
     runs.map(async (run, i) => {
-      await new Promise((r) => setTimeout(r, speakAtMs + 1500 * i));
+      await sleep(speakAtMs + 1500 * i);
       await run.t.say(fixture);
     }),
   );

@@ -5,6 +5,7 @@
 // bench/uplink.bench.mjs; it never decides pass/fail, it only measures.
 import { Uplink } from "/dist/advanced.js";
 import { kyutaiStt } from "/dist/bargein.js";
+import { sleep } from "/test/lib/wait.mjs";
 
 const RATE = 24000;
 /** kyutaiStt's wire cost: msgpack float32 is 5 bytes a sample. */
@@ -226,7 +227,7 @@ export async function runStreams({
         if (now - fullSince >= 500) break;
       } else fullSince = Infinity;
       for (let i = 0; i < 20; i++) pushOne();
-      await new Promise((r) => setTimeout(r, 0));
+      await sleep(0);
     }
     primedMs = performance.now() - primeStart;
   }
@@ -253,7 +254,7 @@ export async function runStreams({
   while (performance.now() - drainStart < drainMs) {
     const idle = links.every((l) => (l.naive ? l.stream.bufferedAmount === 0 : l.uplink.pendingFrames === 0 && l.stream.bufferedAmount === 0));
     if (idle) break;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   const drainedMs = performance.now() - drainStart;
   clearInterval(pollTimer);

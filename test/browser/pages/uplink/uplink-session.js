@@ -4,6 +4,7 @@
 import { LlmAdmission } from "/dist/advanced.js";
 import { kyutaiStt, openaiChat } from "/dist/bargein.js";
 import { makeSession, until } from "../session/session.js";
+import { sleep } from "/test/lib/wait.mjs";
 
 const ws = `ws://${location.host}`;
 
@@ -30,7 +31,7 @@ export async function primeWithSilence(stream, limitMs = 20000) {
       if (now - fullSince >= 500) return { primedMs: now - start, bufferedAmount: stream.bufferedAmount };
     } else fullSince = Infinity;
     for (let i = 0; i < 20; i++) stream.sendAudio(frame);
-    await new Promise((r) => setTimeout(r, 0));
+    await sleep(0);
   }
   throw new Error(`the stream never showed backpressure in ${limitMs} ms`);
 }
@@ -122,7 +123,7 @@ export async function endPolicyScenario({ stallQuery, budgetMs = 500 }) {
       closedNormally = true;
       break;
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
   const stats1 = await serverStats();
   await t.session.stop();
@@ -176,7 +177,7 @@ export async function unansweredFlushScenario({ query, flushTimeoutMs = 1000, fi
       serverSawClose = true;
       break;
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
   return {
     warnings: warningsAt.map((w) => ({ message: w.message, afterSpeechEndMs: speechEndAt.length ? w.at - speechEndAt[0] : null })),
@@ -206,7 +207,7 @@ export async function admissionScenario({ deadlineMs = 300, wordMs = 100 }) {
   };
   const before = (await serverStats()).llm;
   const first = read([{ role: "user", content: "tell me a long story" }]);
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   const second = read([{ role: "user", content: "hello there" }]).then(
     (r) => ({ ok: true, ...r }),
     (e) => ({ ok: false, name: e.name, message: e.message }),

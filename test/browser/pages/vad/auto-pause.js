@@ -8,8 +8,8 @@ import { Player, VadWorker } from "/dist/advanced.js";
 import { accountPauses, generationOf, generationSignal } from "../audio/analysis.js";
 import { loadFixture } from "./fixtures.js";
 import { recorderNode } from "../audio/recorder-node.js";
+import { sleep } from "/test/lib/wait.mjs";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const within = (promise, ms) => Promise.race([promise, sleep(ms).then(() => undefined)]);
 const G_LABEL = 3;
 const NEXT_LABEL = 6;

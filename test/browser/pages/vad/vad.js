@@ -4,6 +4,7 @@
 // global Worker constructor before the SDK uses it.
 import { Microphone, VadWorker } from "/dist/advanced.js";
 import { loadFixture } from "./fixtures.js";
+import { sleep } from "/test/lib/wait.mjs";
 
 const registry = { created: 0, terminated: 0, messages: 0 };
 const NativeWorker = window.Worker;
@@ -93,9 +94,9 @@ async function streamFixture(name, { meter = false, paceMs = 0, ...options } = {
   const utterances = label.utterances.length;
   const deadline = performance.now() + 5000;
   while (events.filter((e) => e.kind === "speechEnd").length < utterances && performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   const messages = registry.messages - messagesBefore;
   feeder.terminate();
   await vad.stop();
@@ -132,7 +133,7 @@ async function captureFixture(name) {
   await new Promise((r) => (source.onended = r));
   const deadline = performance.now() + 3000;
   while (events.filter((e) => e.kind === "speechEnd").length < label.utterances.length && performance.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   const messages = registry.messages - messagesBefore;
   await mic.stop();
@@ -209,7 +210,7 @@ async function autoPause(name, { armed = true, ...options } = {}) {
   vad.setAutoPause(armed ? 1 : null);
   for (let i = 0; i + 512 <= samples.length; i += 512) vad.feed(samples.slice(i, i + 512), i);
   await vad.flush();
-  await new Promise((r) => setTimeout(r, 50));
+  await sleep(50);
   await vad.stop();
   control.port1.close();
   return { events, commands };
@@ -235,7 +236,7 @@ async function pauseResume(options = {}) {
   events.push({ kind: "-- paused" });
   // pause() travels on the worker's own port, frames on the feed port: two
   // ports have no order between them, so let the pause land first.
-  await new Promise((r) => setTimeout(r, 100));
+  await sleep(100);
   feedRange(first.samples, pauseAt, first.samples.length, 0);
   await vad.flush();
   vad.resume();
@@ -270,7 +271,7 @@ function configError(options) {
 async function measureMemory() {
   if (typeof window.gc === "function") {
     window.gc();
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     window.gc();
   }
   if (!performance.measureUserAgentSpecificMemory) return null;
@@ -298,7 +299,7 @@ async function cycles(count, warmup = 5) {
     await vad.stop();
     if (i + 1 === warmup) warm = await measureMemory();
   }
-  await new Promise((r) => setTimeout(r, 200));
+  await sleep(200);
   const end = await measureMemory();
   return { registry: { ...registry }, live, warm, end, isolated: crossOriginIsolated, loadMs };
 }
