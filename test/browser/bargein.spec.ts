@@ -19,7 +19,11 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
     await t.session.start();
     await t.say("weather-question");
     await until(() => t.session.state === "bot_speaking", 30000);
-    await new Promise((res) => setTimeout(res, 900));
+    const speakingAt = performance.now();
+    // The whole reply is in the history once its LLM stream has ended (on a loaded machine it was still
+    // streaming 900 ms into the speech, and the reply read then was its first sentence).
+    await until(() => !t.session.liveQuests.includes("llm"), 30000, "the reply's LLM stream to end");
+    await until(() => performance.now() - speakingAt >= 900, 2000);
     const fullReply = t.session.history[1].text;
     const second = await t.say("help-me");
     await until(() => t.log.interruptions.length === 1, 10000);

@@ -5,14 +5,13 @@
  * sendText() over the bot interrupts it like speech would, keeping what was heard.
  */
 import { expect, test } from "./backend-per-worker";
-import { sleep } from "../lib/wait.mjs";
 import { openSessionPage } from "./open-page";
 
 test("mute(): a spoken question reaches neither the VAD nor the STT (the uplink sends silence); after unmute() the same question is a turn", async ({ page }) => {
   test.setTimeout(90_000);
   await openSessionPage(page);
   const r = await page.evaluate(async () => {
-    const { makeSession, until } = (window as any).sessionPage;
+    const { makeSession, until, sleep } = (window as any).sessionPage;
     const t = await makeSession();
     await t.session.start();
     t.session.mute();
@@ -52,7 +51,7 @@ test("sendText() while the bot speaks: an interruption with reason 'text', the o
   test.setTimeout(120_000);
   await openSessionPage(page);
   const r = await page.evaluate(async () => {
-    const { makeSession, until } = (window as any).sessionPage;
+    const { makeSession, until, sleep } = (window as any).sessionPage;
     const t = await makeSession();
     await t.session.start();
     t.session.sendText("tell me a story about the weather");
@@ -114,7 +113,7 @@ test("push-to-talk: speech before the button is unheard; held, a question with a
   test.setTimeout(90_000);
   await openSessionPage(page);
   const r = await page.evaluate(async () => {
-    const { makeSession, until } = (window as any).sessionPage;
+    const { makeSession, until, sleep } = (window as any).sessionPage;
     const t = await makeSession({ sessionOptions: { turn: { mode: "push-to-talk" } } });
     await t.session.start();
     const early = await t.say("help-me");

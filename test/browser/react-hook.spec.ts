@@ -15,7 +15,6 @@ import { expect, test } from "./backend-per-worker";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 // @ts-ignore: plain ESM shared with scripts/build.mjs
 import { buildReactPage } from "../../scripts/react-pages.mjs";
-import { sleep } from "../lib/wait.mjs";
 import { openPage } from "./open-page";
 
 const QUESTION = "what is the weather like today".split(" ");
@@ -51,7 +50,7 @@ test("useVoiceSession under StrictMode: one microphone, listening, the spoken qu
   // Mount, talk, unmount.
   const run = await page.evaluate(async () => {
     const w = window as any;
-    const { mount, waitFor, settle, dom, seen, history } = w.reactPage;
+    const { mount, waitFor, settle, dom, seen, history, sleep } = w.reactPage;
     await mount();
     const rendersAfterMount = seen.renders;
     // The reply is in history once it is final, with the text the user heard; then the session listens again.

@@ -10,7 +10,6 @@ import { chromium } from "@playwright/test";
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
-import { sleep } from "../lib/wait.mjs";
 import { openSessionPage } from "./open-page";
 
 const QUESTION = "what is the weather like today".split(" ");
@@ -124,7 +123,7 @@ test("turn.preemptive on the real parts: the VAD's quiet starts the reply held, 
 test("turn.detector on the real parts: the app's model judges each utterance in the VAD worker, and a finished sentence it calls unfinished is held: the next words join it, one turn and one reply", async ({ page }) => {
   await openSessionPage(page);
   const result = await page.evaluate(async () => {
-    const { makeSession, until } = (window as any).sessionPage;
+    const { makeSession, until, sleep } = (window as any).sessionPage;
     // The test module runs Silero through the worker's onnxruntime on each utterance, then answers 0.1 ("not over").
     const detector = { module: "/test/browser/pages/turn-detector/silero-tail-detector.js", options: { fixed: 0.1 }, holdMs: 2500 };
     const t = await makeSession({ sessionOptions: { turn: { detector } } });

@@ -68,6 +68,7 @@ async function waitFor(cond, ms, what) {
 }
 
 window.reactPage = {
+  sleep,
   seen,
   dom,
   waitFor,

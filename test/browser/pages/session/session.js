@@ -147,5 +147,5 @@ export function windowsRms(samples, window) {
   return out;
 }
 
-window.sessionPage = { makeSession, until, windowsRms };
+window.sessionPage = { makeSession, until, sleep, windowsRms };
 window.sessionPageReady = true;
