@@ -6,7 +6,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { AUDIBLE, firstAudible, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { AUDIBLE, firstAudible, loudSamples, notRendered, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 
@@ -25,10 +25,13 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
     await until(() => !t.session.liveQuests.includes("llm"), 30000, "the reply's LLM stream to end");
     await until(() => performance.now() - speakingAt >= 900, 2000);
     const fullReply = t.session.history[1].text;
-    const second = await t.say("help-me");
+    // Over the bot's voice, not in a pause between its phrases, from the utterance's onset.
+    await t.preload("help-me");
+    await t.whenBotLoud();
+    const second = await t.say("help-me", { fromOnset: true });
     await until(() => t.log.interruptions.length === 1, 10000);
     const interruption = t.log.interruptions[0];
-    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate;
+    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate - second.offset;
     // Wait past the user's speech so the recording covers it.
     await until(() => t.context.currentTime > speechEnd + 0.3, 10000);
     const rec = await t.recording();
@@ -83,13 +86,7 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
   // playback worklet's underruns (it ran dry, then waited for its prebuffer: from the frame it reported to
   // the next audible sample). CI once saw the span 97 ms longer than heardMs on a loaded machine.
   const firstLoud = firstAudible(samples, 0, AUDIBLE);
-  let skipped = 0;
-  for (let i = firstLoud; i <= lastLoud; i += 128) if (!line.known(i)) skipped += 128;
-  let starved = 0;
-  for (const frame of r.underrunFrames) {
-    const at = frame - r.startFrame;
-    if (at > firstLoud && at < lastLoud) starved += Math.max(0, firstAudible(samples, at, AUDIBLE) - at);
-  }
+  const { skipped, starved } = notRendered(samples, line, r.startFrame, firstLoud, lastLoud, r.underrunFrames);
   const renderedMs = ((lastLoud - firstLoud - skipped - starved) / sampleRate) * 1000;
   const ms = (n: number) => ((n / sampleRate) * 1000).toFixed(1);
   console.log(`barge-in: heardMs ${r.interruption.heardMs.toFixed(1)}, rendered ${renderedMs.toFixed(1)} ms (${ms(skipped)} ms skipped, ${r.underrunFrames.length} underruns: ${ms(starved)} ms), output latency ${(r.outputLatency * 1000).toFixed(1)} ms`);

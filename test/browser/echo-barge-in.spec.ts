@@ -37,11 +37,12 @@ for (const [name, echoPath] of [
     const echoAtStart = t.session.metrics.echo;
     // Long enough for the guard to converge on this reply's echo; then talk while the bot is audible
     // (not in a gap between its phrases), from the utterance's onset.
+    await t.preload("help-me");
     await new Promise((res) => setTimeout(res, 1500));
     await t.whenBotLoud();
     const second = await t.say("help-me", { fromOnset: true });
     await until(() => t.log.interruptions.length === 1, 10000, "the interruption");
-    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate;
+    const speechEnd = second.startedAt + second.meta.offsetSamples / second.meta.sampleRate - second.offset;
     await until(() => t.context.currentTime > speechEnd + 0.3, 10000);
     const rec = await t.recording();
     await t.session.stop();

@@ -11,7 +11,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { loudMs, loudSamples, notRendered, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 
@@ -78,6 +78,7 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
       startFrame: rec.startFrame,
       gaps: rec.gaps,
       missed: rec.missed,
+      underrunFrames: t.underruns.map((u: { frame: number }) => u.frame),
       samples: Array.from(rec.samples as Float32Array),
       onset: second.onset,
       speechEnd,
@@ -113,13 +114,16 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
   const itemStart = firstOut - Math.round(r.firstNonZero * ratio);
   let lastNonZero = silentAt - 1;
   while (lastNonZero > 0 && samples[lastNonZero] === 0) lastNonZero--;
-  const renderedMs = ((lastNonZero - (FADE - 1) - itemStart) / sampleRate) * 1000;
+  // Not rendered in that span: the render thread's skipped quanta and the player's underruns (a loaded
+  // machine: CI once saw the span 100 ms longer than the truncate).
+  const { skipped, starved } = notRendered(samples, line, r.startFrame, itemStart, lastNonZero, r.underrunFrames);
+  const renderedMs = ((lastNonZero - (FADE - 1) - itemStart - skipped - starved) / sampleRate) * 1000;
   const expectedMs = renderedMs - r.outputLatency * 1000;
 
   const log = (await (await request.get("/__realtime/log")).json()).sessions.at(-1);
   expect(log.truncates).toHaveLength(1);
   const cut = log.truncates[0];
-  console.log(`realtime barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset; truncate audio_end_ms ${cut.audio_end_ms} (sent ${cut.audioSentMs}), rendered less latency ${expectedMs.toFixed(2)} ms, session heardMs ${r.interruption.heardMs.toFixed(2)}`);
+  console.log(`realtime barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset; truncate audio_end_ms ${cut.audio_end_ms} (sent ${cut.audioSentMs}), rendered less latency ${expectedMs.toFixed(2)} ms (${skipped} samples skipped, ${starved} starved), session heardMs ${r.interruption.heardMs.toFixed(2)}`);
   expect(cut).toMatchObject({ item_id: r.firstItem, content_index: 0, accepted: true });
   expect(cut.audio_end_ms).toBeLessThanOrEqual(cut.audioSentMs);
   // Within one render quantum (128 frames) of the rendered ms of that item.

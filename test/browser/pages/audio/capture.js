@@ -38,7 +38,9 @@ async function fakeMicrophone({ ms = 1200 } = {}) {
     kinds: [...new Set(frames.map((f) => f.kind))],
     lengths: [...new Set(frames.map((f) => f.frame.length))],
     types: [...new Set(frames.map((f) => f.frame.constructor.name))],
-    contiguous: frames.every((f, i) => f.sampleIndex === i * 512),
+    // From the first frame the sink got: frames made before connectVad() found no port (on a loaded
+    // machine the first one was made before the sink was connected).
+    contiguous: frames.every((f, i) => f.sampleIndex === frames[0].sampleIndex + i * 512),
     loudFrames: rms.filter((x) => x > 0.01).length,
     maxRms: Math.max(...rms),
     uplinkFrames: uplink.length,

@@ -58,3 +58,24 @@ export function loudMs(samples, sampleRate, from = 0, until = samples.length) {
   }
   return windows * 10;
 }
+
+/**
+ * Samples of the recording in [from, to) in which the player rendered nothing of its audio: quanta the
+ * render thread skipped (the player did not run either), and the playback worklet's underruns (it ran
+ * dry at the frame it reported, then waited for its prebuffer and went on from the start of a quantum:
+ * the quantum of the next non-zero sample). `underrunFrames` are context frames.
+ */
+export function notRendered(samples, line, startFrame, from, to, underrunFrames = []) {
+  let skipped = 0;
+  for (let i = from - ((startFrame + from) % 128); i < to; i += 128) if (!line.known(Math.max(i, from))) skipped += Math.min(i + 128, to) - Math.max(i, from);
+  let starved = 0;
+  for (const frame of underrunFrames) {
+    const at = frame - startFrame;
+    if (at <= from || at >= to) continue;
+    let next = at;
+    while (next < to && samples[next] === 0) next++;
+    const resumed = next - ((startFrame + next) % 128);
+    starved += Math.max(0, Math.min(resumed, to) - at);
+  }
+  return { skipped, starved };
+}

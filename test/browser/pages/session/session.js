@@ -73,20 +73,28 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
    * from 20 ms before its speech onset, so the onset is now (see whenBotLoud).
    */
   async function say(name, { offset = 0, duration, fromOnset = false } = {}) {
-    if (!fixtures.has(name)) {
-      const data = await (await fetch(`/test/fixtures/speech/${name}.wav`)).arrayBuffer();
-      fixtures.set(name, await context.decodeAudioData(data));
-    }
-    if (fromOnset) offset = Math.max(0, envelopeOnsetSeconds(fixtures.get(name)) - 0.02);
+    await preload(name);
+    const { buffer, meta } = fixtures.get(name);
+    if (fromOnset) offset = Math.max(0, envelopeOnsetSeconds(buffer) - 0.02);
     const source = context.createBufferSource();
-    source.buffer = fixtures.get(name);
+    source.buffer = buffer;
     source.connect(mic);
     // Scheduled one quantum ahead so that `startedAt` is exact, in context time.
     const startedAt = context.currentTime + 128 / context.sampleRate;
     source.start(startedAt, offset, duration);
-    const meta = await (await fetch(`/test/fixtures/speech/${name}.json`)).json();
     const onset = startedAt + Math.max(0, envelopeOnsetSeconds(source.buffer) - offset);
     return { startedAt, onset, offset, duration: duration ?? source.buffer.duration - offset, meta };
+  }
+  /**
+   * Fetches and decodes a fixture (and its sidecar) now, so that a later say() of it starts at once:
+   * on a loaded machine the fetch and decode took long enough for the bot to reach a pause meanwhile.
+   */
+  async function preload(name) {
+    if (!fixtures.has(name)) {
+      const [data, meta] = await Promise.all([fetch(`/test/fixtures/speech/${name}.wav`).then((r) => r.arrayBuffer()), fetch(`/test/fixtures/speech/${name}.json`).then((r) => r.json())]);
+      fixtures.set(name, { buffer: await context.decodeAudioData(data), meta });
+    }
+    return fixtures.get(name);
   }
   /**
    * Waits until the last `windowS` of the output held the bot's speech (peak over `level`), so
@@ -111,7 +119,7 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     });
   }
   underruns.length = 0;
-  return { session, context, log, say, recording, whenBotLoud, underruns };
+  return { session, context, log, say, preload, recording, whenBotLoud, underruns };
 }
 
 /**

@@ -156,6 +156,8 @@ function watchedStt(query) {
 }
 
 const UPLINK_MAX_KEYS = ["arrivalAgeMsMax", "arrivalAgeMsP95", "queueWaitMsP95", "oldestFrameAgeMsMax", "expiredFrameAgeMsMax", "pendingBytesMax"];
+/** Per stream, so the most any one stream carried: a stream opened by the last overload may have sent nothing yet. */
+const STREAM_MAX_KEYS = ["sentSamples"];
 
 /**
  * Runs `sessions` sessions at once for `durationMs` with the main thread busy
@@ -180,6 +182,7 @@ export async function busySessions({ sessions = 5, durationMs = 30000, busyMs = 
       const u = run.t.session.metrics.uplink;
       if (!u) continue;
       for (const k of UPLINK_MAX_KEYS) run.uplinkMax[k] = Math.max(run.uplinkMax[k] ?? 0, u[k] ?? 0);
+      for (const k of STREAM_MAX_KEYS) run.uplinkMax[`${k}Max`] = Math.max(run.uplinkMax[`${k}Max`] ?? 0, u[k] ?? 0);
     }
   }, 250);
   // Started one after the other, then the load: five Silero models loading at
