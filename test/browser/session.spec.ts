@@ -12,6 +12,10 @@ import { expect, test, type Page } from "./backend-per-worker";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 import { openSessionPage } from "./open-page";
 
+// This file's tests are independent of each other: they spread over the workers (it is one of the
+// slowest files, and run as a whole it was the suite's tail).
+test.describe.configure({ mode: "parallel" });
+
 const QUESTION = "what is the weather like today".split(" ");
 
 test.describe("a full turn with known speech injected through `input`", () => {

@@ -13,6 +13,10 @@
 import { expect, test } from "./backend-per-worker";
 import { openPage } from "./open-page";
 
+// This file's tests are independent of each other: they spread over the workers (it is one of the
+// slowest files, and run as a whole it was the suite's tail).
+test.describe.configure({ mode: "parallel" });
+
 const PAGE = "/test/browser/pages/uplink/uplink.html";
 /** 0.5 s of 24 kHz audio at 5 bytes a sample (msgpack float32). */
 const BUDGET_BYTES = 60000;

@@ -6,6 +6,10 @@
 import { expect, test, type Page } from "./backend-per-worker";
 import { openPage } from "./open-page";
 
+// This file's tests are independent of each other: they spread over the workers (it is one of the
+// slowest files, and run as a whole it was the suite's tail).
+test.describe.configure({ mode: "parallel" });
+
 const TRANSPORTS = [
   { name: "shared", query: "" },
   { name: "port", query: "?isolated=0" },

@@ -7,6 +7,10 @@ import { expect, test, type Page } from "./backend-per-worker";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 import { openPage } from "./open-page";
 
+// This file's tests are independent of each other: they spread over the workers (it is one of the
+// slowest files, and run as a whole it was the suite's tail).
+test.describe.configure({ mode: "parallel" });
+
 // measureUserAgentSpecificMemory answers at once with this flag (otherwise at
 // the next GC, up to 20 s later); --expose-gc lets the page collect first.
 test.use({
