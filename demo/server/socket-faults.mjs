@@ -5,6 +5,18 @@
 // backpressure (its `bufferedAmount` grows once they are full).
 import { StallWindow } from "./knobs.mjs";
 
+/** Streams kept in `recentSends`, and send times kept per stream. */
+const RECENT_STREAMS = 16;
+const SENDS_PER_STREAM = 4096;
+
+/**
+ * When each of the last few streams sent each message (Date.now(), in order), newest last: a test of
+ * the stall knobs in the backend's own process judges the gaps by the server's clock. On the client's
+ * side, under load, messages sent before a stall arrived late and made its gap look shorter.
+ * @type {number[][]}
+ */
+export const recentSends = [];
+
 export class SocketFaults {
   /**
    * @param {import("ws").WebSocket} ws
@@ -17,6 +29,10 @@ export class SocketFaults {
     this.hooks = hooks;
     this.stall = new StallWindow(knobs);
     this.sent = 0;
+    /** @type {number[]} */
+    this.sentAt = [];
+    recentSends.push(this.sentAt);
+    if (recentSends.length > RECENT_STREAMS) recentSends.shift();
     this.dropped = false;
     /** @type {NodeJS.Timeout[]} */
     this.timers = [];
@@ -122,6 +138,7 @@ export class SocketFaults {
     if (this.dropped || this.ws.readyState !== this.ws.OPEN) return false;
     this.ws.send(data);
     this.sent++;
+    if (this.sentAt.length < SENDS_PER_STREAM) this.sentAt.push(Date.now());
     if (this.knobs.dropAfter !== undefined && this.sent >= this.knobs.dropAfter) this.drop();
     else if (this.knobs.stallMs && this.sent === this.knobs.stallAfter) {
       this.stall.begin();
