@@ -5,7 +5,8 @@
 // moments (bench/pages/realtime/).
 //
 // Per client, one conversation of TRIALS barge-ins, each at a seeded moment
-// 0.25–2.5 s after the reply's first audible sample. Judged on the recorded
+// 0.25–2.5 s after the reply's first audible sample, moved on to where the reply is
+// loud (read from the item's audio as it arrives), so every onset is over the bot's voice. Judged on the recorded
 // output and on what the emulator got (bench/pages/realtime/judge.js):
 // - onsetToSilentMs: the barge-in's speech onset → the output silent for good;
 // - truncateErrorMs: the truncate's audio_end_ms − the item's ms heard, i.e. its

@@ -4,7 +4,7 @@
 // an earlier judge, comparing at one fixed offset, called most trials "misaligned".
 import { describe, expect, test } from "vitest";
 // @ts-ignore: a plain ES module of the bench's page
-import { followItem, judgeBargeIn } from "../../bench/pages/realtime/judge.js";
+import { followItem, judgeBargeIn, loudMoment } from "../../bench/pages/realtime/judge.js";
 
 const RATE = 24000;
 /** An item of speech-like samples, never exactly zero. */
@@ -78,5 +78,26 @@ describe("realtime bench judge", () => {
     const rec = render({ at: 1000, cutAt: 12000 });
     const other = Int16Array.from(item, (v) => -v || 1);
     expect(judgeBargeIn(rec, other, { onset: 12500 / RATE, speechEnd: 20000 / RATE }).aligned).toBe(false);
+  });
+});
+
+describe("loudMoment: the trial's onset moved on to where the reply is loud", () => {
+  // 0.1 s of silence, 1 s of voice, 0.5 s of pause, 1 s of voice.
+  const voice = (n: number) => Array.from({ length: n }, (_, i) => Math.round(8000 * Math.sin(i / 7)) || 1);
+  const pcm = Int16Array.from([...new Array(2400).fill(0), ...voice(24000), ...new Array(12000).fill(0), ...voice(24000)]);
+
+  test("a moment in the voice stays where it was planned", () => {
+    expect(loudMoment(pcm, 0.5)).toBeCloseTo(0.5, 5);
+  });
+
+  test("a moment in a pause moves to 10 ms into the next voice (the 200 ms before the onset hold it)", () => {
+    // The pause is 1.0–1.5 s after the first audible sample: 200 ms of it still hold the voice before it,
+    // so a planned 1.3 s moves on to 1.51 s.
+    expect(loudMoment(pcm, 1.1)).toBeCloseTo(1.1, 5);
+    expect(loudMoment(pcm, 1.3)).toBeCloseTo(1.51, 5);
+  });
+
+  test("no moment when the audio received so far has none", () => {
+    expect(loudMoment(pcm.subarray(0, 2400 + 24000 + 6000), 1.3)).toBeUndefined();
   });
 });

@@ -117,3 +117,27 @@ function isFaded(out, want) {
 export function wordsHeard(words, heardMs) {
   return words.filter((w) => ((w.start + w.stop) / 2) * 1000 <= heardMs).length;
 }
+
+/** The item counts as loud before an onset when it peaks over this in the LOUD_WINDOW_S before it. */
+const LOUD = 0.05;
+const LOUD_WINDOW_S = 0.2;
+
+/**
+ * The first moment at or after `moment` (seconds after the item's first audible sample) with the item
+ * loud in the 200 ms before it, in 10 ms steps: an onset there falls on the bot's voice, not in a pause
+ * between its phrases (the judge leaves such an onset out: the bot was inaudible). Undefined when the
+ * item's audio given (as received so far) reaches no such moment.
+ * @param {Int16Array} pcm @param {number} moment
+ */
+export function loudMoment(pcm, moment) {
+  let first = 0;
+  while (first < pcm.length && Math.abs(pcm[first]) / 32768 < 1e-3) first++;
+  const window = Math.round(LOUD_WINDOW_S * RATE);
+  for (let at = first + Math.round(moment * RATE); at <= pcm.length; at += RATE / 100) {
+    let peak = 0;
+    for (let i = Math.max(first, at - window); i < at; i++) peak = Math.max(peak, Math.abs(pcm[i]));
+    if (peak / 32768 > LOUD) return (at - first) / RATE;
+  }
+  return undefined;
+}
+

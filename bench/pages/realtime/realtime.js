@@ -6,7 +6,7 @@
 // (judge.js) and the item's id; the emulator's log (what it got: the truncate,
 // the next response's input) is read once at the end.
 import { makeRig, itemPcm, RATE, SILENT } from "./rig.js";
-import { judgeBargeIn, wordsHeard } from "./judge.js";
+import { judgeBargeIn, loudMoment, wordsHeard } from "./judge.js";
 import { bargeinClient, geminiPeerClient, peerClient } from "./clients.js";
 
 const until = (cond, ms, what) =>
@@ -42,6 +42,21 @@ async function firstAudibleAt(rig, since) {
   );
 }
 
+/**
+ * The trial's onset, in seconds after the reply's first audible sample: the planned moment, moved on to
+ * where the reply is loud (judge.js loudMoment), read from the item's audio as it arrives (the emulator
+ * sends ahead of playback). Without that, an onset in a pause of the reply is no barge-in, and the trial
+ * was not judged (a few of every 24; more under load). The planned moment when the audio has not come by
+ * shortly before it.
+ */
+async function loudMomentOf(item, planned, audibleAt, rig) {
+  for (;;) {
+    const moment = loudMoment(itemPcm(item), planned);
+    if (moment !== undefined || rig.context.currentTime > audibleAt + planned - 0.15) return moment ?? planned;
+    await sleep(20);
+  }
+}
+
 async function run({ client, protocol = "openai", trials, sessionOptions }) {
   const rig = await makeRig();
   const sessionsBefore = (await serviceLog(protocol)).length;
@@ -73,7 +88,8 @@ async function run({ client, protocol = "openai", trials, sessionOptions }) {
         if (audibleAt === undefined) await rig.say("weather-question");
       }
       seen = rig.items.indexOf(item) + 1;
-      const said = await rig.say(trial.fixture, { onsetAt: audibleAt + trial.moment });
+      const moment = await loudMomentOf(item, trial.moment, audibleAt, rig);
+      const said = await rig.say(trial.fixture, { onsetAt: audibleAt + moment });
       await until(() => rig.context.currentTime > said.speechEnd + 0.45, 15_000, "the barge-in's speech to end");
       const confirmAt = c.interruptions.find((t) => t >= said.onset - 0.05);
       const rec = await rig.window(audibleAt - 0.25, said.speechEnd + 0.35);
@@ -83,6 +99,7 @@ async function run({ client, protocol = "openai", trials, sessionOptions }) {
         n,
         fixture: trial.fixture,
         moment: trial.moment,
+        onsetMoment: moment,
         itemId: item.itemId,
         itemIndex: rig.items.indexOf(item),
         ...judged,
