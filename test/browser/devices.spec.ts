@@ -92,7 +92,9 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
   // 277.6 ms of digital zeros: the gap counts them (silence is all the capture
   // can tell from lost audio), less what the device played before the swap
   // took effect: the gap is the new device's zeros, not 0 and not the 1 s cap.
-  expect(r.swaps[0].gapMs).toBeGreaterThan(LEADING_ZEROS_MS / 2);
+  // (How much of them played before the swap took effect depends on the load:
+  // 161 ms of the 278 in a run with two CPU burners.)
+  expect(r.swaps[0].gapMs).toBeGreaterThan(0);
   expect(r.swaps[0].gapMs).toBeLessThan(LEADING_ZEROS_MS + 200);
   expect(r.devices.inputSwaps).toBe(1);
   expect(r.devices.lastSwapGapMs).toBe(r.swaps[0].gapMs);
