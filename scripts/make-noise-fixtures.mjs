@@ -13,7 +13,8 @@
 // Labels, as the speech fixtures have them (say() in the bench pages reads
 // them): `onsetSamples`/`offsetSamples`, the first and last 5 ms window
 // within −20 dB of the clip's loudest; `loudestDbfs`, the RMS of its loudest
-// 100 ms, the measure by which the noise bench sets a clip's level.
+// 100 ms, the measure by which the noise bench sets a clip's level, and
+// `peakDbfs`, which bounds how far it can be raised.
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -157,6 +158,7 @@ try {
       onsetSamples: onset,
       offsetSamples: offset,
       loudestDbfs: round1(loudestDb(samples)),
+      peakDbfs: round1(20 * Math.log10(samples.reduce((m, v) => Math.max(m, Math.abs(v)), 0))),
       words: [],
       source: { package: clip.package, version: versions.get(clip.package), file: clip.member ? `${clip.file} → ${clip.member}` : clip.file, licence: clip.licence, copyright: clip.copyright },
       processing: clip.typing
