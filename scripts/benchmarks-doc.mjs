@@ -66,6 +66,12 @@ const HEADLINES = {
     ["echo guard, −6 dB: ERLE p50", (j) => j.guard?.minus6dB?.erleDb && `${num(j.guard.minus6dB.erleDb.p50)} dB`],
     ["echo guard, RT60 0.8 s room: barge-ins confirmed", (j) => j.guard?.["minus6dB_rt60_0.8s"] && `${pct(j.guard["minus6dB_rt60_0.8s"].bargeInConfirmRate)} of ${num(j.guard["minus6dB_rt60_0.8s"].bargeIns)}; ERLE ${num(j.guard["minus6dB_rt60_0.8s"].erleDb?.p50)} dB (a known limit)`],
   ],
+  noise: [
+    ["room sounds over the reply, onset cue on (per noise event)", (j) => j.cueOn?.noise && `${num(j.cueOn.noise.pausesPerNoiseEvent)} pauses, silenced ${dist(j.cueOn.noise.silencedMsPerNoiseEvent)}, ${num(j.cueOn.noise.falseInterruptions)} false interruptions over ${num(j.cueOn.noise.events)} events`],
+    ["room sounds, Silero alone (cue off)", (j) => j.cueOff?.noise && `${num(j.cueOff.noise.pausesPerNoiseEvent)} pauses, silenced ${dist(j.cueOff.noise.silencedMsPerNoiseEvent)}, ${num(j.cueOff.noise.falseInterruptions)} false interruptions`],
+    ["real voices talking over the bot: onset → silent, cue on / off", (j) => j.cueOn?.speech?.onsetToSilentMs && `${dist(j.cueOn.speech.onsetToSilentMs)} / ${dist(j.cueOff?.speech?.onsetToSilentMs)}; confirmed ${pct(j.cueOn.speech.confirmRate)} / ${pct(j.cueOff?.speech?.confirmRate)}`],
+    ["the default", (j) => j.default && `${j.default.options}${j.default.sameAs ? ` (= ${j.default.sameAs})` : ""}; goals met: noise ${j.goals?.met?.default?.noise ? "yes" : "no"}, speech ${j.goals?.met?.default?.speech ? "yes" : "no"}`],
+  ],
   providers: [
     ...["kyutai", "deepgram", "assemblyai", "elevenlabs", "cartesia"].map((name) => [
       `${name} (${name === "kyutai" ? "the baseline pair" : "with the Kyutai counterpart"})`,

@@ -19,8 +19,9 @@ export const SILENT = 1e-4;
  * @param {boolean} [o.story] every reply is the backend's long story (see storyLlm)
  * @param {object} [o.sessionOptions] merged into the VoiceSession options
  * @param {string} [o.provider] the STT/TTS pair by name (bench-providers.js); default the Kyutai pair
+ * @param {boolean} [o.steadyReply] each reply's audio is replaced by steady noise of the same length (see observedTts)
  */
-export async function makeBenchSession({ story = false, sessionOptions = {}, provider = "kyutai" } = {}) {
+export async function makeBenchSession({ story = false, sessionOptions = {}, provider = "kyutai", steadyReply = false } = {}) {
   const { stt, tts } = benchProviders(provider);
   const context = new AudioContext({ latencyHint: "interactive" });
   const { output, recorder } = await recordedOutput(context, { module: "/bench/pages/session/window-recorder.js", processor: "window-recorder", seconds: 40 });
@@ -31,7 +32,7 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   const log = { states: [], errors: [], warnings: [], overloads: [], turns: [], interruptions: [], backchannels: [], vad: [], thinkingAt: [], speakingAt: [], userText: [] };
   const session = new VoiceSession({
     stt,
-    tts: observedTts(tts, ttsStreams, clock),
+    tts: observedTts(tts, ttsStreams, clock, steadyReply),
     llm: story ? storyLlm(chat) : chat,
     assetsPath: "/dist/",
     input: mic.stream,
@@ -58,15 +59,17 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
   const buffers = new Map();
   /**
    * Plays fixture `name` into the injected mic so that its speech envelope
-   * onset lands at context time `onsetAt` (default: as soon as possible).
+   * onset lands at context time `onsetAt` (default: as soon as possible),
+   * `gain` times as loud as recorded (default 1).
    * Returns context times: onset, speechEnd (the fixture's labelled offset), end.
    */
-  async function say(name, { onsetAt } = {}) {
+  async function say(name, { onsetAt, gain = 1 } = {}) {
     if (!buffers.has(name)) {
       // "human/…": a recording of a real person, copied here by bench/lib/human-speech.mjs; "backchannel/…": the
-      // turn bench's corpora (bench/lib/backchannel-corpus.mjs, turn-corpus.mjs). All are labelled; flite's fixtures are measured.
-      const labelled = ["human/", "backchannel/", "turn-corpus/"].some((prefix) => name.startsWith(prefix));
-      const base = labelled ? `/bench/pages/session/${name}` : `/test/fixtures/speech/${name}`;
+      // turn bench's corpora (bench/lib/backchannel-corpus.mjs, turn-corpus.mjs); "noise/…": room sounds
+      // (test/fixtures/noise). All are labelled; flite's fixtures are measured.
+      const labelled = ["human/", "backchannel/", "turn-corpus/", "noise/"].some((prefix) => name.startsWith(prefix));
+      const base = name.startsWith("noise/") ? `/test/fixtures/${name}` : labelled ? `/bench/pages/session/${name}` : `/test/fixtures/speech/${name}`;
       const data = await (await fetch(`${base}.wav`)).arrayBuffer();
       const buffer = await context.decodeAudioData(data);
       const meta = await (await fetch(`${base}.json`)).json();
@@ -80,7 +83,8 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
     const startedAt = Math.max(earliest, (onsetAt ?? 0) - onsetS);
     const source = context.createBufferSource();
     source.buffer = buffer;
-    source.connect(mic);
+    if (gain === 1) source.connect(mic);
+    else source.connect(new GainNode(context, { gain })).connect(mic);
     source.start(startedAt);
     return {
       name,
@@ -189,8 +193,13 @@ function storyLlm(inner) {
  * Wraps a TTS provider to observe each stream: its word timestamps, when its
  * first audio arrived (performance.now and context time), and where its
  * first loud sample is in its own audio (seconds), to align it with the recording.
+ * `steady`: each audio chunk is overwritten with seeded white noise at about
+ * −26 dBFS, so a reply has no quiet of its own and any silence in the output
+ * is one the session made (a pause, a flush, an underrun). Only for benches
+ * where the mic cannot hear the reply (headphones): its content reaches no one.
  */
-function observedTts(inner, sink, clock) {
+function observedTts(inner, sink, clock, steady = false) {
+  let seed = 777;
   return {
     name: inner.name,
     on: inner.on,
@@ -205,6 +214,12 @@ function observedTts(inner, sink, clock) {
         async *events(s) {
           for await (const e of stream.events(s)) {
             if (e.kind === "audio") {
+              if (steady) {
+                for (let i = 0; i < e.pcm.length; i++) {
+                  seed = (seed * 16807) % 2147483647;
+                  e.pcm[i] = 0.087 * ((seed / 2147483647) * 2 - 1);
+                }
+              }
               if (record.firstAudioAt === undefined) {
                 record.firstAudioAt = performance.now();
                 // Read directly: rendering has reached at most this far when the byte is handled.
