@@ -12,7 +12,7 @@
 // After an interruption the item's words become a turn, whose reply (the story
 // again) is the next item's target; when no reply is playing, or it has less
 // than REPLY_LEFT_S left, a question is asked for a fresh one.
-import { makeBenchSession, sessionDetail, until } from "./bench-session.js";
+import { freshReply, makeBenchSession, until } from "./bench-session.js";
 
 /** The story runs ~15 s: an item starts only while this much of it is surely left. */
 const REPLY_LEFT_S = 6;
@@ -21,31 +21,6 @@ const REPLY_S = 14;
 const FROM_REPLY_START_S = 1.2;
 /** After an item ends, the longest the policy may still take to decide (wordWaitMs 700, the VAD's redemption 600, the STT). */
 const SETTLE_S = 2.5;
-
-/** Listening, with no reply: any reply on its way (the last item's turn, a recording still being said) is cut. */
-async function quiet(t) {
-  const deadline = performance.now() + 30000;
-  while (t.session.state !== "listening") {
-    if (t.session.state === "bot_speaking" || t.session.state === "bot_thinking") await t.session.interrupt();
-    if (performance.now() > deadline) throw new Error(`no listening state (${sessionDetail(t)})`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function freshReply(t) {
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    await quiet(t);
-    const replies = t.log.thinkingAt.length;
-    await t.say("weather-question");
-    try {
-      await until(() => t.log.thinkingAt.length > replies && t.session.state === "bot_speaking" && t.ttsStreams.at(-1)?.firstAudioContextTime !== undefined, 30000, "a reply");
-      return;
-    } catch {
-      // The reference STT heard nothing: ask again.
-    }
-  }
-  throw new Error(`no reply after asking 3 times (${sessionDetail(t)})`);
-}
 
 /** The reply now playing has REPLY_LEFT_S left, or a fresh one is asked for. Returns its first audio's context time. */
 async function replyToTalkOver(t) {

@@ -142,6 +142,33 @@ export function sessionDetail(t) {
   return `state ${t.session.state}; last states ${tail(t.log.states)}; warnings ${tail(t.log.warnings, 4)}; errors ${tail(t.log.errors, 4)}; overloads ${overloads}; last user message "${lastUser}"; live quests ${[...(t.session.liveQuests ?? [])].join(",") || "none"}`;
 }
 
+/** Listening, with no reply on its way: a reply playing or being thought of (the last trial's turn) is cut. */
+export async function quiet(t) {
+  const deadline = performance.now() + 30000;
+  while (t.session.state !== "listening") {
+    if (t.session.state === "bot_speaking" || t.session.state === "bot_thinking") await t.session.interrupt();
+    if (performance.now() > deadline) throw new Error(`no listening state (${sessionDetail(t)})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** From quiet, asks the weather question until a reply plays (3 times at most: the reference STT may hear nothing); `onAsk` counts the asks. */
+export async function freshReply(t, onAsk = () => {}) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    await quiet(t);
+    const replies = t.log.thinkingAt.length;
+    onAsk();
+    await t.say("weather-question");
+    try {
+      await until(() => t.log.thinkingAt.length > replies && t.session.state === "bot_speaking" && t.ttsStreams.at(-1)?.firstAudioContextTime !== undefined, 30000, "a reply");
+      return;
+    } catch {
+      // The reference STT heard nothing: ask again.
+    }
+  }
+  throw new Error(`no reply after asking 3 times (${sessionDetail(t)})`);
+}
+
 /**
  * Maps performance.now() (ms) to AudioContext time (s). currentTime moves in
  * bursts of one audio callback, so a single reading is off by up to a burst;

@@ -21,7 +21,7 @@
 //   when the session's barge-in confirms within CONFIRM_S.
 // An event whose reply ended under it, or was not audible as it began, is
 // void and played again over the next reply.
-import { SILENT, makeBenchSession, sessionDetail, until, windowView } from "./bench-session.js";
+import { SILENT, freshReply, makeBenchSession, until, windowView } from "./bench-session.js";
 
 /** The story runs ~15 s (bench/pages/session/backchannel.js): a window must end before this. */
 const REPLY_S = 14;
@@ -57,39 +57,13 @@ async function run({ options, events, speech, bedDb }) {
   }
 }
 
-/** Listening, with no reply on its way: whatever is (a false interruption's turn, a speech trial's reply) is cut. */
-async function quiet(t) {
-  const deadline = performance.now() + 30000;
-  while (t.session.state !== "listening") {
-    if (t.session.state === "bot_speaking" || t.session.state === "bot_thinking") await t.session.interrupt();
-    if (performance.now() > deadline) throw new Error(`no listening state (${sessionDetail(t)})`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function freshReply(t, counts) {
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    await quiet(t);
-    const replies = t.log.thinkingAt.length;
-    counts.freshReplies++;
-    await t.say("weather-question");
-    try {
-      await until(() => t.log.thinkingAt.length > replies && t.session.state === "bot_speaking" && t.ttsStreams.at(-1)?.firstAudioContextTime !== undefined, 30000, "a reply");
-      return;
-    } catch {
-      // The reference STT heard nothing: ask again.
-    }
-  }
-  throw new Error(`no reply after asking 3 times (${sessionDetail(t)})`);
-}
-
 /** A reply that will still be playing `needS` from now; returns the context time of its first audio. */
 async function replyFor(t, needS, counts) {
   // The last trial's turn may be on its way to a reply (a reader goes on for seconds after the barge-in).
   await until(() => t.session.state === "bot_speaking" && t.ttsStreams.at(-1)?.firstAudioContextTime !== undefined, 10000, "a reply").catch(() => {});
   const first = t.ttsStreams.at(-1)?.firstAudioContextTime;
   const fits = t.session.state === "bot_speaking" && first !== undefined && Math.max(t.context.currentTime, first + FROM_REPLY_START_S) + needS < first + REPLY_S;
-  if (!fits) await freshReply(t, counts);
+  if (!fits) await freshReply(t, () => counts.freshReplies++);
   return t.ttsStreams.at(-1).firstAudioContextTime;
 }
 
