@@ -162,7 +162,7 @@ export interface VadProgressMessage {
   asset: AssetKind;
   url: string;
   loaded: number;
-  /** Content-Length, or 0 when the server did not say. */
+  /** Content-Length, or 0 when the server did not say or sent the file compressed; the file's size on the last report. */
   total: number;
   /** On the asset's last report only: its body came from the browser's HTTP cache (absent: the browser did not say). */
   cached?: boolean;

@@ -179,9 +179,12 @@ export interface SessionComponents {
 
 /**
  * While `start()` loads the VAD (state `connecting`): bytes of the Silero
- * model or of onnxruntime's wasm fetched so far (`total`: Content-Length, 0
- * when the server did not say). A page can show a loading bar: together they
- * are ~16 MB, the seconds a first start takes on a cold cache.
+ * model or of onnxruntime's wasm fetched so far (`loaded`: the file's own
+ * bytes; `total`: Content-Length, 0 when the server did not say or sent the
+ * file compressed, whose Content-Length counts the compressed bytes; the last
+ * report's `total` is the file's size). A page can show a loading bar:
+ * together they are ~16 MB uncompressed, the seconds a first start takes on a
+ * cold cache.
  */
 export interface LoadProgressEvent {
   asset: "model" | "wasm";
