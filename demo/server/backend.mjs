@@ -164,7 +164,14 @@ export async function startReferenceBackend(options = {}) {
     for (const [path, handle] of Object.entries(emulator.sockets ?? {})) socketRoutes.set(path, { emulator, handle });
     for (const [path, handle] of Object.entries(emulator.http ?? {})) httpRoutes.set(path, { emulator, handle });
   }
-  const serveStatic = options.serveStatic === false ? () => false : createStaticHandler(REPO_ROOT, undefined, { precompressed: options.precompressed !== false });
+  const serveStatic =
+    options.serveStatic === false
+      ? () => false
+      : createStaticHandler(REPO_ROOT, undefined, {
+          precompressed: options.precompressed !== false,
+          // The bytes of each file's bodies as sent, by path (/__stats `static`): the cold-start bench's count.
+          onSent: (pathname, bytes) => stats.add(/** @type {any} */ ("static"), /** @type {any} */ (pathname), bytes),
+        });
   if (hasRecogniser && options.prewarm !== false) await pool.prewarm();
 
   const health = () => Object.fromEntries(emulators.filter((e) => e.health).map((e) => [e.name, e.health?.()]));

@@ -7,5 +7,5 @@ export function isolationHeaders(): Record<string, string>;
 export function createStaticHandler(
   root: string,
   allow?: string[],
-  options?: { precompressed?: boolean },
+  options?: { precompressed?: boolean; onSent?: (pathname: string, bytes: number) => void },
 ): (req: IncomingMessage, res: ServerResponse) => boolean;

@@ -51,8 +51,9 @@ export function isolationHeaders() {
  * top-level folders in `allow`. Returns false when it did not handle the request.
  * A page can opt out of isolation with `?isolated=0`, to test the MessagePort path.
  * `precompressed: false` never sends a pre-compressed copy (the cold-start bench's baseline).
+ * `onSent(pathname, bytes)`: each answer's body size as sent (0 for a 304 or a HEAD).
  */
-export function createStaticHandler(root, allow = ["dist", "demo", "test", "bench"], { precompressed = true } = {}) {
+export function createStaticHandler(root, allow = ["dist", "demo", "test", "bench"], { precompressed = true, onSent = undefined } = {}) {
   const rootDir = resolve(root);
   return function handleStatic(req, res) {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -95,6 +96,7 @@ export function createStaticHandler(root, allow = ["dist", "demo", "test", "benc
     if (revalidated && req.headers["if-none-match"] === etag) {
       res.writeHead(304, { ETag: etag, "Cache-Control": "no-cache", ...vary, ...isolation });
       res.end();
+      onSent?.(pathname, 0);
       return true;
     }
     const headers = {
@@ -110,6 +112,7 @@ export function createStaticHandler(root, allow = ["dist", "demo", "test", "benc
     res.writeHead(200, headers);
     if (req.method === "HEAD") res.end();
     else createReadStream(body).pipe(res);
+    onSent?.(pathname, req.method === "HEAD" ? 0 : size);
     return true;
   };
 }
