@@ -52,6 +52,15 @@ const HEADLINES = {
     ["underruns in 60 s", (j) => num(j.underruns60s)],
     ["worklet time per quantum (capture / playback, p50)", (j) => j.processTimeUs && `${num(j.processTimeUs.capture?.p50)} / ${num(j.processTimeUs.playback?.p50)} µs`],
   ],
+  coldstart: [
+    ["start() → listening at 10 Mbit/s, 40 ms RTT: cold / warm", (j) => j.cold && `cold ${dist(j.cold.startToListeningMs)}; warm ${dist(j.warm?.startToListeningMs)}`],
+    ["start() → the VAD's model ready: cold / warm", (j) => j.cold && `cold ${dist(j.cold.startToVadReadyMs)}; warm ${dist(j.warm?.startToVadReadyMs)}`],
+    ["bytes before listening / before the model is ready (cold, p50)", (j) => j.cold && `${num(j.cold.bytesBeforeListening)} / ${num(j.cold.bytesBeforeVadReady)} B`],
+    ["a question 300 ms after listening answered whole (cold / warm)", (j) => j.cold && `${pct(j.cold.earlyTurnAnswered)} / ${pct(j.warm?.earlyTurnAnswered)}`],
+    ["wasm / model sent, compressed vs not", (j) => j.compression && `${num(j.compression.wasmBytes)} / ${num(j.compression.modelBytes)} B vs ${num(j.uncompressed?.compression?.wasmBytes)} / ${num(j.uncompressed?.compression?.modelBytes)} B`],
+    ["uncompressed: cold start → model ready", (j) => j.uncompressed && dist(j.uncompressed.cold?.startToVadReadyMs)],
+    ["goals met", (j) => j.goals && `${Object.values(j.goals).filter((g) => g.pass).length} of ${Object.keys(j.goals).length}`],
+  ],
   controls: [
     ["start() → listening, cold / warm", (j) => j.startToListeningMs && `cold ${dist(j.startToListeningMs.cold)}; warm ${dist(j.startToListeningMs.warm)}`],
     ["unmute() → the VAD hears the mic", (j) => dist(j.unmuteToListeningMs)],

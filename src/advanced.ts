@@ -31,6 +31,7 @@ export type {
   VadOnsetPause,
   VadProbability,
   VadLoadProgress,
+  VadReady,
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
 export { TURN_DETECTOR_MAX_SECONDS } from "./vad/turn-detector.js";

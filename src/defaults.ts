@@ -106,6 +106,12 @@ export const DEFAULTS = deepFreeze({
     redemptionMs: 300,
     /** The session's VAD confirms what confirms a barge-in: one setting. */
     minSpeechMs: BARGE_IN_MIN_SPEECH_MS,
+    /**
+     * The session listens once the microphone, the worklets and the STT are up; a level-based
+     * fallback decides until Silero is ready (on a cold page that is most of the bytes of a first
+     * start: `npm run bench -- coldstart`).
+     */
+    waitForModel: false,
   },
   /** `VoiceSessionOptions.echoGuard`. */
   echoGuard: {
@@ -139,8 +145,8 @@ export const DEFAULTS = deepFreeze({
   audio: { prebufferMs: 40, outputRoute: "context" },
   /** `VoiceSessionOptions`' own switches. */
   session: { meter: false, releaseMicOnHide: true },
-  /** A VadWorker made by the app: vad-web's defaults, so it behaves as vad-web does. */
-  vadWorker: { ...VAD_WEB, ...VAD_SHARED },
+  /** A VadWorker made by the app: vad-web's defaults, so it behaves as vad-web does; its start() waits for the model. */
+  vadWorker: { ...VAD_WEB, ...VAD_SHARED, waitForModel: true },
   /** Microphone's options, used on its own. */
   microphone: { vad: true, meterIntervalMs: 50, uplink: { format: "s16", frameMs: 20 } },
   /** Player's options, used on its own. */

@@ -41,6 +41,8 @@ export interface BackendOptions {
   defaults?: { stt?: Knobs; tts?: Knobs; llm?: Knobs; [emulator: string]: Knobs | undefined };
   /** Serve dist/, demo/, test/, bench/ (default true). */
   serveStatic?: boolean;
+  /** Send a file's pre-compressed copy (FILE.br, FILE.gz, from `npm run build`) to a browser that accepts it (default true). */
+  precompressed?: boolean;
   /** Load one recogniser at start-up (default true). */
   prewarm?: boolean;
   /** false: run as if pocketsphinx were not installed (STT streams get an Error, health says so). */

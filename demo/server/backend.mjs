@@ -122,6 +122,8 @@ const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
  * @property {Record<string, import("./knobs.mjs").Knobs>} [defaults]
  *   knob defaults per service (stt, tts, llm, …); query parameters override them per request
  * @property {boolean} [serveStatic]  serve dist/, demo/, test/, bench/ (default true)
+ * @property {boolean} [precompressed] send a file's pre-compressed copy (FILE.br, FILE.gz) to a browser
+ *   that accepts it (default true; false: every file as it is)
  * @property {boolean} [prewarm]      load one recogniser at start-up (default true)
  * @property {boolean} [recogniser]   false: run as if pocketsphinx were not installed (for the typed-input path)
  * @property {string} [knownSpeech]  a folder of test fixtures whose words the STTs give exactly when an
@@ -162,7 +164,14 @@ export async function startReferenceBackend(options = {}) {
     for (const [path, handle] of Object.entries(emulator.sockets ?? {})) socketRoutes.set(path, { emulator, handle });
     for (const [path, handle] of Object.entries(emulator.http ?? {})) httpRoutes.set(path, { emulator, handle });
   }
-  const serveStatic = options.serveStatic === false ? () => false : createStaticHandler(REPO_ROOT);
+  const serveStatic =
+    options.serveStatic === false
+      ? () => false
+      : createStaticHandler(REPO_ROOT, undefined, {
+          precompressed: options.precompressed !== false,
+          // The bytes of each file's bodies as sent, by path (/__stats `static`): the cold-start bench's count.
+          onSent: (pathname, bytes) => stats.add(/** @type {any} */ ("static"), /** @type {any} */ (pathname), bytes),
+        });
   if (hasRecogniser && options.prewarm !== false) await pool.prewarm();
 
   const health = () => Object.fromEntries(emulators.filter((e) => e.health).map((e) => [e.name, e.health?.()]));

@@ -2,7 +2,8 @@
 // Env: HOST, PORT, BARGEIN_TOKEN (require auth_id / Bearer), BARGEIN_INSTANCE (echoed in
 // the X-Bargein-Instance header: a bench checks that the backend answering is the one it spawned),
 // BARGEIN_EXIT_WITH_PARENT=1 (exit once the spawning process is gone: see the end of this file),
-// BARGEIN_KNOWN_SPEECH=DIR (read by backend.mjs: the STTs give a known test fixture's words exactly).
+// BARGEIN_KNOWN_SPEECH=DIR (read by backend.mjs: the STTs give a known test fixture's words exactly),
+// BARGEIN_PRECOMPRESSED=0 (send every file as it is, never its .br or .gz copy).
 // See demo/README.md.
 // If pocketsphinx is missing it is installed when we are root (apt-get); otherwise
 // the command is printed and the STT answers with an Error (the demo page then
@@ -26,6 +27,7 @@ const backend = await startReferenceBackend({
   host,
   token: process.env.BARGEIN_TOKEN,
   instance: process.env.BARGEIN_INSTANCE || undefined,
+  precompressed: process.env.BARGEIN_PRECOMPRESSED !== "0",
 }).catch((err) => {
   // One line that names the cause (EADDRINUSE: a stale backend holds the port), not a stack:
   // whoever spawned us (a bench, the browser tests) shows the end of our stderr.

@@ -40,6 +40,12 @@ export interface VadWorkerSettings extends SpeechOptions {
   meterIntervalMs: number;
   /** The app's end-of-turn model (src/vad/turn-detector.ts): its module's absolute URL and options. */
   turnDetector?: { url: string; options: Record<string, unknown> };
+  /**
+   * False: the level fallback (src/vad/level-voice.ts) judges the frames until
+   * the model is ready, and the worker says `fallback` as soon as it runs.
+   * True: frames wait for the model (nothing is judged before `ready`).
+   */
+  waitForModel: boolean;
 }
 
 // ---- main → worker ----
@@ -162,12 +168,21 @@ export interface VadProgressMessage {
   asset: AssetKind;
   url: string;
   loaded: number;
-  /** Content-Length, or 0 when the server did not say. */
+  /** Content-Length, or 0 when the server did not say or sent the file compressed; the file's size on the last report. */
   total: number;
   /** On the asset's last report only: its body came from the browser's HTTP cache (absent: the browser did not say). */
   cached?: boolean;
 }
-export interface VadReadyMessage {
+/** The worker runs and its level fallback judges the frames, until `ready` (only with `waitForModel: false`). */
+export interface VadFallbackMessage {
+  kind: "fallback";
+}
+/** The model is ready: it judges every frame from the next one on (the fallback's utterance goes on under it). */
+/**
+ * The timing is the last frame the level fallback judged (0, 0 when it judged
+ * none, or with `waitForModel`): the model judges every frame after it.
+ */
+export interface VadReadyMessage extends VadEventTiming {
   kind: "ready";
   /** Time to fetch both assets and create the session (ms). */
   loadMs: number;
@@ -295,6 +310,7 @@ export interface VadPongMessage {
 
 export type VadToMainMessage =
   | VadProgressMessage
+  | VadFallbackMessage
   | VadReadyMessage
   | VadLoadErrorMessage
   | VadSpeechStartMessage

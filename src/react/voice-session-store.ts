@@ -34,6 +34,8 @@ export interface TranscriptRow {
 /** What a render reads; a new object on every change, the same one otherwise. */
 export interface VoiceSessionSnapshot {
   state: SessionState;
+  /** `session.degraded`: the session listens while the VAD's model still loads (`vad.waitForModel`). */
+  degraded: boolean;
   /** The rows of this session's transcript, in order of their first event. */
   transcript: readonly TranscriptRow[];
   /** `session.history` (what the user heard of each reply), refreshed at each final message and at stop. */
@@ -50,7 +52,8 @@ export interface VoiceSessionSnapshot {
   devices: DeviceList | undefined;
   /**
    * The VAD's load during the last start(), summed over its model and wasm
-   * (`progress` events), for a loading bar while `state` is "connecting";
+   * (`progress` events), for a loading bar while `state` is "connecting" or
+   * the session is `degraded`;
    * `cached` once both are in: true when both came from the HTTP cache.
    * Undefined before the first report of a start.
    */
@@ -69,7 +72,7 @@ export class VoiceSessionStore {
   #session: VoiceSession | undefined;
   #offs: Array<() => void> = [];
   readonly #listeners = new Set<() => void>();
-  #snapshot: VoiceSessionSnapshot = { state: "idle", transcript: [], history: [], muted: false, error: undefined, devices: undefined, loading: undefined };
+  #snapshot: VoiceSessionSnapshot = { state: "idle", degraded: false, transcript: [], history: [], muted: false, error: undefined, devices: undefined, loading: undefined };
   /** This start's last progress report per asset. */
   #assets = new Map<string, LoadProgressEvent>();
   #mounts = 0;
@@ -89,7 +92,8 @@ export class VoiceSessionStore {
       const { autoStart: _, ...options } = this.#options;
       const session = (this.#session = this.#make(options));
       this.#offs = [
-        session.on("state", (e) => this.#set({ state: e.state, ...(e.state === "idle" ? { history: heardHistory(session) } : {}) })),
+        session.on("state", (e) => this.#set({ state: e.state, degraded: e.degraded, ...(e.state === "idle" ? { history: heardHistory(session) } : {}) })),
+        session.on("vad", (e) => e.kind === "ready" && this.#set({ degraded: false })),
         session.on("transcript", (e) => this.#onTranscript(e, session)),
         session.on("mute", (e) => this.#set({ muted: e.muted })),
         session.on("error", (e) => this.#set({ error: e.error })),

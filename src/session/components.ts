@@ -63,6 +63,8 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       ...options.vad,
       // One setting: the speech that confirms a barge-in is the VAD's real start.
       minSpeechMs,
+      // The session listens before the model is ready unless the app asks it to wait (vad.waitForModel).
+      waitForModel: options.vad?.waitForModel ?? DEFAULTS.vad.waitForModel,
       ...turnDetectorOf(options),
     });
     releases.push(() => vad.stop());
@@ -78,8 +80,9 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs, cleanUplink: options.echoGuard?.cleanUplink } : undefined,
     });
     // The model takes seconds to load: the worklets load and the microphone opens meanwhile (the
-    // permission prompt comes at once, not after the download). The first failure is thrown at once
-    // (a refused microphone does not wait for the model); a part that starts after it is stopped.
+    // permission prompt comes at once, not after the download), and unless vad.waitForModel the
+    // VAD's start resolves once its worker runs the level fallback. The first failure is thrown at
+    // once (a refused microphone does not wait for the model); a part that starts after it is stopped.
     await Promise.all([owned(player.start(), () => player.close()), vad.start({ signal }), owned(mic.start(), () => mic.stop())]);
     // The worker pauses playback itself on speech start: through the shared
     // control block where the page is cross-origin isolated, else a port.
@@ -185,13 +188,20 @@ function turnDetectorOf(options: VoiceSessionOptions): { turnDetector?: TurnDete
 
 function vadPort(vad: VadWorker): VadPort {
   return {
+    get modelReady() {
+      return vad.modelReady;
+    },
     setAutoPause: (token) => vad.setAutoPause(token),
     setMeter: (on) => vad.setMeter(on),
     endWhenQuiet: (quietMs) => vad.endWhenQuiet(quietMs),
     noticeQuiet: (quietMs) => vad.noticeQuiet(quietMs),
     noticeVoiced: (voicedMs) => vad.noticeVoiced(voicedMs),
-    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "speechVoiced" | "turnPrediction" | "onsetPause" | "probability" | "error", fn: (e: any) => void) =>
-      name === "error" ? vad.on("error", (error) => fn({ error })) : vad.on(name, fn)) as VadPort["on"],
+    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "speechVoiced" | "turnPrediction" | "onsetPause" | "probability" | "ready" | "error" | "loadError", fn: (e: any) => void) => {
+      // A model that failed while the other parts were still starting failed before the session
+      // subscribed: it hears it at once. (`ready` needs no replay: the session reads `modelReady`.)
+      if (name === "loadError" && vad.loadError) queueMicrotask(() => fn({ error: vad.loadError }));
+      return name === "error" || name === "loadError" ? vad.on(name, (error) => fn({ error })) : vad.on(name, fn);
+    }) as VadPort["on"],
   };
 }
 

@@ -130,6 +130,21 @@ export interface SessionVadOptions {
    */
   onsetPause?: boolean;
   /**
+   * `false`: `start()` resolves, and the session listens, once the
+   * microphone, the worklets and the STT are up, without waiting for
+   * Silero's model (about 16 MB uncompressed). Until the model is ready a
+   * level-based detector in the VAD worker hears the user, the session is
+   * `degraded` (its `state` events say so), and over the bot only the
+   * user's words confirm an interruption; then the model takes over, inside
+   * an utterance under way if there is one, and the `vad` event `ready`
+   * comes. A model that fails to load then is an `error` event (not fatal),
+   * and the fallback goes on. `true`: `start()` waits for the model, as
+   * before, and a failure to load rejects it.
+   * @see docs/guides/barge-in-and-turn-taking.md
+   * @defaultValue false
+   */
+  waitForModel?: boolean;
+  /**
    * An end-of-turn model run in the VAD worker on each utterance, `{ module,
    * options }`: its verdicts come as `vad` events of kind `turnPrediction`,
    * but do not end turns. `turn.detector` sets this for the session and also

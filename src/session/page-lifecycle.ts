@@ -18,3 +18,14 @@ export function watchPageHidden(onHidden: () => void): () => void {
     globalThis.removeEventListener("pagehide", onChange);
   };
 }
+
+const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
+
+/** The session's `releaseMicOnHide`: once the page is hidden, warn and stop, unless the session stopped already (`signal`). */
+export function stopWhenHidden(signal: AbortSignal, warn: (e: { service: string; message: string }) => void, stop: () => unknown): () => void {
+  return watchPageHidden(() => {
+    if (signal.aborted) return;
+    warn({ service: "session", message: RELEASED_ON_HIDE });
+    void stop();
+  });
+}

@@ -94,6 +94,24 @@ export interface VadPort {
   on(name: "probability", fn: (e: { probability: number; rms?: number }) => void): () => void;
   /** The worker failed after it had loaded (inference threw, or the worker died): no more voice activity comes. */
   on(name: "error", fn: (e: { error: Error }) => void): () => void;
+  /**
+   * After `modelReady` read false: the model is ready and judges from the
+   * next frame on, inside the utterance under way if there is one (it is
+   * neither ended nor started again).
+   */
+  on(name: "ready", fn: (e: { loadMs: number; contextTime: number }) => void): () => void;
+  /**
+   * After `modelReady` read false: the model failed to load; the fallback
+   * goes on judging, and no `ready` comes. A failure before the subscription
+   * is told to it at once (the session subscribes once all parts are up).
+   */
+  on(name: "loadError", fn: (e: { error: Error }) => void): () => void;
+  /**
+   * Optional: false while the VAD's model loads and a level-based fallback
+   * judges the speech instead (the session listens degraded until `ready`).
+   * Absent: the model is ready from the start.
+   */
+  readonly modelReady?: boolean;
   /** Turns the probability stream on or off (off by default). */
   setMeter(on: boolean): void;
   /**
@@ -178,10 +196,14 @@ export interface SessionComponents {
 }
 
 /**
- * While `start()` loads the VAD (state `connecting`): bytes of the Silero
- * model or of onnxruntime's wasm fetched so far (`total`: Content-Length, 0
- * when the server did not say). A page can show a loading bar: together they
- * are ~16 MB, the seconds a first start takes on a cold cache.
+ * While the VAD loads (state `connecting`, and after it while the session
+ * listens degraded: `vad.waitForModel`): bytes of the Silero model or of
+ * onnxruntime's wasm fetched so far (`loaded`: the file's own
+ * bytes; `total`: Content-Length, 0 when the server did not say or sent the
+ * file compressed, whose Content-Length counts the compressed bytes; the last
+ * report's `total` is the file's size). A page can show a loading bar:
+ * together they are ~16 MB uncompressed, the seconds a first start takes on a
+ * cold cache.
  */
 export interface LoadProgressEvent {
   asset: "model" | "wasm";
@@ -212,7 +234,7 @@ export interface ComponentsContext {
   inputDeviceId?: string;
   /** Aborted when the session stops while the components are being built. */
   signal: AbortSignal;
-  /** Load progress of the VAD's model and wasm, for the session's `progress` event (optional for a factory of the app's own). */
+  /** Load progress of the VAD's model and wasm, for the session's `progress` event (optional for a factory of the app's own); it may go on after the factory resolved. */
   onProgress?: (e: LoadProgressEvent) => void;
 }
 

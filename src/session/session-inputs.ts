@@ -7,10 +7,10 @@
 import { AudioContextError, MicrophoneError } from "../errors.js";
 import type { ProviderEventSource } from "../providers/types.js";
 import type { Emitter } from "../util/emitter.js";
-import type { SessionComponents } from "./ports.js";
+import type { SessionComponents, VadPort } from "./ports.js";
 import type { SessionCounters } from "./session-metrics.js";
 import type { SttLinkEvent } from "./stt-link.js";
-import type { TurnEvent } from "./turn-machine.js";
+import type { TurnConfig, TurnEvent } from "./turn-machine.js";
 import type { VoiceSessionEvents } from "./types.js";
 
 /** The session's side of the wiring. */
@@ -39,6 +39,14 @@ export interface InputSink {
 }
 
 const now = () => performance.now();
+
+/** The VAD's cues the machine's policies need, asked for once the components are built. */
+export function askVad(vad: VadPort, config: TurnConfig): void {
+  // turn.preemptive: the VAD says when an utterance has gone quiet, before its end.
+  if (config.preemptive) vad.noticeQuiet?.(config.preemptive.quietMs);
+  // bargeIn.backchannels: the VAD says when speech has been voiced past maxMs, before its end.
+  if (config.backchannel) vad.noticeVoiced?.(config.backchannel.maxMs);
+}
 
 /** Subscribes to every component; returns the functions that unsubscribe. */
 export function wireComponents({ player, vad, capture }: SessionComponents, sink: InputSink): Array<() => void> {
@@ -95,6 +103,12 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
       ),
     ),
     vad.on("error", (e) => sink.fail(e.error)),
+    // The model took over from the level fallback; or it never will: the session goes on degraded.
+    vad.on("ready", (e) => {
+      events.emit("vad", { kind: "ready", loadMs: e.loadMs, contextTime: e.contextTime });
+      dispatch({ kind: "vadReady" });
+    }),
+    vad.on("loadError", (e) => events.emit("error", { error: e.error, fatal: false })),
     player.on("contextState", (e) => onContextState(e.state, sink)),
   ];
 }

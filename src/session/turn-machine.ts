@@ -7,8 +7,8 @@
  * calls (playback, history, the reply pipeline, the session's events).
  *
  * The state is a few tagged unions (turn-types.ts): the floor's `phase`, the
- * VAD's `voice`, the user's `turn`, the `reply`, the `bargeIn` and the STT
- * link. The table is `HANDLERS` below, one entry per event; the steps several
+ * VAD's `voice` and what judges it (`vad`: the model, or its level fallback),
+ * the user's `turn`, the `reply`, the `bargeIn` and the STT link. The table is `HANDLERS` below, one entry per event; the steps several
  * events share are named transitions (turn-steps.ts, turn-words.ts), and no
  * handler calls back into the table. docs/turn-machine.md is the same table
  * read per state (generated: npm run docs:turns). The order of effects is
@@ -25,15 +25,17 @@ import {
   changeState, confirm, endUserTurn, flushInFlight, holdOf, interrupt, linkChanged, marksOf, owes, owingCleared, same, startReply, andThen, to, unflushed, unheld, vadSpeaking, verdictOf,
 } from "./turn-steps.js";
 import { heardWord, vouch } from "./turn-words.js";
+import { unconfirmedEnd, vadConfirms } from "./vad-source.js";
 import type { TurnConfig, TurnEffect, TurnEvent, TurnState, TurnStep, Voice } from "./turn-types.js";
 
-export type { InterruptReason, ReplyState, SttLink, TurnConfig, TurnEffect, TurnEvent, TurnMarks, TurnState, TurnStep, UserTurn, Voice } from "./turn-types.js";
+export type { InterruptReason, ReplyState, SttLink, TurnConfig, TurnEffect, TurnEvent, TurnMarks, TurnState, TurnStep, UserTurn, VadSource, Voice } from "./turn-types.js";
 
 export { holdOf, verdictOf } from "./turn-steps.js";
 
 export const INITIAL_TURN_STATE: TurnState = {
   phase: "idle",
   stt: { kind: "up" },
+  vad: { kind: "model" },
   voice: { kind: "quiet", startAt: -Infinity, realAt: -Infinity },
   turn: { kind: "open" },
   reply: { kind: "none" },
@@ -49,7 +51,10 @@ type Handlers = { [K in TurnEvent["kind"]]: Handler<Extract<TurnEvent, { kind: K
 const HANDLERS: Handlers = {
   connect: (s) => (s.phase === "idle" ? to(s, "connecting") : same(s)),
 
-  listen: (s) => (s.phase === "idle" || s.phase === "connecting" ? to(s, "listening") : same(s)),
+  listen: (s, e) => (s.phase === "idle" || s.phase === "connecting" ? to({ ...s, vad: { kind: e.vad ?? "model" } }, "listening") : same(s)),
+
+  // The model takes over from the level fallback: nothing else changes, the utterance under way goes on.
+  vadReady: (s) => same({ ...s, vad: { kind: "model" } }),
 
   speechStart: (s, e, config) => {
     // A new utterance has its own onset, and no verdict of the turn detector yet; speech going on keeps its own.
@@ -78,7 +83,8 @@ const HANDLERS: Handlers = {
   speechRealStart: (s, e, config) => {
     const voice: Voice = s.voice.kind === "quiet" ? { ...s.voice, realAt: e.at } : { ...s.voice, kind: "real", realAt: e.at };
     const real = vouch({ ...s, voice, turn: unheld(s.turn) }, e.at, config);
-    return andThen(real, (next) => (backchannelWait(next) ? same(next) : confirm(next, "speech", e.at, config)));
+    // The level fallback's real start vouches for the words near it, but only a word confirms (vad-source.ts).
+    return andThen(real, (next) => (backchannelWait(next) || !vadConfirms(next) ? same(next) : confirm(next, "speech", e.at, config)));
   },
 
   speechEnd: (s, e, config) => {
@@ -102,7 +108,7 @@ const HANDLERS: Handlers = {
   // Speech over the bot voiced past the backchannel policy's maxMs, still going: no backchannel is that long.
   speechVoiced: (s, e, config) => {
     const wait = backchannelWait(s);
-    return config.backchannel && wait && wait.endedAt === undefined ? confirm(s, "speech", e.at, config) : same(s);
+    return config.backchannel && wait && wait.endedAt === undefined && vadConfirms(s) ? confirm(s, "speech", e.at, config) : same(s);
   },
 
   // The turn detector's verdict on the utterance that ended (none begun since): kept for the flush, and a
@@ -258,6 +264,7 @@ export function step(state: TurnState, event: TurnEvent, config: TurnConfig): Tu
 
 /** The VAD's end of speech over the bot confirms, unless the backchannel policy waits for its words (backchannel-wait.ts). */
 function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined, config: TurnConfig): TurnStep {
+  if (!vadConfirms(s)) return unconfirmedEnd(s);
   const wait = backchannelWait(s);
   const decided = wait && config.backchannel ? waitAtSpeechEnd(s, wait, config.backchannel, at, voiceEnd) : "confirm";
   return decided === "confirm" ? confirm(s, "speech", at, config) : decided;

@@ -80,6 +80,16 @@ export type Voice =
   /** Inside an utterance the VAD confirmed (its real start came, at `realAt`). */
   | { readonly kind: "real"; readonly startAt: number; readonly startTime?: number; readonly realAt: number };
 
+/**
+ * What judges the user's voice (the VAD's events): Silero's model, or, while
+ * it loads (`vad.waitForModel: false`), the VAD worker's level-based fallback.
+ * The level cannot tell the user from the bot's echo or a noise as loud, so
+ * over the bot its speech pauses the bot but confirms nothing: the user's
+ * words do (vad-source.ts). Both feed one speech detector in the worker, so
+ * an utterance goes on across the hand-over.
+ */
+export type VadSource = { readonly kind: "model" } | { readonly kind: "level" };
+
 /** What the user's turn has been through, in whichever state it is. */
 export interface TurnMarks {
   /**
@@ -150,6 +160,8 @@ export interface TurnState {
   /** Who holds the floor. */
   readonly phase: FloorPhase;
   readonly stt: SttLink;
+  /** What judges the voice: the session is degraded while the level does (`presentedDegraded`). */
+  readonly vad: VadSource;
   readonly voice: Voice;
   readonly turn: UserTurn;
   readonly reply: ReplyState;
@@ -171,8 +183,10 @@ export type InterruptReason = InterruptionEvent["reason"];
 export type TurnEvent =
   /** start() began: the microphone, the VAD and the STT are being opened. */
   | { kind: "connect" }
-  /** start() is done: the session listens. */
-  | { kind: "listen" }
+  /** start() is done: the session listens; `vad`: what judges the voice now ("level" until the model is ready; absent: the model). */
+  | { kind: "listen"; vad?: VadSource["kind"] }
+  /** The VAD's model is ready: it judges the voice from now on, in the utterance under way if there is one. */
+  | { kind: "vadReady" }
   /** `contextTime`: the onset's AudioContext time (s), when the VAD gives it. */
   | { kind: "speechStart"; pausedByWorker: boolean; at: number; contextTime?: number }
   /** `bargeIn.minSpeechMs` of speech frames since the speech start. */

@@ -11,8 +11,9 @@ import type { DeviceChangeEvent, DeviceMetrics, InputDeviceEvent } from "./devic
 import type { BackchannelEvent, BackchannelOptions } from "./backchannel.js";
 
 /**
- * `connecting`: start() is opening the microphone, loading the VAD and
- * connecting the STT; `listening` once it resolves. `reconnecting`: the STT
+ * `connecting`: start() is opening the microphone, starting the VAD and
+ * connecting the STT; `listening` once it resolves (`degraded` while the
+ * VAD's model still loads: `vad.waitForModel`). `reconnecting`: the STT
  * stream failed and is being reconnected while the session would otherwise
  * be `listening` (speech now is kept and sent to the new stream); it goes
  * back to `listening` on `reconnected`. A user speaking or a reply going on
@@ -64,6 +65,20 @@ export type VadEvent =
       probability: number;
       /** The microphone's RMS level (0..1). */
       level: number;
+    }
+  | {
+      /**
+       * The VAD's model is ready and judges the user's voice from now on
+       * (`vad.waitForModel: false`): the session is no longer `degraded`. An
+       * utterance under way goes on under the model. Not sent when the model
+       * was ready before the session's parts were (a warm start): the first
+       * `state` event then says `degraded: false`.
+       */
+      kind: "ready";
+      /** Time the VAD worker took to fetch the model and the wasm and load them (ms). */
+      loadMs: number;
+      /** AudioContext time (s) at the end of the last frame the fallback judged: the model judges the audio after it. */
+      contextTime: number;
     }
   | {
       /** `turn.detector`'s verdict on the utterance that just ended. */
@@ -189,6 +204,14 @@ export interface SessionErrorEvent {
 export interface SessionStateEvent {
   state: SessionState;
   previous: SessionState;
+  /**
+   * True while the session listens before the VAD's model is ready
+   * (`vad.waitForModel: false`): a level-based fallback hears the user, and
+   * over the bot only the user's words confirm an interruption. The `vad`
+   * event `ready` ends it (no `state` event comes for that alone); so does
+   * stop(). `session.degraded` reads the same.
+   */
+  degraded: boolean;
 }
 
 /** A stream failed and the session reconnects it after `delayMs` (see the `reconnect` option). A `warning` says so too. */

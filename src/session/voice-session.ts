@@ -29,7 +29,7 @@ import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { ReplySlot } from "./reply-slot.js";
 import type { TurnTiming } from "./reply.js";
 import { SessionCounters } from "./session-metrics.js";
-import { forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
+import { askVad, forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
 import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
 import { MicMute } from "./mic-mute.js";
@@ -41,13 +41,12 @@ import { INITIAL_TURN_STATE, step, type TurnConfig, type TurnEvent, type TurnSta
 import { TurnEffects } from "./turn-effects.js";
 import { onsetAgeS } from "./onset-age.js";
 import { floorFree, presentedState } from "./floor.js";
+import { presentedDegraded } from "./vad-source.js";
 import type { SessionMetrics, SessionState, ToolHandler, VoiceSessionEvents, VoiceSessionOptions } from "./types.js";
-import { watchPageHidden } from "./page-lifecycle.js";
+import { stopWhenHidden } from "./page-lifecycle.js";
 import { checkSessionOptions, turnConfigOf, type ResolvedSessionOptions } from "./session-options.js";
 
 export type { ComponentsFactory, SessionComponents } from "./ports.js";
-
-const RELEASED_ON_HIDE = "the page was hidden, so the session stopped and released the microphone (releaseMicOnHide); call start() again to resume";
 
 export class VoiceSession extends EventSource<VoiceSessionEvents> {
   readonly #options: ResolvedSessionOptions;
@@ -136,6 +135,11 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     return presentedState(this.#turn);
   }
 
+  /** True while the session listens before the VAD's model is ready, on its level fallback (`vad.waitForModel`). */
+  get degraded(): boolean {
+    return presentedDegraded(this.#turn);
+  }
+
   /** The conversation as the user experienced it. */
   get history(): readonly HistoryMessage[] {
     return this.#history.messages;
@@ -217,10 +221,12 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
   }
 
   /**
-   * Opens the microphone, loads the VAD, connects the STT, and resolves once
-   * the STT is ready and the session listens. On failure everything opened so
-   * far is released and the error is thrown. With the `components` option,
-   * its factory makes the audio parts instead (no AudioContext is created).
+   * Opens the microphone and the worklets, starts the VAD, connects the STT,
+   * and resolves once the STT is ready and the session listens: with
+   * `vad.waitForModel` once the VAD's model is ready too, else while it loads
+   * (`degraded`). On failure everything opened so far is released and the
+   * error is thrown. With the `components` option, its factory makes the
+   * audio parts instead (no AudioContext is created).
    */
   async start(): Promise<void> {
     if (this.#turn.phase !== "idle" || this.#controller) throw new StateError("VoiceSession.start(): the session is already started; call stop() first");
@@ -238,10 +244,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       };
       const components = (this.#components = checkComponents(await this.#makeComponents(context)));
       this.#mute.attach(components.capture);
-      // turn.preemptive: the VAD says when an utterance has gone quiet, before its end.
-      if (this.#config.preemptive) components.vad.noticeQuiet?.(this.#config.preemptive.quietMs);
-      // bargeIn.backchannels: the VAD says when speech has been voiced past maxMs, before its end.
-      if (this.#config.backchannel) components.vad.noticeVoiced?.(this.#config.backchannel.maxMs);
+      askVad(components.vad, this.#config);
       this.#stt = new SttLink({
         provider: this.#options.stt,
         quests,
@@ -258,20 +261,13 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       if (this.#options.meter) this.#unsubscribe.push(...wireMeter(components, this.#inputs, () => this.metrics));
       this.#unsubscribe.push(...forwardWarnings(this.#options.realtime ? [this.#options.realtime] : [this.#options.stt, this.#options.llm, this.#options.tts], this.emitter));
       await this.#stt.connect();
-      if (this.#options.releaseMicOnHide !== false) {
-        this.#unsubscribe.push(
-          watchPageHidden(() => {
-            if (this.#controller?.signal.aborted) return;
-            this.emit("warning", { service: "session", message: RELEASED_ON_HIDE });
-            void this.stop();
-          }),
-        );
-      }
+      if (this.#options.releaseMicOnHide !== false) this.#unsubscribe.push(stopWhenHidden(signal, (w) => this.emit("warning", w), () => this.stop()));
     } catch (err) {
       await this.stop();
       throw err;
     }
-    this.#dispatch({ kind: "listen" });
+    // The level fallback judges until the model's `ready` (wired above, so none is missed).
+    this.#dispatch({ kind: "listen", vad: this.#components?.vad.modelReady === false ? "level" : "model" });
   }
 
   /** Ends the conversation and releases everything. Safe to call more than once. */
@@ -380,7 +376,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#announced = state;
     // The user has the floor: at a speech start while listening, or at a confirmed barge-in, after the cut.
     if (state === "user_speaking") this.#stt?.turnStarted(this.#turnOnsetS());
-    this.emit("state", { state, previous });
+    this.emit("state", { state, previous, degraded: presentedDegraded(this.#turn) });
   }
 
   /** How long ago (s) the user's turn began (onsetAgeS). */

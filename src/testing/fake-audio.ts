@@ -29,6 +29,12 @@ export interface FakeAudioOptions {
   msPerWord?: number;
   /** The page's devices (`new FakeDevices()`), for `devicechange` and device swaps. Default: none (the session sees no device list). */
   devices?: FakeDevices;
+  /**
+   * Each start() finds the VAD's model still loading: the session listens
+   * `degraded` until the test calls `user.vad.modelLoaded()` (or
+   * `modelFailed(error)`). Default false: the model is ready at once.
+   */
+  modelLoading?: boolean;
 }
 
 export interface FakeAudio {
@@ -62,6 +68,7 @@ export function fakeAudio(options: FakeAudioOptions): FakeAudio {
     user.minSpeechMs = minSpeechMs;
     // The device the app picked before start() is the one opened.
     if (inputDeviceId !== undefined) user.mic.deviceId = inputDeviceId;
+    if (options.modelLoading) user.vad.modelReady = false;
     const parts: SessionComponents = {
       player,
       vad: user.vad,

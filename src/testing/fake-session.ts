@@ -37,6 +37,8 @@ export interface FakeSessionOptions extends Omit<VoiceSessionOptions, "stt" | "l
   outputLatency?: number;
   /** How long each of the user's words lasts, in ms. Default 250. */
   msPerUserWord?: number;
+  /** The VAD's model is still loading at start(): the session listens `degraded` until `user.vad.modelLoaded()`. Default false. */
+  modelLoading?: boolean;
 }
 
 export interface FakeSession {
@@ -62,12 +64,12 @@ export interface FakeSession {
 }
 
 export function fakeSession(options: FakeSessionOptions = {}): FakeSession {
-  const { replies = [], msPerToken = 1, secondsPerWord = 0.25, clock, outputLatency, msPerUserWord, devices, ...sessionOptions } = options;
+  const { replies = [], msPerToken = 1, secondsPerWord = 0.25, clock, outputLatency, msPerUserWord, devices, modelLoading, ...sessionOptions } = options;
   const stt = fakeStt();
   let turn = 0;
   const llm = fakeLlm({ reply: () => replies[turn++], msPerWord: msPerToken });
   const tts = fakeTts({ secondsPerWord });
-  const audio = fakeAudio({ stt, clock, outputLatency, msPerWord: msPerUserWord, devices });
+  const audio = fakeAudio({ stt, clock, outputLatency, msPerWord: msPerUserWord, devices, modelLoading });
   const session = new VoiceSession({ ...sessionOptions, stt: stt.provider, llm: llm.provider, tts: tts.provider, components: audio.components });
   const waitForState = (state: SessionState, timeoutMs = 2000) =>
     new Promise<void>((resolve, reject) => {

@@ -32,6 +32,8 @@ type VadEvents = {
   onsetPause: { paused: boolean; contextTime: number };
   probability: { probability: number };
   error: { error: Error };
+  ready: { loadMs: number; contextTime: number };
+  loadError: { error: Error };
 };
 
 /** A VadPort whose events the test (or a FakeUser) emits. */
@@ -40,6 +42,24 @@ export class FakeVad implements VadPort {
   #autoPause: number | null = null;
   /** Whether the session turned the probability meter on. */
   meter = false;
+  /**
+   * False while the VAD's model "loads" (fakeAudio's `modelLoading`): the
+   * session listens degraded, as on its level fallback, until `modelLoaded()`.
+   * The FakeUser's events are the same either way: in the browser one speech
+   * detector takes both, and only the session's rules differ.
+   */
+  modelReady = true;
+
+  /** The model is ready (`contextTime`: where it takes over, on the audio clock): `ready` to the session, which leaves its degraded mode. */
+  modelLoaded(loadMs = 0, contextTime = 0): void {
+    this.modelReady = true;
+    this.emitter.emit("ready", { loadMs, contextTime });
+  }
+
+  /** The model failed to load: `loadError` to the session, which goes on degraded. */
+  modelFailed(error: Error): void {
+    this.emitter.emit("loadError", { error });
+  }
 
   /** The pause token the session armed for a direct pause on speech start, or null. */
   get autoPause(): number | null {

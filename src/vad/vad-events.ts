@@ -83,6 +83,16 @@ export interface VadLoadProgress {
   cached?: boolean;
 }
 
+/**
+ * With `waitForModel: false`: the model is ready and judges every frame after
+ * this one (the level fallback judged it and those before: `sampleIndex` and
+ * `contextTime` are that last frame's, 0 when there was none).
+ */
+export interface VadReady extends VadEventTiming {
+  /** Time the worker took to fetch the assets and create the model's session (ms). */
+  loadMs: number;
+}
+
 export type VadWorkerEvents = {
   speechStart: VadSpeechStart;
   speechRealStart: VadSpeechRealStart;
@@ -96,5 +106,13 @@ export type VadWorkerEvents = {
   onsetPause: VadOnsetPause;
   probability: VadProbability;
   progress: VadLoadProgress;
+  ready: VadReady;
+  /**
+   * With `waitForModel: false`, after `start()` resolved: the model or the
+   * wasm failed to load (an AssetLoadError naming the URL, or a
+   * ServiceTimeoutError after `loadTimeoutMs`). The level fallback goes on
+   * judging; no `ready` follows.
+   */
+  loadError: BargeinError;
   error: BargeinError;
 };

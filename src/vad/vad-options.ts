@@ -43,6 +43,15 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
   /** How long `start()` may take to load before it fails (ms). Default 30000. */
   loadTimeoutMs?: number;
   /**
+   * `true`: `start()` resolves once the model is ready, and no frame is
+   * judged before. `false`: `start()` resolves as soon as the worker runs, a
+   * level-based fallback (src/vad/level-voice.ts) judges the frames until
+   * the model is ready, and `ready` says when it takes over (`loadError` if
+   * it never does). The session sets `false` (its `vad.waitForModel`).
+   * @defaultValue true
+   */
+  waitForModel?: boolean;
+  /**
    * The app's own end-of-turn model, run in the worker on each utterance's
    * audio at its end: `{ module, options }`, the URL of an ES module that
    * exports `createTurnDetector` (resolved against `assetsPath`, or the page).
@@ -72,6 +81,7 @@ export type ResolvedVadOptions = SpeechOptions & {
   onsetPause: boolean;
   meterIntervalMs: number;
   loadTimeoutMs: number;
+  waitForModel: boolean;
   turnDetector?: TurnDetectorOptions;
 };
 
@@ -96,6 +106,7 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
     onsetPause: DEFAULTS.vadWorker.onsetPause,
     meterIntervalMs: DEFAULTS.vadWorker.meterIntervalMs,
     loadTimeoutMs: DEFAULTS.vadWorker.loadTimeoutMs,
+    waitForModel: DEFAULTS.vadWorker.waitForModel,
     ...definedOnly(options),
     model,
     assetsPath: options.assetsPath,
@@ -120,6 +131,9 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
   nonNegativeMs("preSpeechPadMs");
   nonNegativeMs("meterIntervalMs");
   nonNegativeMs("loadTimeoutMs");
+  if (typeof merged.waitForModel !== "boolean") {
+    throw new ConfigError(`VadWorker: \`waitForModel\` must be true or false, got ${JSON.stringify(merged.waitForModel)}`, { service: "vad" });
+  }
   return merged;
 }
 

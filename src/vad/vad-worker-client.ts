@@ -9,7 +9,9 @@
  *
  * Lifecycle: `start()` once; `stop()` (or `await using`) releases the ORT
  * session, closes every port and terminates the worker. A stopped VadWorker
- * cannot be restarted; make a new one.
+ * cannot be restarted; make a new one. With `waitForModel: false`, `start()`
+ * resolves once the worker runs its level fallback, and `ready` (or
+ * `loadError`) comes later, in order with the speech events.
  */
 import { AssetLoadError, BargeinError, ConfigError, ServiceTimeoutError } from "../errors.js";
 import type { ConnectFramesMessage, FrameEcho, VadFrameMessage } from "../protocol/frames.js";
@@ -29,7 +31,7 @@ import {
   type VadWorkerOptions,
 } from "./vad-options.js";
 
-export type { VadLoadProgress, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadSpeechVoiced, VadTurnPrediction, VadWorkerEvents } from "./vad-events.js";
+export type { VadLoadProgress, VadReady, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadSpeechVoiced, VadTurnPrediction, VadWorkerEvents } from "./vad-events.js";
 
 export type VadWorkerState = "idle" | "loading" | "running" | "stopped";
 
@@ -58,6 +60,11 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
   #nextFlushId = 1;
   /** Settles the pending start(); set only while loading. */
   #settleLoad: ((err?: unknown) => void) | undefined;
+  #modelReady = false;
+  /** With `waitForModel: false`: why the model never became ready, once `loadError` was sent. */
+  #loadError: BargeinError | undefined;
+  /** With `waitForModel: false`: the model's load timeout, from start() until `ready`. */
+  #modelTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: VadWorkerOptions) {
     super();
@@ -72,15 +79,28 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     return this.options.model;
   }
 
-  /** Time the worker took to fetch the assets and create the session (ms), once running. */
+  /** Time the worker took to fetch the assets and create the session (ms), once the model is ready. */
   get loadMs(): number | undefined {
     return this.#loadMs;
   }
 
+  /** Whether Silero judges the frames (false before it is ready: nothing, or the level fallback, judges them). */
+  get modelReady(): boolean {
+    return this.#modelReady;
+  }
+
+  /** With `waitForModel: false`: the `loadError` sent, if the model failed to load after start() resolved. */
+  get loadError(): BargeinError | undefined {
+    return this.#loadError;
+  }
+
   /**
    * Starts the worker and loads the model and onnxruntime's wasm. Resolves when
-   * frames can be processed. Rejects with AssetLoadError naming the URL that
-   * failed, ServiceTimeoutError after `loadTimeoutMs`, or the signal's reason.
+   * frames can be processed: once the model is ready, or with `waitForModel:
+   * false` once the worker runs its level fallback. Rejects with AssetLoadError
+   * naming the URL that failed, ServiceTimeoutError after `loadTimeoutMs`, or
+   * the signal's reason; with `waitForModel: false` a failure after it
+   * resolved is a `loadError` event instead.
    */
   async start({ signal }: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#state !== "idle") {
@@ -136,16 +156,16 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     this.#post({ kind: "init", settings });
 
     const timeoutMs = this.options.loadTimeoutMs;
-    const timer = setTimeout(
-      () => settle(new ServiceTimeoutError(`VAD did not load within ${timeoutMs} ms (${modelUrl}, ${wasmUrl})`, { service: "vad", timeoutMs })),
-      timeoutMs,
-    );
+    const timedOut = () => new ServiceTimeoutError(`VAD did not load within ${timeoutMs} ms (${modelUrl}, ${wasmUrl}): check that the server sends both files, or raise \`loadTimeoutMs\` for a slow link`, { service: "vad", timeoutMs });
+    const timer = setTimeout(() => settle(timedOut()), timeoutMs);
     const onAbort = () => settle(signal!.reason ?? abortError("VadWorker.start()"));
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       await loaded;
       if (this.#state !== "loading") throw abortError("VadWorker.start()");
       this.#state = "running";
+      // The fallback runs: the model's own time limit goes on, as a loadError.
+      if (!this.#modelReady) this.#modelTimer = setTimeout(() => this.#failLoad(timedOut()), timeoutMs);
     } catch (err) {
       this.#terminate();
       throw err;
@@ -302,8 +322,14 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     this.#terminate();
   }
 
+  #failLoad(error: BargeinError): void {
+    this.#loadError ??= error;
+    this.emit("loadError", error);
+  }
+
   #terminate(): void {
     this.#state = "stopped";
+    clearTimeout(this.#modelTimer);
     // stop() during start(): start() rejects as cancelled.
     this.#settleLoad?.(abortError("VadWorker.start()"));
     this.#onDisposed = undefined;
@@ -344,14 +370,24 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
   #handle(message: VadToMainMessage): void {
     const settle = this.#settleLoad;
     switch (message.kind) {
+      case "fallback":
+        settle?.();
+        break;
       case "ready":
         this.#loadMs = message.loadMs;
-        settle?.();
+        this.#modelReady = true;
+        clearTimeout(this.#modelTimer);
+        if (settle) settle();
+        else this.emit("ready", { loadMs: message.loadMs, sampleIndex: message.sampleIndex, contextTime: message.contextTime, workerTime: message.workerTime });
         break;
       case "load-error": {
         const asset: AssetName | undefined = message.asset;
         const hint = asset ? ` (the ${ASSET_LABELS[asset]}): ${assetHint(asset, this.options.model)}` : "";
-        settle?.(new AssetLoadError(`VAD could not load ${message.url}: ${message.message}${hint}`, { service: "vad", url: message.url }));
+        const what = this.options.waitForModel ? "" : "; the level-based fallback goes on deciding when the user speaks";
+        const error = new AssetLoadError(`VAD could not load ${message.url}: ${message.message}${hint}${what}`, { service: "vad", url: message.url });
+        clearTimeout(this.#modelTimer);
+        if (settle) settle(error);
+        else this.#failLoad(error);
         break;
       }
       case "progress":

@@ -132,7 +132,7 @@ test("errors keep their names in the minified bundle: err.name === \"AtCapacityE
   expect(e.message).toContain("at capacity");
 });
 
-test("a wrong asset URL fails start() with an AssetLoadError that names the asset, the answer and the option", async ({ page }) => {
+test("a wrong asset URL is an AssetLoadError that names the asset, the answer and the option: start() rejects for a worklet; for the model, which loads after `listening`, it is a non-fatal error and the session listens degraded", async ({ page }) => {
   await openApp(page);
   // An SPA host answers a missing file with its index.html: here, the app's own page.
   const html = await page.evaluate((base) => (window as any).consumer.badAsset({ playbackWorklet: base }), BASE);
@@ -141,7 +141,7 @@ test("a wrong asset URL fails start() with an AssetLoadError that names the asse
   expect(html.message).toContain("HTML page");
   expect(html.message).toContain("`assets.playbackWorklet`");
   const missing = await page.evaluate(() => (window as any).consumer.badAsset({ model: "/nowhere/silero_vad_v5.onnx" }));
-  expect(missing).toMatchObject({ name: "AssetLoadError", url: expect.stringMatching(/\/nowhere\/silero_vad_v5\.onnx$/) });
+  expect(missing).toMatchObject({ started: true, degraded: true, fatal: false, name: "AssetLoadError", url: expect.stringMatching(/\/nowhere\/silero_vad_v5\.onnx$/) });
   expect(missing.message).toContain("HTTP 404");
   expect(missing.message).toContain("`assets.model`");
 });

@@ -48,12 +48,16 @@ const speaking: TurnEvent[] = [{ kind: "listen" }, { kind: "speechStart", paused
 const talked: TurnEvent[] = [...speaking, { kind: "speechRealStart", at: 200 }, ...said("what", "time", "is", "it")];
 const answered: TurnEvent[] = [...talked, { kind: "speechEnd", at: 1000, voiceEnd: 1.8 }, { kind: "turnFlushed", missed: false, at: 1100 }];
 const botSpeaks: TurnEvent[] = [...answered, { kind: "replyAudible", generation: 1, contextTime: 2 }];
+/** The same run, started while the VAD's model loads: its level fallback judges the voice. */
+const onLevel = (events: readonly TurnEvent[]): TurnEvent[] => [{ kind: "listen", vad: "level" }, ...events.slice(1)];
 
 export const SITUATIONS: readonly Situation[] = [
   { id: "idle", title: "Idle: not started, or stopped", events: [] },
   { id: "connecting", title: "Connecting: start() is opening the microphone, the VAD and the STT", events: [{ kind: "connect" }] },
   { id: "listening", title: "Listening: no one has the floor", events: [{ kind: "listen" }] },
   { id: "stt-down", title: "Listening with the STT down (shown as reconnecting)", events: [{ kind: "listen" }, { kind: "sttLost" }] },
+  { id: "listening-level", title: "Listening degraded: the VAD's model loads, and its level fallback judges the voice", events: [{ kind: "listen", vad: "level" }] },
+  { id: "user-speaking-level", title: "The user speaks while the level fallback judges (the model takes over inside the utterance)", events: onLevel(talked) },
   { id: "user-onset", title: "The user starts speaking (the VAD's onset, not confirmed yet, no words)", events: speaking },
   { id: "user-speaking", title: "The user speaks: real speech, with words", events: talked },
   { id: "turn-ending", title: "The user's turn is ending: the VAD's end, the STT flushed for the last words", events: [...talked, { kind: "speechEnd", at: 1000, voiceEnd: 1.8 }] },
@@ -61,6 +65,11 @@ export const SITUATIONS: readonly Situation[] = [
   { id: "bot-owing", title: "The bot thinks, and the STT still owes words to the user's turn (its flush missed)", events: [...talked, { kind: "speechEnd", at: 1000, voiceEnd: 1.8 }, { kind: "turnFlushed", missed: true, at: 1100 }] },
   { id: "bot-speaking", title: "The bot speaks: its reply is audible", events: botSpeaks },
   { id: "barge-in", title: "A barge-in is pending: speech over the bot paused it, not confirmed yet", events: [...botSpeaks, { kind: "speechStart", pausedByWorker: false, at: 3000, contextTime: 4 }] },
+  {
+    id: "barge-in-level",
+    title: "A barge-in is pending while the level fallback judges: its real start, voiced length and end confirm nothing, a word does",
+    events: onLevel([...botSpeaks, { kind: "speechStart", pausedByWorker: false, at: 3000, contextTime: 4 }]),
+  },
   { id: "held", title: "The user's turn is held: flushed, its last word leaves it unfinished", policies: true, events: [...talked.slice(0, 3), ...said("take", "me", "to"), { kind: "speechEnd", at: 1000, voiceEnd: 1.8 }, { kind: "turnFlushed", missed: false, at: 1100 }] },
   { id: "flushing", title: "The preemptive flush: the utterance went quiet, the STT is flushed for a held reply", policies: true, events: [...talked, { kind: "speechQuiet", at: 1000, voiceEnd: 1.8 }] },
   { id: "speculative", title: "A preemptive reply is prepared, held, while the utterance may go on", policies: true, events: [...talked, { kind: "speechQuiet", at: 1000, voiceEnd: 1.8 }, { kind: "turnFlushed", missed: false, at: 1100 }] },
@@ -76,6 +85,8 @@ export const SITUATIONS: readonly Situation[] = [
 export const SAMPLE_EVENTS: readonly { readonly label: string; readonly event: (s: TurnState) => TurnEvent }[] = [
   { label: "connect", event: () => ({ kind: "connect" }) },
   { label: "listen", event: () => ({ kind: "listen" }) },
+  { label: "listen (level)", event: () => ({ kind: "listen", vad: "level" }) },
+  { label: "vadReady", event: () => ({ kind: "vadReady" }) },
   { label: "speechStart", event: () => ({ kind: "speechStart", pausedByWorker: false, at: 5000, contextTime: 6 }) },
   { label: "speechRealStart", event: () => ({ kind: "speechRealStart", at: 5200 }) },
   { label: "speechEnd", event: () => ({ kind: "speechEnd", at: 5600, voiceEnd: 6.4 }) },
@@ -115,6 +126,7 @@ function replyGeneration(s: TurnState): number {
 /** A state in a few words: the floor, then whatever is under way (the voice, the turn, the reply, a barge-in, the STT link). */
 export function describe(s: TurnState): string {
   const parts: string[] = [s.phase];
+  if (s.vad.kind === "level") parts.push("vad level");
   if (s.voice.kind !== "quiet") parts.push(`voice ${s.voice.kind}`);
   if (s.turn.kind !== "open") parts.push(`turn ${s.turn.kind}`);
   if (s.reply.kind === "playing") parts.push(s.reply.audible ? "reply audible" : "reply playing");
@@ -163,7 +175,8 @@ Generated from the machine (\`src/session/turn-machine.ts\`) by \`npm run docs:t
 checks every row below against the machine, so this page cannot drift from it. Edit the machine, then regenerate.
 
 Each section is one situation: a state the machine reaches by a short run of events (\`test/lib/turn-table.ts\` lists them),
-described as \`phase, what is under way\`: the VAD's voice (\`onset\`, \`real\`), the user's turn (\`ending\`: its flush is out;
+described as \`phase, what is under way\`: what judges the voice (\`vad level\`: the level fallback while the VAD's model
+loads; else the model), the VAD's voice (\`onset\`, \`real\`), the user's turn (\`ending\`: its flush is out;
 \`flushing\`: the preemptive flush; \`held\`: unfinished words wait for more), the reply (\`speculative\`: prepared, held;
 \`playing\`, \`audible\`), a barge-in, and the STT link (\`owing\`: words still due to the last turn; \`down\`). Each row is one
 event (a sample of it: times later than the situation's, the reply's own generation) and what the machine does: the situation

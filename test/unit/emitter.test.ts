@@ -223,7 +223,7 @@ describe("VoiceSession once / off", () => {
 
     expect(all.slice(0, 3)).toEqual(["connecting", "listening", "user_speaking"]);
     expect(all.at(-1)).toBe("idle");
-    expect(first).toEqual([{ state: "connecting", previous: "idle" }]);
+    expect(first).toEqual([{ state: "connecting", previous: "idle", degraded: false }]);
     expect(removed).toEqual([]);
   });
 
@@ -231,7 +231,7 @@ describe("VoiceSession once / off", () => {
     const t = setup();
     const next = t.session.once("state");
     await t.session.start();
-    await expect(next).resolves.toEqual({ state: "connecting", previous: "idle" });
+    await expect(next).resolves.toEqual({ state: "connecting", previous: "idle", degraded: false });
     await t.session.stop();
   });
 });

@@ -2,6 +2,7 @@
 // failure that names the URL. Runs the real fetch against a local HTTP server.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliCompressSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AssetFetchFailure, fetchAsset, looksLikeWasm } from "../../src/vad/worker/fetch-asset.js";
 
@@ -19,6 +20,12 @@ beforeAll(async () => {
         res.write(BODY.subarray(100_000, 200_000));
         res.end(BODY.subarray(200_000));
       }, 20);
+    } else if (req.url === "/model-br.onnx") {
+      // Pre-compressed, as the reference server sends it: Content-Length is the compressed body's.
+      const br = brotliCompressSync(BODY);
+      res.writeHead(200, { "Content-Length": String(br.length), "Content-Encoding": "br" });
+      res.write(br.subarray(0, 10));
+      setTimeout(() => res.end(br.subarray(10)), 20);
     } else {
       res.writeHead(404).end("nope");
     }
@@ -37,6 +44,14 @@ describe("fetchAsset", () => {
     expect(progress.length).toBeGreaterThan(2);
     expect(progress.at(-1)).toEqual([BODY.length, BODY.length]);
     for (let i = 1; i < progress.length; i++) expect(progress[i][0]).toBeGreaterThanOrEqual(progress[i - 1][0]);
+  });
+
+  it("a compressed answer: the file's bytes, no total while they come (Content-Length counts the wire's), and the file's size as the last total", async () => {
+    const progress: [number, number][] = [];
+    const bytes = await fetchAsset(`${base}/model-br.onnx`, (loaded, total) => progress.push([loaded, total]));
+    expect(Buffer.from(bytes).equals(BODY)).toBe(true);
+    expect(progress.slice(0, -1).every(([, total]) => total === 0)).toBe(true);
+    expect(progress.at(-1)).toEqual([BODY.length, BODY.length]);
   });
 
   it("rejects with the URL and the HTTP status on a missing file", async () => {

@@ -38,6 +38,9 @@ export async function makeBenchSession({ story = false, sessionOptions = {}, pro
     input: mic.stream,
     audio: { context, output },
     ...sessionOptions,
+    // These benches measure Silero's turns and barge-ins; the level fallback before it is ready is
+    // the coldstart bench's.
+    vad: { waitForModel: true, ...sessionOptions.vad },
   });
   session.on("state", (e) => {
     log.states.push(e.state);

@@ -30,10 +30,14 @@ export async function fetchAsset(url: string, onProgress: ProgressFn, signal?: A
     void response.body?.cancel().catch(() => {});
     throw new AssetFetchFailure(url, `${url} answered an HTML page, not the file (a fallback page for a missing file?)`);
   }
-  const total = Number(response.headers.get("content-length") ?? 0) || 0;
+  // A compressed answer (Content-Encoding br or gzip): Content-Length counts the bytes on the wire,
+  // while the stream gives the file's own, so there is no total until the end. A cross-origin
+  // server may hide its Content-Encoding; a stream that outgrows the length says so as well.
+  const encoding = response.headers.get("content-encoding");
+  let total = encoding && encoding !== "identity" ? 0 : Number(response.headers.get("content-length") ?? 0) || 0;
   if (!response.body) {
     const bytes = await response.arrayBuffer();
-    onProgress(bytes.byteLength, total, await fromHttpCache(response.url || url));
+    onProgress(bytes.byteLength, bytes.byteLength, await fromHttpCache(response.url || url));
     return bytes;
   }
   const reader = response.body.getReader();
@@ -45,9 +49,11 @@ export async function fetchAsset(url: string, onProgress: ProgressFn, signal?: A
     if (done) break;
     chunks.push(value);
     loaded += value.byteLength;
+    if (loaded > total) total = 0;
     onProgress(loaded, total);
   }
-  onProgress(loaded, total, await fromHttpCache(response.url || url));
+  // The last report has the file's whole size as its total, however it came.
+  onProgress(loaded, loaded, await fromHttpCache(response.url || url));
   const out = new Uint8Array(loaded);
   let offset = 0;
   for (const c of chunks) {

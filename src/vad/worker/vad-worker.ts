@@ -6,8 +6,11 @@
  * the meter is on, and then at most one per `meterIntervalMs` of audio.
  *
  * Ordering: frames are processed strictly one at a time in arrival order
- * (the model is stateful); frames that arrive while the model runs or loads
- * wait in `pending`. Speech start can pause playback directly, without a
+ * (the model is stateful); frames that arrive while the model runs wait in
+ * `pending`. While the model loads, the level fallback (src/vad/level-voice.ts)
+ * judges them, unless `waitForModel` (then they wait too); the one
+ * SpeechDetector takes both, so the model takes over between two frames,
+ * inside an utterance if one goes on. Speech start can pause playback directly, without a
  * round trip through the main thread: by writing the Player's shared control
  * block (crossOriginIsolated pages) or else by a message on the playback
  * control port.
@@ -32,6 +35,7 @@ import type {
 } from "../../protocol/vad-messages.js";
 import { SpeechDetector, type FrameTiming, type SpeechEvent } from "../speech-detector.js";
 import { OnsetCue, type OnsetAction } from "../onset-cue.js";
+import { LevelVoice } from "../level-voice.js";
 import { AssetFetchFailure, fetchAsset, looksLikeWasm } from "./fetch-asset.js";
 import { configureOrt, createSilero, type SileroModel } from "./silero.js";
 import { loadTurnDetector, turnAudio, type TurnDetectorHost } from "./turn-detector-host.js";
@@ -42,6 +46,8 @@ const MS_PER_FRAME = (VAD_FRAME_SAMPLES / 16000) * 1000;
 let settings: VadWorkerSettings | undefined;
 let model: SileroModel | undefined;
 let detector: SpeechDetector | undefined;
+/** The level fallback, while it judges the frames (from init until the model is ready; for good if it fails). */
+let level: LevelVoice | undefined;
 /** The app's end-of-turn model (settings.turnDetector), and the utterances it has still to judge. */
 let turnDetector: TurnDetectorHost | undefined;
 const turnsToJudge: TurnToJudge[] = [];
@@ -73,6 +79,8 @@ let lastMeterSample = -Infinity;
 let autoPauseToken: number | null = null;
 /** The token this worker paused with at the current speech start, until it ends (or is disarmed). */
 let pausedToken: number | null = null;
+/** The last frame judged: where the model takes over from the level fallback (the `ready` message says). */
+let lastJudged: FrameTiming = { sampleIndex: 0, contextTime: 0 };
 /** Set by `pause`; the model's state is reset before the next frame (never during a run). */
 let resetModel = false;
 
@@ -138,6 +146,11 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
 async function init(s: VadWorkerSettings): Promise<void> {
   settings = s;
   const started = performance.now();
+  if (!s.waitForModel) {
+    startDetecting(s);
+    level = new LevelVoice();
+    post({ kind: "fallback" });
+  }
   try {
     const progress = (asset: "model" | "wasm", url: string) => (loaded: number, total: number, cached?: boolean) =>
       post({ kind: "progress", asset, url, loaded, total, ...(cached === undefined ? {} : { cached }) });
@@ -149,28 +162,38 @@ async function init(s: VadWorkerSettings): Promise<void> {
       throw new AssetFetchFailure(s.wasmUrl, `${s.wasmUrl} is not a WebAssembly file (wrong path or an HTML error page?)`);
     }
     configureOrt(wasm);
+    let loaded: SileroModel;
     try {
-      model = await createSilero(s.model, modelBytes);
+      loaded = await createSilero(s.model, modelBytes);
     } catch (err) {
       throw new AssetFetchFailure(s.modelUrl, `${s.modelUrl} could not be loaded as the Silero ${s.model} model: ${(err as Error)?.message ?? err}`);
     }
     if (s.turnDetector) turnDetector = await loadTurnDetector(s.turnDetector.url, s.turnDetector.options);
     if (disposed) {
-      await model.release();
+      await loaded.release();
       await turnDetector?.release();
       return;
     }
-    detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio || turnDetector !== undefined });
-    detector.noticeQuiet(quietNoticeMs);
-    detector.noticeVoiced(voicedNoticeMs);
-    onset = s.onsetPause ? new OnsetCue() : undefined;
-    post({ kind: "ready", loadMs: performance.now() - started });
+    if (!detector) startDetecting(s);
+    // From the next frame on the model judges (not before `ready` is posted: the main thread's hand-over
+    // is that message); an utterance the fallback began goes on in the same detector.
+    model = loaded;
+    level = undefined;
+    post({ kind: "ready", loadMs: performance.now() - started, ...lastJudged, workerTime: now() });
     startDrain();
   } catch (err) {
     const url = err instanceof AssetFetchFailure ? err.url : s.modelUrl;
     const asset = url === s.wasmUrl ? "wasm" : url === s.modelUrl ? "model" : undefined;
     post({ kind: "load-error", url, asset, message: (err as Error)?.message ?? String(err) });
   }
+}
+
+/** The speech state machine and the onset cue, made once, before the first frame is judged. */
+function startDetecting(s: VadWorkerSettings): void {
+  detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio || s.turnDetector !== undefined });
+  detector.noticeQuiet(quietNoticeMs);
+  detector.noticeVoiced(voicedNoticeMs);
+  onset = s.onsetPause ? new OnsetCue() : undefined;
 }
 
 function enqueue(message: VadFrameMessage | VadFlushMessage): void {
@@ -195,7 +218,7 @@ function startDrain(): void {
 
 /** Runs the model over pending frames, one at a time; only one drain runs at once. */
 async function drain(): Promise<void> {
-  if (draining || !model || !detector) return;
+  if (draining || !detector || (!model && !level)) return;
   draining = true;
   try {
     while ((pending.length > 0 || turnsToJudge.length > 0) && !disposed) {
@@ -209,21 +232,21 @@ async function drain(): Promise<void> {
         post({ kind: "flushed", id: message.id });
         continue;
       }
-      if (resetModel) {
+      if (resetModel && model) {
         model.reset();
         resetModel = false;
       }
+      const echo = message.echo ?? "clear";
       const inferenceStart = performance.now();
-      const probability = await model.probability(message.frame);
+      const probability = model ? await model.probability(message.frame) : level!.probability(message.frame, echo, message.echoPath === true);
       const inferenceMs = performance.now() - inferenceStart;
       if (disposed || !listening) continue;
-      const at: FrameTiming = { sampleIndex: message.sampleIndex, contextTime: message.contextTime };
+      const at: FrameTiming = (lastJudged = { sampleIndex: message.sampleIndex, contextTime: message.contextTime });
       const decidedAt = now();
       if (meterOn && message.sampleIndex - lastMeterSample >= (settings!.meterIntervalMs * 16000) / 1000) {
         lastMeterSample = message.sampleIndex;
         post({ kind: "probability", probability, inferenceMs, rms: frameRms(message.frame), ...at, workerTime: decidedAt });
       }
-      const echo = message.echo ?? "clear";
       emit(detector.push(message.frame, probability, at, echo), decidedAt);
       // After the speech events: a speech start on this very frame has taken any cue's pause over.
       if (onset) applyOnset(onset.push(message.frame, echo, autoPauseToken !== null && pausedToken === null, detector.speaking, message.echoPath === true), decidedAt, at);

@@ -67,6 +67,7 @@ import {
   type UplinkEvents,
   type UplinkOverload,
   type VadLoadProgress,
+  type VadReady,
   type VadMisfire,
   type VadSpeechQuiet,
   type VadTurnPrediction,
@@ -169,6 +170,8 @@ export type VadPayloadsNamed = Expect<
         onsetPause: VadOnsetPause;
         probability: VadProbability;
         progress: VadLoadProgress;
+        ready: VadReady;
+        loadError: BargeinError;
         error: BargeinError;
       }
     >

@@ -44,6 +44,10 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     input: input === "inject" ? mic.stream : undefined,
     audio: { context, output },
     ...sessionOptions,
+    // The specs on this page assert what Silero decides from the first frame (its timings, its echo
+    // handling); listening before the model is ready, the SDK's default, has its own spec
+    // (cold-start.spec.ts) and bench (`npm run bench -- coldstart`).
+    vad: { waitForModel: true, ...sessionOptions.vad },
     // On a loaded machine the STT's last words can come later than the default 1.5 s flush wait, and the
     // turn then ends with what it had (a split question). These tests are about what the session does
     // with the words, so they wait longer; uplink.spec.ts tests the wait itself with its own value.

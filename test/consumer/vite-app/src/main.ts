@@ -104,16 +104,25 @@ async function capacity() {
 }
 
 /** A wrong asset URL: what the error says, in the minified build. */
+/**
+ * A wrong URL for a file start() needs (a worklet, the VAD worker) rejects start(); one for the
+ * model or the wasm, which load after the session listens, is an `error` event (not fatal).
+ */
 async function badAsset(assets: AssetUrls) {
   const context = new AudioContext();
   const mic = context.createMediaStreamDestination();
   const session = new VoiceSession({ ...options(context, mic), assets });
+  const errors: Array<{ error: Error; fatal: boolean }> = [];
+  session.on("error", (e) => errors.push(e));
+  const described = (e: BargeinError) => ({ name: e.name, code: e.code, url: e.url, message: e.message });
   try {
     await session.start();
-    return { started: true };
+    const until = performance.now() + 10_000;
+    while (errors.length === 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 50));
+    const first = errors[0];
+    return { started: true, degraded: session.degraded, ...(first ? { fatal: first.fatal, ...described(first.error as BargeinError) } : {}) };
   } catch (err) {
-    const e = err as BargeinError;
-    return { name: e.name, code: e.code, url: e.url, message: e.message };
+    return described(err as BargeinError);
   } finally {
     await session.stop();
     await context.close();
