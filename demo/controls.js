@@ -42,24 +42,29 @@ export function wireControls(c, session, { log }) {
   c.errorBanner.hidden = true;
   c.pttMode.disabled = true;
 
-  // Loading: the VAD's model and wasm, in bytes, while start() connects.
+  // Loading: the VAD's model and wasm, in bytes. The session listens before they are in (it is
+  // `degraded` until Silero is ready), so the bar stays up until the VAD says it is ready.
   const loading = {};
+  const showLoading = () => {
+    c.loading.hidden = !(session.state === "connecting" || session.degraded);
+  };
   offs.push(
     session.on("progress", ({ asset, loaded, total, cached }) => {
       loading[asset] = { loaded, total, cached };
-      const sum = (key) => Object.values(loading).reduce((n, a) => n + a[key], 0);
-      const total_ = sum("total");
-      c.loading.hidden = session.state !== "connecting";
-      c.loadingBar.max = Math.max(1, total_);
-      c.loadingBar.value = sum("loaded");
-      const warm = Object.values(loading).every((a) => a.cached === true);
-      c.loadingText.textContent = `loading the voice detector: ${(sum("loaded") / 1e6).toFixed(1)} of ${(total_ / 1e6).toFixed(1)} MB${warm ? " (from the cache)" : ""}`;
+      const assets = Object.values(loading);
+      const sum = (key) => assets.reduce((n, a) => n + a[key], 0);
+      // A compressed answer has no total until its last byte: say the bytes so far, not "of 0".
+      const totalKnown = assets.every((a) => a.total > 0);
+      showLoading();
+      c.loadingBar.max = Math.max(1, sum("total"));
+      c.loadingBar.value = totalKnown ? sum("loaded") : 0;
+      if (!totalKnown) c.loadingBar.removeAttribute("value");
+      const warm = assets.every((a) => a.cached === true);
+      const amount = totalKnown ? `${(sum("loaded") / 1e6).toFixed(1)} of ${(sum("total") / 1e6).toFixed(1)} MB` : `${(sum("loaded") / 1e6).toFixed(1)} MB`;
+      c.loadingText.textContent = `loading the voice detector: ${amount}${warm ? " (from the cache)" : ""}`;
     }),
-  );
-  offs.push(
-    session.on("state", ({ state }) => {
-      if (state !== "connecting") c.loading.hidden = true;
-    }),
+    session.on("state", showLoading),
+    session.on("vad", (e) => e.kind === "ready" && showLoading()),
   );
 
   // Errors: fatal ones stop the session; the others are shown too, since each says what to do.
