@@ -116,6 +116,7 @@ const HEADLINES = {
       ["policy", "end of turn: the default (300 ms + hold + resumed turns)"],
       ["policyShort", "end of turn: 200 ms + hold + resumed turns"],
       ["preemptive", "end of turn: the default + preemptive reply"],
+      ["levelFallback", "end of turn: the default, before the VAD's model is ready (level fallback)"],
     ].map(([key, label]) => [
       label,
       (j) => j[key] && `voice to voice ${dist(j[key].voiceToVoiceMs)}; premature ends ${pct(j[key].prematureEndRate)}; LLM requests never heard ${num(j[key].wastedLlmRequestsPerTurn)} a turn`,

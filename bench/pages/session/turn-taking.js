@@ -103,6 +103,8 @@ async function run({ sessionOptions = {}, items, gapMs = 500, trace = false }) {
         voiceToVoiceTruthMs: truth === null ? null : Math.round(truth * 10) / 10,
         voiceToVoiceMs: sdk === null ? null : Math.round(sdk * 10) / 10,
         heard: t.session.history.filter((m) => m.role === "user").slice(userMessagesBefore).map((m) => m.text),
+        // Still listening on the level fallback (the VAD's model not ready: vad.waitForModel false).
+        degraded: t.session.degraded,
         ...(trace ? { timeline: timeline.slice(traceFrom).map(([at, what]) => `${(at - spoken.onset).toFixed(2)} ${what}`) } : {}),
       });
     }
