@@ -167,7 +167,9 @@ describe("verdicts: every trial judged, or unjudged with the reason", () => {
     const judged = judgeBargeIn(rec, same, { onset: 2.0, speechEnd: 2.9 }, { tracker, index: 1 });
     expect(judged.playingAtOnset).toBe("older");
     expect(judged.judged).toBe(true);
-    expect(judged.staleAudioMs).toBeGreaterThan(2000);
+    // Stale from item 1's arrival (1.5 s) to the speech's end + 0.3 s (3.2 s), less the older item's 0.2 s pause there.
+    expect(judged.staleAudioMs).toBeGreaterThan(1400);
+    expect(judged.staleAudioMs).toBeLessThan(1700);
   });
 
   /**
@@ -220,6 +222,20 @@ describe("verdicts: every trial judged, or unjudged with the reason", () => {
     expect(judged.botAudibleAtOnset).toBe(false);
     expect(judged.judged).toBe(false);
     expect(judged.unjudged).toMatch(/^inaudible onset: the output peaked at 0\.00\d\d in the 300 ms before it$/);
+  });
+
+  test("a new reply that repeats the one just cut, sample for sample: its own, not the older one going on", () => {
+    const same = Int16Array.from(own);
+    // Item 0 cut 0.8 s in (bargein's barge-in), 0.5 s of silence, then item 1, identical, from its start.
+    const cut = Math.round(0.8 * RATE);
+    const rec = play(5 * RATE, [
+      [own, 0, 0, cut],
+      [same, cut + RATE / 2, 0, same.length],
+    ]);
+    const tracker = tracked(rec, [own, same], [0, cut]);
+    const judged = judgeBargeIn(rec, same, { onset: (cut + RATE / 2) / RATE + 0.5, speechEnd: (cut + RATE / 2) / RATE + 1.45 }, { tracker, index: 1 });
+    expect(judged.playingAtOnset).toBe("item");
+    expect(judged.staleAudioMs).toBe(0);
   });
 
   test("a barge-in the client never stopped, over its own reply: judged (not stopped is a finding), no stale audio", () => {

@@ -51,7 +51,9 @@ export function judgeBargeIn(rec, pcm, t, received = { tracker: new OutputTracke
   const played = Array.from({ length: Math.ceil(quietUntil / 128) }, (_, q) => received.tracker.at(rec.startFrame + q * 128) ?? null);
   const older = (p) => p !== null && p.item < received.index;
   const quantumMs = (128 / RATE) * 1000;
-  const staleAudioMs = played.filter(older).length * quantumMs;
+  // Stale: an older item's audio once the trial's item had arrived (a newer reply was there to play).
+  const arrivedAt = (received.tracker.items()[received.index]?.arrivedFrame ?? -Infinity) - rec.startFrame;
+  const staleAudioMs = played.filter((p, q) => older(p) && q * 128 >= arrivedAt).length * quantumMs;
   const staleAfterOnsetMs = played.filter((p, q) => older(p) && q * 128 >= onsetAt).length * quantumMs;
   // What played last before the onset (within the 300 ms the audible rule reads).
   let atOnset = null;
@@ -105,7 +107,8 @@ export function judgeBargeIn(rec, pcm, t, received = { tracker: new OutputTracke
     // What the output played in the 300 ms before the onset: the trial's item, an older item's audio
     // (a client that queued an older reply and played it on: stale), a newer one, or none known.
     playingAtOnset,
-    // Output that was an older item's audio in the window (to the speech's end + 0.3 s), and after the onset.
+    // Output that was an older item's audio in the window (to the speech's end + 0.3 s) once the trial's
+    // item had arrived, and after the onset.
     staleAudioMs,
     staleAfterOnsetMs,
     judged: unjudged === null,
@@ -291,12 +294,17 @@ export class OutputTracker {
       for (const [k, a] of [[item, next], [item, held], ...(items[item + 1] ? [[item + 1, next - items[item].pcm.length], [item + 1, held - items[item].pcm.length]] : [])]) {
         if (this.#matches(out, items[k].pcm, a)) return { item: k, at: a };
       }
+      // Near: from a fade's replay (a quantum back) to the player having played on through the frames
+      // since; no further, or a new reply that repeats the last one would read as the last one going on.
       for (const k of [item, item + 1]) {
         if (!items[k]) continue;
+        const shift = k === item ? 0 : items[item].pcm.length;
+        const [low, high] = [next - shift - 256, held - shift + 256];
         let best = null;
         for (const p of this.#positions(items[k].pcm, value)) {
           const a = p - loudest;
-          if (this.#matches(out, items[k].pcm, a) && (best === null || Math.abs(a - next) < Math.abs(best - next))) best = a;
+          if (a < low || a > high || !this.#matches(out, items[k].pcm, a)) continue;
+          if (best === null || Math.abs(a - next + shift) < Math.abs(best - next + shift)) best = a;
         }
         if (best !== null) return { item: k, at: best };
       }

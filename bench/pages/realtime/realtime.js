@@ -56,6 +56,10 @@ async function loudOnsetOf(rig, tracker, audibleAt, planned, lead, problems, n) 
   for (;;) {
     const now = rig.context.currentTime;
     const earliest = now + lead;
+    if (performance.now() - started > 10_000) {
+      problems.push(`trial ${n}: the output reached no loud moment after ${planned.toFixed(2)} s within 10 s; the onset stays planned`);
+      return Math.max(target, earliest);
+    }
     const wanted = Math.max(target, earliest);
     // Decide only once the onset is near: the less time between the reading and the onset, the less the output can slip.
     if (wanted - earliest > 0.05) {
@@ -68,10 +72,6 @@ async function loudOnsetOf(rig, tracker, audibleAt, planned, lead, problems, n) 
     if (found) {
       await sleep((found.onset - rig.context.currentTime - lead - 0.04) * 1000);
       continue;
-    }
-    if (performance.now() - started > 10_000) {
-      problems.push(`trial ${n}: the output reached no loud moment after ${planned.toFixed(2)} s; the onset stays planned`);
-      return wanted;
     }
     await sleep(20);
   }
