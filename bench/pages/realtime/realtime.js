@@ -50,7 +50,7 @@ async function firstAudibleAt(rig, since) {
  * quiet ("inaudible onset", 3 of 24 of bargein's and 4 of the peer's with two CPU burners). The planned
  * moment when the output reaches no loud moment within 10 s (the judge then says why).
  */
-async function loudOnsetOf(rig, tracker, audibleAt, planned, lead, problems, n) {
+async function loudOnsetOf(rig, tracker, audibleAt, planned, { lead, cueLead }, problems, n) {
   const target = audibleAt + planned;
   const started = performance.now();
   for (;;) {
@@ -67,7 +67,11 @@ async function loudOnsetOf(rig, tracker, audibleAt, planned, lead, problems, n) 
       continue;
     }
     tracker.advance(await rig.window(audibleAt - 0.25, rig.context.currentTime));
-    const found = loudOnsetOnOutput(tracker, rig.items.map(itemPcm), wanted);
+    // Loud before the earliest moment the user's speech could pause bargein, not only before its labelled
+    // onset: turn-on-lights can cue 98 ms early, and an onset 10 ms into a phrase had the bot paused
+    // before that phrase was heard (2 of bargein's trials, "inaudible onset", with the output placed right).
+    const cued = loudOnsetOnOutput(tracker, rig.items.map(itemPcm), wanted - cueLead);
+    const found = cued && { onset: Math.max(wanted, cued.onset + cueLead) };
     if (found && found.onset - (rig.context.currentTime + lead) <= 0.1) return found.onset;
     if (found) {
       await sleep((found.onset - rig.context.currentTime - lead - 0.04) * 1000);
@@ -111,8 +115,9 @@ async function run({ client, protocol = "openai", trials, sessionOptions }) {
       }
       seen = rig.items.indexOf(item) + 1;
       // The fixture's speech starts onsetS after it is scheduled; a few quanta more for the page to schedule it.
-      const lead = (await rig.fixture(trial.fixture)).onsetS + 0.03;
-      const onset = await loudOnsetOf(rig, tracker, audibleAt, trial.moment, lead, problems, n);
+      const fixture = await rig.fixture(trial.fixture);
+      const timing = { lead: fixture.onsetS + 0.03, cueLead: fixture.onsetS - fixture.cueS };
+      const onset = await loudOnsetOf(rig, tracker, audibleAt, trial.moment, timing, problems, n);
       const said = await rig.say(trial.fixture, { onsetAt: onset });
       const moment = said.onset - audibleAt;
       await until(() => rig.context.currentTime > said.speechEnd + 0.45, 15_000, "the barge-in's speech to end");
