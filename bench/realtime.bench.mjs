@@ -5,8 +5,8 @@
 // moments (bench/pages/realtime/).
 //
 // Per client, one conversation of TRIALS barge-ins, each at a seeded moment
-// 0.25–2.5 s after the reply's first audible sample, moved on to where the reply is
-// loud (read from the item's audio as it arrives), so every onset is over the bot's voice. Judged on the recorded
+// 0.25–2.5 s after the reply's first audible sample, moved on to where the output is
+// loud, so every onset is over the bot's voice. Judged on the recorded
 // output and on what the emulator got (bench/pages/realtime/judge.js):
 // - onsetToSilentMs: the barge-in's speech onset → the output silent for good;
 // - truncateErrorMs: the truncate's audio_end_ms − the item's ms heard, i.e. its
@@ -22,9 +22,16 @@
 // - lostReplies: replies whose audio came and never played (the question is
 //   asked again; three in a row end the run);
 // - notStopped: barge-ins the client never stopped (the item played on over the
-//   user; in the figures); left out of them: notBargeIns (the onset fell in a
-//   pause of the reply) and misaligned (the output was not that item: an older
-//   reply still playing from the client's queue).
+//   user; in the figures);
+// - staleAudioTrials / staleAudioMs: trials whose output held an older item's
+//   audio (the client's queue playing an older turn on after a barge-in it did
+//   not stop), judged and in the figures; staleAtOnset: those over it at the onset;
+// - left out of the figures, each with the judge's reason (unjudged):
+//   notBargeIns (the output was quiet at the onset) and misaligned (the output
+//   at the onset was neither the reply nor an older item).
+// The onset is chosen on the output as rendered (what the recording shows is
+// playing, shortly before), not on the item's own timeline, which the output
+// lags under load.
 // The peer is @openai/agents-realtime 0.20.0's OpenAIRealtimeWebSocket with
 // server_vad, bundled at bench time (bench/lib/page-bundle.mjs) into
 // bench/pages/realtime/vendor/, removed after.
@@ -81,7 +88,7 @@ export default async function realtimeBench() {
         runs[name] = await step(`${name}: ${plan.length} barge-ins`, () => page.evaluate((o) => window.bench.run(o), { client, protocol, trials: plan, sessionOptions: process.env.BENCH_REALTIME_GUARD === "off" ? { echoGuard: { enabled: false } } : {} }), { timeoutMs: 40_000 * plan.length });
         problems.push(...runs[name].problems.map((p) => `${name}: ${p}`));
         const s = summarise(runs[name].trials, protocol);
-        console.log(`  ${name}: ${s.trials} trials in ${((Date.now() - started) / 1000).toFixed(0)} s; silent p95 ${s.onsetToSilentMs.p95} ms; truncate error mean ${s.truncateErrorMs.mean} ms, max ${s.truncateErrorMs.max} ms; rejected ${s.rejectedTruncates}`);
+        console.log(`  ${name}: ${s.judged} of ${s.planned} judged (${s.notBargeIns} inaudible, ${s.misaligned} misaligned, ${s.staleAudioTrials} with stale audio, ${s.notStopped} not stopped) in ${((Date.now() - started) / 1000).toFixed(0)} s; silent p95 ${s.onsetToSilentMs.p95} ms; truncate error mean ${s.truncateErrorMs.mean} ms, max ${s.truncateErrorMs.max} ms; rejected ${s.rejectedTruncates}`);
         await step(`${name}: close the page`, () => page.close(), { timeoutMs: PAGE_OP_MS });
       }
     });
@@ -116,21 +123,34 @@ export default async function realtimeBench() {
   };
 }
 
-/** Figures over the trials that were barge-ins (the bot audible at the onset, the recording aligned). */
+/**
+ * Figures over the judged trials: barge-ins over the bot's audible voice, whether the output at the
+ * onset was the trial's reply or an older item's audio (the client's queue playing an older turn on:
+ * a finding of the row, staleAudioTrials, in the figures as the user met it).
+ */
 function summarise(all, protocol) {
-  const trials = all.filter((t) => t.botAudibleAtOnset && t.aligned);
+  const trials = all.filter((t) => t.judged);
   const values = (key) => trials.map((t) => t[key]).filter((v) => typeof v === "number");
   const dist = (v) => ({ p50: round(quantile(v, 0.5)), p95: round(quantile(v, 0.95)), max: round(Math.max(...v)) });
   const errors = values("truncateErrorMs");
   const words = values("historyWordError");
+  const stale = trials.filter((t) => t.staleAudioMs > 0);
   return {
+    planned: all.length,
+    judged: trials.length,
     trials: trials.length,
-    // Left out: the onset fell in a pause of the reply (the bot inaudible in the 300 ms before it)…
-    notBargeIns: all.filter((t) => !t.botAudibleAtOnset).length,
-    // …or the output was not that item at all (an older reply still playing from the client's queue).
-    misaligned: all.filter((t) => t.botAudibleAtOnset && !t.aligned).length,
+    // Not judged, each with the judge's reason: the output quiet at the onset…
+    notBargeIns: all.filter((t) => !t.judged && !t.botAudibleAtOnset).length,
+    // …or neither the trial's reply nor an older item's audio there.
+    misaligned: all.filter((t) => !t.judged && t.botAudibleAtOnset).length,
+    unjudged: all.filter((t) => !t.judged).map((t) => ({ n: t.n, reason: t.unjudged })),
     // Barge-ins the client never stopped: the item played on over the user (counted in the figures).
     notStopped: trials.filter((t) => t.onsetToConfirmMs === null).length,
+    // Judged trials whose output held an older item's audio (the client's queue playing an older turn),
+    // how many were over it at the onset, and how much of it played (ms; after the onset).
+    staleAudioTrials: stale.length,
+    staleAtOnset: trials.filter((t) => t.playingAtOnset === "older").length,
+    staleAudioMs: { total: round(sum(values("staleAudioMs"))), max: round(Math.max(0, ...values("staleAudioMs"))), afterOnset: round(sum(values("staleAfterOnsetMs"))) },
     onsetToSilentMs: dist(values("onsetToSilentMs")),
     onsetToConfirmMs: dist(values("onsetToConfirmMs")),
     truncateErrorMs: {
@@ -152,6 +172,7 @@ function summarise(all, protocol) {
 }
 
 const mean = (v) => (v.length ? v.reduce((a, b) => a + b, 0) / v.length : null);
+const sum = (v) => v.reduce((a, b) => a + b, 0);
 
 function compact(t) {
   const r = (v) => (typeof v === "number" ? round(v) : v);
@@ -168,8 +189,14 @@ function compact(t) {
     words: `${t.modelWords}/${t.wordsHeard}`,
     stale: t.staleSamples,
     ok: t.botAudibleAtOnset && t.aligned,
+    judged: t.judged,
+    ...(t.judged ? {} : { unjudged: t.unjudged }),
+    atOnset: t.playingAtOnset,
+    ...(t.staleAudioMs > 0 ? { staleAudioMs: r(t.staleAudioMs), staleAfterOnsetMs: r(t.staleAfterOnsetMs) } : {}),
+    peakBefore: r(t.peakBeforeOnset),
+    onsetMoment: r(t.onsetMoment),
     // Where the recorded output stopped matching the item (the cut, unless something else changed it).
     diverged: r(t.divergedMs),
-    ...(t.aligned ? {} : { atDivergence: t.atDivergence }),
+    ...(t.aligned || t.playingAtOnset === "older" ? {} : { atDivergence: t.atDivergence }),
   };
 }

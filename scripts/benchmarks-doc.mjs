@@ -95,7 +95,9 @@ const HEADLINES = {
           const r = j[svc]?.[who];
           if (!r) return undefined;
           const trunc = r.truncateErrorMs ? `; truncate error mean ${num(r.truncateErrorMs.mean)} ms` : "";
-          return `${num(r.trials)} trials, onset → silent ${dist(r.onsetToSilentMs)}${trunc}; misaligned ${num(r.misaligned)}, not stopped ${num(r.notStopped)}`;
+          const judged = r.planned === undefined ? `${num(r.trials)} trials` : `${num(r.judged)} of ${num(r.planned)} judged (inaudible ${num(r.notBargeIns)})`;
+          const stale = r.staleAudioTrials === undefined ? "" : `, stale audio in ${num(r.staleAudioTrials)} (${num(r.staleAudioMs?.total)} ms)`;
+          return `${judged}, onset → silent ${dist(r.onsetToSilentMs)}${trunc}; misaligned ${num(r.misaligned)}, not stopped ${num(r.notStopped)}${stale}`;
         },
       ]),
     ),

@@ -6,7 +6,7 @@
 // (judge.js) and the item's id; the emulator's log (what it got: the truncate,
 // the next response's input) is read once at the end.
 import { makeRig, itemPcm, RATE, SILENT } from "./rig.js";
-import { judgeBargeIn, loudMoment, wordsHeard } from "./judge.js";
+import { OutputTracker, judgeBargeIn, loudOnsetOnOutput, wordsHeard } from "./judge.js";
 import { bargeinClient, geminiPeerClient, peerClient } from "./clients.js";
 
 const until = (cond, ms, what) =>
@@ -43,16 +43,40 @@ async function firstAudibleAt(rig, since) {
 }
 
 /**
- * The trial's onset, in seconds after the reply's first audible sample: the planned moment, moved on to
- * where the reply is loud (judge.js loudMoment), read from the item's audio as it arrives (the emulator
- * sends ahead of playback). Without that, an onset in a pause of the reply is no barge-in, and the trial
- * was not judged (a few of every 24; more under load). The planned moment when the audio has not come by
- * shortly before it.
+ * The trial's onset (context s): the planned moment after the reply's first audible sample, moved on to
+ * where the output, as it is being rendered, is loud (judge.js loudOnsetOnOutput). Chosen as late as the
+ * fixture allows (its speech starts `lead` s after it is scheduled), from what the recording shows has
+ * played: an onset placed on the item's own timeline fell, under load, where the output lagging it was
+ * quiet ("inaudible onset", 3 of 24 of bargein's and 4 of the peer's with two CPU burners). The planned
+ * moment when the output reaches no loud moment within 10 s (the judge then says why).
  */
-async function loudMomentOf(item, planned, audibleAt, rig) {
+async function loudOnsetOf(rig, tracker, audibleAt, planned, { lead, cueLead }, problems, n) {
+  const target = audibleAt + planned;
+  const started = performance.now();
   for (;;) {
-    const moment = loudMoment(itemPcm(item), planned);
-    if (moment !== undefined || rig.context.currentTime > audibleAt + planned - 0.15) return moment ?? planned;
+    const now = rig.context.currentTime;
+    const earliest = now + lead;
+    if (performance.now() - started > 10_000) {
+      problems.push(`trial ${n}: the output reached no loud moment after ${planned.toFixed(2)} s within 10 s; the onset stays planned`);
+      return Math.max(target, earliest);
+    }
+    const wanted = Math.max(target, earliest);
+    // Decide only once the onset is near: the less time between the reading and the onset, the less the output can slip.
+    if (wanted - earliest > 0.05) {
+      await sleep((wanted - earliest - 0.04) * 1000);
+      continue;
+    }
+    tracker.advance(await rig.window(audibleAt - 0.25, rig.context.currentTime));
+    // Loud before the earliest moment the user's speech could pause bargein, not only before its labelled
+    // onset: turn-on-lights can cue 98 ms early, and an onset 10 ms into a phrase had the bot paused
+    // before that phrase was heard (2 of bargein's trials, "inaudible onset", with the output placed right).
+    const cued = loudOnsetOnOutput(tracker, rig.items.map(itemPcm), wanted - cueLead);
+    const found = cued && { onset: Math.max(wanted, cued.onset + cueLead) };
+    if (found && found.onset - (rig.context.currentTime + lead) <= 0.1) return found.onset;
+    if (found) {
+      await sleep((found.onset - rig.context.currentTime - lead - 0.04) * 1000);
+      continue;
+    }
     await sleep(20);
   }
 }
@@ -64,6 +88,8 @@ async function run({ client, protocol = "openai", trials, sessionOptions }) {
   const c = await (client === "peer" ? peer(rig) : bargeinClient(rig, sessionOptions, protocol));
   const results = [];
   const problems = [];
+  // Which item's audio each quantum of the output was, followed over the whole run (judge.js).
+  const tracker = new OutputTracker(() => rig.items.map((item) => ({ pcm: itemPcm(item), arrivedFrame: item.arrivedFrame })));
   let lostReplies = 0;
   try {
     await rig.say("weather-question");
@@ -88,12 +114,18 @@ async function run({ client, protocol = "openai", trials, sessionOptions }) {
         if (audibleAt === undefined) await rig.say("weather-question");
       }
       seen = rig.items.indexOf(item) + 1;
-      const moment = await loudMomentOf(item, trial.moment, audibleAt, rig);
-      const said = await rig.say(trial.fixture, { onsetAt: audibleAt + moment });
+      // The fixture's speech starts onsetS after it is scheduled; a few quanta more for the page to schedule it.
+      const fixture = await rig.fixture(trial.fixture);
+      const timing = { lead: fixture.onsetS + 0.03, cueLead: fixture.onsetS - fixture.cueS };
+      const onset = await loudOnsetOf(rig, tracker, audibleAt, trial.moment, timing, problems, n);
+      const said = await rig.say(trial.fixture, { onsetAt: onset });
+      const moment = said.onset - audibleAt;
       await until(() => rig.context.currentTime > said.speechEnd + 0.45, 15_000, "the barge-in's speech to end");
       const confirmAt = c.interruptions.find((t) => t >= said.onset - 0.05);
       const rec = await rig.window(audibleAt - 0.25, said.speechEnd + 0.35);
-      const judged = judgeBargeIn(rec, itemPcm(item), { ...said, confirmAt });
+      tracker.advance(rec);
+      const judged = judgeBargeIn(rec, itemPcm(item), { ...said, confirmAt }, { tracker, index: rig.items.indexOf(item) });
+      if (!judged.judged) problems.push(`trial ${n}: not judged: ${judged.unjudged}`);
       if (confirmAt === undefined) problems.push(`trial ${n}: no interruption (onset ${said.onset.toFixed(3)}, speech end ${said.speechEnd.toFixed(3)}): ${state()}`);
       results.push({
         n,
@@ -127,7 +159,8 @@ function withServiceView(t, log) {
   const k = log.responses.findIndex((r) => r.item_id === t.itemId);
   const response = log.responses[k];
   const truncate = log.truncates.find((x) => x.item_id === t.itemId);
-  const heardTruthMs = t.renderedMs - t.outputLatencyMs;
+  // Not below zero: an item cut before it played (an older one playing at the onset) was not heard at all.
+  const heardTruthMs = Math.max(0, t.renderedMs - t.outputLatencyMs);
   const next = log.responses[k + 1];
   const modelText = next?.input.filter((i) => i.role === "assistant").at(-1)?.text ?? null;
   const words = response?.words ?? [];
@@ -160,7 +193,7 @@ function withGeminiView(log, client) {
   return (t) => {
     const turn = spoken[t.itemIndex];
     const words = turn?.words ?? [];
-    const heardTruthMs = t.renderedMs - t.outputLatencyMs;
+    const heardTruthMs = Math.max(0, t.renderedMs - t.outputLatencyMs);
     const count = (text) => text.split(/\s+/).filter(Boolean).length;
     let modelWords = null;
     let modelHeardMs = null;
