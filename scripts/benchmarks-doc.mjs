@@ -41,6 +41,7 @@ const HEADLINES = {
     ["the same decided server-side from STT words", (j) => dist(j.serverDriven?.onsetToSilenceMs) && `${dist(j.serverDriven.onsetToSilenceMs)}; browser-side is ${num(j.speedup)}× faster`],
     ["onset → silent, main thread busy", (j) => dist(j.mainThreadLoad?.onsetToPauseMs) && `${dist(j.mainThreadLoad.onsetToPauseMs)}; direct pauses ${j.mainThreadLoad.directPauses}`],
     ["onset → silent on recordings of real people", (j) => dist(j.humanSpeech?.onsetToPauseMs) && `${dist(j.humanSpeech.onsetToPauseMs)} (${j.humanSpeech.goal ?? "no goal recorded"})`],
+    ["onset → silent before the VAD's model is ready (level fallback)", (j) => dist(j.levelFallback?.onsetToPauseMs) && `${dist(j.levelFallback.onsetToPauseMs)}; stale samples ${num(j.levelFallback.staleSamples)}`],
     ["Silero's own speech start after the onset", (j) => dist(j.onsetToVadSpeechStartMs)],
     ["stale samples after the fence", (j) => num(j.staleSamples)],
     ["heard-word error (kept words vs words played)", (j) => j.heardWordError && `mean ${num(j.heardWordError.mean)}, max ${num(j.heardWordError.max)}`],

@@ -25,9 +25,11 @@ export function planTrials(n, seed, fixtures) {
  * Opens the bench page in a new tab and waits for it; page errors go to `problems`.
  * @param {import("./with-bench.mjs").BenchContext} context @param {string[]} problems
  */
-export async function openBargeinPage({ server, browser, step }, problems) {
+/** `holdModel`: the VAD's model request is never answered on this page, so its sessions stay on the level fallback. */
+export async function openBargeinPage({ server, browser, step }, problems, { holdModel = false } = {}) {
   const page = await step("open a page", () => browser.newPage(), { timeoutMs: PAGE_OP_MS });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  if (holdModel) await page.route("**/silero_vad*.onnx", () => {});
   await step("open bargein.html", async () => {
     await page.goto(`${server.base}/bench/pages/session/bargein.html`);
     await page.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });

@@ -83,11 +83,12 @@ async function askForReply(t, repliesBefore, restarts, counts) {
   }
 }
 
-async function run({ mode, load = false, trials: plan, provider = "kyutai", bedDb }) {
+/** `levelFallback`: the session listens without waiting for the VAD's model (the bench holds its request back). */
+async function run({ mode, load = false, trials: plan, provider = "kyutai", bedDb, levelFallback = false }) {
   const t = await makeBenchSession({
     story: true,
     provider,
-    sessionOptions: mode === "server" ? { bargeIn: { enabled: false } } : {},
+    sessionOptions: mode === "server" ? { bargeIn: { enabled: false } } : levelFallback ? { vad: { waitForModel: false } } : {},
   });
   await t.session.start();
   // Recordings of real people carry their room's noise: the mic gets the same room all along (bench-session.js).
@@ -149,6 +150,7 @@ async function run({ mode, load = false, trials: plan, provider = "kyutai", bedD
         directPause: speechStart?.direct ?? false,
         // Every VAD event of this utterance, ms from its onset (d: the worker acted on playback itself).
         vadTrace: t.log.vad.slice(vadBefore).map((e) => `${e.kind}${e.direct ? "(d)" : ""}@${Math.round((e.contextTime - spoken.onset) * 1000)}`).join(" "),
+        degraded: t.session.degraded,
       });
       if (mode === "server") trials.at(-1).onsetToWordMs = (trial.wordAt - spoken.onset) * 1000;
     }
