@@ -40,10 +40,6 @@
 // (Unmute) decides from its STT; measured on the same moments and fixtures.
 // mainThreadLoad: the SDK's barge-in with the page's main thread busy 50 ms
 // in every 60 ms.
-// levelFallback: the SDK's barge-in before the VAD's model is ready (issue
-// #41): a page whose model request is never answered, the session started
-// with vad.waitForModel false, so the onset cue and the level detector decide
-// (flite, 20 trials).
 // humanSpeech: the SDK's barge-in with recordings of real people instead of
 // flite (bench/lib/human-speech.mjs, from pocketsphinx-testdata): real
 // onsets are softer. The mic carries a bed of noise at the loudest of the
@@ -65,8 +61,9 @@ const RUNS = [
   { name: "server", mode: "server", from: 0, to: 25 },
   { name: "vad-load", mode: "vad", load: true, from: 0, to: 20 },
   { name: "vad-human", mode: "vad", human: true, from: 0, to: 30 },
-  { name: "vad-level", mode: "vad", levelFallback: true, from: 0, to: 20 },
 ];
+
+
 
 /** `npm run bench -- bargein --provider NAME` runs every run on that STT or TTS (bench/lib/bench-args.mjs). */
 export const takesProvider = true;
@@ -80,13 +77,11 @@ export default async function bargeinBench({ provider = DEFAULT_PROVIDER } = {})
   await withBench({ port: PORT }, async (context) => {
     const { step } = context;
     const page = await openBargeinPage(context, problems);
-    let heldModelPage;
     for (const r of RUNS) {
-      const runPage = r.levelFallback ? (heldModelPage ??= await openBargeinPage(context, problems, { holdModel: true })) : page;
       const started = Date.now();
       const trials = (r.human ? humanPlan : trialsPlan).slice(r.from, r.to);
       // A trial takes a few seconds; a minute each is a bound, not a measurement.
-      const result = await step(`run ${r.name} (${trials.length} trials)`, () => runPage.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, levelFallback: r.levelFallback, trials, provider, bedDb: r.human ? recordings.noiseDb : undefined }), { timeoutMs: 60_000 * Math.max(1, trials.length) });
+      const result = await step(`run ${r.name} (${trials.length} trials)`, () => page.evaluate((o) => window.bench.run(o), { mode: r.mode, load: r.load, trials, provider, bedDb: r.human ? recordings.noiseDb : undefined }), { timeoutMs: 60_000 * Math.max(1, trials.length) });
       runs[r.name] = result;
       problems.push(...result.errors.map((e) => `${r.name}: ${e}`), ...result.csp.map((e) => `${r.name}: csp ${e}`), ...result.restarts.map((e) => `${r.name}: session restarted after ${e}`));
       const s = summarise(result.trials);
@@ -98,7 +93,6 @@ export default async function bargeinBench({ provider = DEFAULT_PROVIDER } = {})
   const serverDriven = summarise(runs.server.trials);
   const loaded = summarise(runs["vad-load"].trials);
   const human = summarise(runs["vad-human"].trials);
-  const level = summarise(runs["vad-level"].trials);
   const okServer = runs.server.trials.filter((t) => !t.failed);
   return {
     provider,
@@ -144,18 +138,6 @@ export default async function bargeinBench({ provider = DEFAULT_PROVIDER } = {})
       confirmReasons: human.reasons,
       slowdownVsFlite: round(human.onsetToSilenceMs.p95 / vad.onsetToSilenceMs.p95),
       goal: "onsetToPauseMs p95 ≤ 100",
-    },
-    levelFallback: {
-      what: "before the VAD's model is ready: its request held back, vad.waitForModel false, the barge-in from the onset cue and the level detector (issue #41)",
-      trials: level.trials,
-      failedTrials: level.failed,
-      degradedThroughout: runs["vad-level"].trials.every((t) => t.failed || t.degraded),
-      onsetToPauseMs: level.onsetToSilenceMs,
-      onsetToFlushMs: level.onsetToFlushMs,
-      staleSamples: level.staleSamples,
-      heardWordError: level.heardWordError,
-      confirmReasons: level.reasons,
-      slowdownVsSilero: round(level.onsetToSilenceMs.p95 / vad.onsetToSilenceMs.p95),
     },
     checks: {
       botAudibleAtOnset: `${vad.botAudibleAtOnset}/${vad.trials}`,

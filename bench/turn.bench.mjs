@@ -35,6 +35,7 @@ import { prepareBackchannelCorpus } from "./lib/backchannel-corpus.mjs";
 import { summariseBackchannels } from "./lib/backchannel-summary.mjs";
 import { prepareTurnCorpus } from "./lib/turn-corpus.mjs";
 import { summariseTurnTaking } from "./lib/turn-taking-summary.mjs";
+import { runTurnTaking } from "./lib/turn-taking-run.mjs";
 import { prng } from "../test/lib/prng.mjs";
 
 const PORT = 8850;
@@ -53,7 +54,6 @@ const WARMUP_TURNS = 2;
  * word leaves it unfinished held 700 ms more (turn.holdUnfinished). policy: the same with a turn resumed before its
  * reply is heard kept as one (turn.resumeUnheard); the session's defaults. policyShort: that with 200 ms of silence
  * and 800 ms of hold. preemptive: `policy` with the reply prepared at 160 ms of quiet (turn.preemptive).
- * levelFallback: `policy` before the VAD's model is ready (MODEL_HELD).
  */
 const TURN_POLICIES = {
   baseline: { vad: { redemptionMs: 600 }, turn: { holdUnfinished: false, resumeUnheard: false } },
@@ -61,14 +61,7 @@ const TURN_POLICIES = {
   policy: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 } } },
   policyShort: { vad: { redemptionMs: 200 }, turn: { holdUnfinished: { holdMs: 800 } } },
   preemptive: { vad: { redemptionMs: 300 }, turn: { holdUnfinished: { holdMs: 700 }, preemptive: { quietMs: 160 } } },
-  levelFallback: { vad: { redemptionMs: 300, waitForModel: false }, turn: { holdUnfinished: { holdMs: 700 } } },
 };
-/**
- * Policies run with the VAD's model held back (its request never answered), so the whole corpus is
- * decided by the level fallback that listens before Silero is ready (issue #41): `policy`'s settings,
- * before the model.
- */
-const MODEL_HELD = ["levelFallback"];
 /** The policies that prepare a preemptive reply, reported under `preemptive` too. */
 const PREEMPTIVE_POLICIES = ["preemptive"];
 /** Which of TURN_POLICIES the README's defaults give. */
@@ -108,21 +101,11 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
     const turnTaking = {};
     const turnTakingResults = {};
     for (const [name, sessionOptions] of Object.entries(TURN_POLICIES)) {
-      const ttPage = await step("open turn-taking.html", async () => {
-        const p = await browser.newPage();
-        p.on("pageerror", (e) => pageErrors.push(e.message));
-        // Never answered: the page closes with the request still open.
-        if (MODEL_HELD.includes(name)) await p.route("**/silero_vad*.onnx", () => {});
-        await p.goto(`${server.base}/bench/pages/session/turn-taking.html`);
-        await p.waitForFunction(() => window.benchReady === true, null, { timeout: 30_000 });
-        return p;
-      });
-      const tt = await step(`say ${utterances.length} utterances with pauses (${name})`, () => ttPage.evaluate((o) => window.bench.run(o), { sessionOptions, items: utterances }), { timeoutMs: 40_000 * utterances.length });
-      await step("close turn-taking.html", () => ttPage.close(), { timeoutMs: PAGE_OP_MS });
+      const problems = [];
+      const tt = await runTurnTaking({ server, browser, step }, { name, sessionOptions, utterances, problems });
+      r.errors.push(...problems);
       turnTaking[name] = summariseTurnTaking(tt.results);
-      if (MODEL_HELD.includes(name)) turnTaking[name].degradedThroughout = tt.results.every((u) => u.degraded);
       turnTakingResults[name] = tt.results;
-      r.errors.push(...tt.errors.map((e) => `turn-taking ${name}: ${e}`), ...tt.csp.map((e) => `turn-taking ${name}: csp ${e}`));
       console.log(`  turn-taking ${name}: ${JSON.stringify(turnTaking[name])}`);
     }
     const backchannel = {};
@@ -190,7 +173,6 @@ export default function turnBench({ provider = DEFAULT_PROVIDER } = {}) {
       default: { policy: DEFAULT_POLICY, ...turnTaking[DEFAULT_POLICY] },
       turnTaking: {
         policies: TURN_POLICIES,
-        modelHeld: MODEL_HELD,
         corpus: "bench/lib/turn-corpus.mjs: 20 hesitations (one 300–900 ms pause mid-phrase), 10 lists (a pause after each item but the last), 10 questions with an afterthought after a pause, 10 plain sentences; flite slt and rms; the turn's end labelled",
         method: "voiceToVoiceMs: labelled end of the utterance → the first sample of the reply that began after it, in an in-context recording, plus the output latency (utterances with no premature end); sdkVoiceToVoiceMs: the session's own TurnMetrics.voiceToVoiceMs for that reply. prematureEndRate: utterances whose turn ended inside a labelled pause in a way the user felt: their words went into two or more user messages, or the bot's voice is in the recording (≥ -40 dBFS, less the output latency) between the utterance's onset and its labelled end (heardInPause; the session's own bot_speaking before the end is audibleInPause). decidedInPauseRate: utterances where a reply began (bot_thinking) before the labelled end, felt or not (earlier runs' prematureEndRate). wastedLlmRequestsPerTurn: replies never heard, per utterance.",
         perUtterance: turnTakingResults,

@@ -41,7 +41,6 @@ const HEADLINES = {
     ["the same decided server-side from STT words", (j) => dist(j.serverDriven?.onsetToSilenceMs) && `${dist(j.serverDriven.onsetToSilenceMs)}; browser-side is ${num(j.speedup)}× faster`],
     ["onset → silent, main thread busy", (j) => dist(j.mainThreadLoad?.onsetToPauseMs) && `${dist(j.mainThreadLoad.onsetToPauseMs)}; direct pauses ${j.mainThreadLoad.directPauses}`],
     ["onset → silent on recordings of real people", (j) => dist(j.humanSpeech?.onsetToPauseMs) && `${dist(j.humanSpeech.onsetToPauseMs)} (${j.humanSpeech.goal ?? "no goal recorded"})`],
-    ["onset → silent before the VAD's model is ready (level fallback)", (j) => dist(j.levelFallback?.onsetToPauseMs) && `${dist(j.levelFallback.onsetToPauseMs)}; stale samples ${num(j.levelFallback.staleSamples)}`],
     ["Silero's own speech start after the onset", (j) => dist(j.onsetToVadSpeechStartMs)],
     ["stale samples after the fence", (j) => num(j.staleSamples)],
     ["heard-word error (kept words vs words played)", (j) => j.heardWordError && `mean ${num(j.heardWordError.mean)}, max ${num(j.heardWordError.max)}`],
@@ -61,6 +60,12 @@ const HEADLINES = {
     ["wasm / model sent, compressed vs not", (j) => j.compression && `${num(j.compression.wasmBytes)} / ${num(j.compression.modelBytes)} B vs ${num(j.uncompressed?.compression?.wasmBytes)} / ${num(j.uncompressed?.compression?.modelBytes)} B`],
     ["uncompressed: cold start → model ready", (j) => j.uncompressed && dist(j.uncompressed.cold?.startToVadReadyMs)],
     ["goals met", (j) => j.goals && `${Object.values(j.goals).filter((g) => g.pass).length} of ${Object.keys(j.goals).length}`],
+  ],
+  fallback: [
+    ["premature ends on the turn corpus: Silero / level fallback", (j) => j.turnTaking && `${pct(j.turnTaking.silero?.prematureEndRate)} / ${pct(j.turnTaking.levelFallback?.prematureEndRate)} of ${num(j.turnTaking.silero?.utterances)}`],
+    ["voice to voice: Silero / level fallback", (j) => j.turnTaking && `${dist(j.turnTaking.silero?.voiceToVoiceMs)} / ${dist(j.turnTaking.levelFallback?.voiceToVoiceMs)}`],
+    ["barge-in onset → silent: Silero / level fallback", (j) => j.bargeIn && `${dist(j.bargeIn.silero?.onsetToPauseMs)} / ${dist(j.bargeIn.levelFallback?.onsetToPauseMs)}`],
+    ["stale samples: Silero / level fallback", (j) => j.bargeIn && `${num(j.bargeIn.silero?.staleSamples)} / ${num(j.bargeIn.levelFallback?.staleSamples)}`],
   ],
   controls: [
     ["start() → listening, cold / warm", (j) => j.startToListeningMs && `cold ${dist(j.startToListeningMs.cold)}; warm ${dist(j.startToListeningMs.warm)}`],
@@ -119,7 +124,6 @@ const HEADLINES = {
       ["policy", "end of turn: the default (300 ms + hold + resumed turns)"],
       ["policyShort", "end of turn: 200 ms + hold + resumed turns"],
       ["preemptive", "end of turn: the default + preemptive reply"],
-      ["levelFallback", "end of turn: the default, before the VAD's model is ready (level fallback)"],
     ].map(([key, label]) => [
       label,
       (j) => j[key] && `voice to voice ${dist(j[key].voiceToVoiceMs)}; premature ends ${pct(j[key].prematureEndRate)}; LLM requests never heard ${num(j[key].wastedLlmRequestsPerTurn)} a turn`,

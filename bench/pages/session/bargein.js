@@ -83,12 +83,12 @@ async function askForReply(t, repliesBefore, restarts, counts) {
   }
 }
 
-/** `levelFallback`: the session listens without waiting for the VAD's model (the bench holds its request back). */
-async function run({ mode, load = false, trials: plan, provider = "kyutai", bedDb, levelFallback = false }) {
+/** `sessionVad`: the session's `vad` options (the fallback bench listens before the model with them). */
+async function run({ mode, load = false, trials: plan, provider = "kyutai", bedDb, sessionVad }) {
   const t = await makeBenchSession({
     story: true,
     provider,
-    sessionOptions: mode === "server" ? { bargeIn: { enabled: false } } : levelFallback ? { vad: { waitForModel: false } } : {},
+    sessionOptions: { ...(mode === "server" ? { bargeIn: { enabled: false } } : {}), ...(sessionVad ? { vad: sessionVad } : {}) },
   });
   await t.session.start();
   // Recordings of real people carry their room's noise: the mic gets the same room all along (bench-session.js).
