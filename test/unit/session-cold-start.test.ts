@@ -11,6 +11,19 @@ import { fakeSession } from "../../src/testing/index.js";
 import type { InterruptionEvent, SessionErrorEvent, SessionStateEvent, VadEvent } from "../../src/index.js";
 import { AssetLoadError } from "../../src/index.js";
 
+/** A session on the fakes, its model still loading, half a second into a long reply. */
+async function storyPlaying({ modelLoadsWhileBotSpeaks = false } = {}) {
+  const t = fakeSession({ modelLoading: true, replies: ["one two three four five six seven eight nine ten"] });
+  const log = record(t.session);
+  await t.session.start();
+  await t.user.says("tell me a story");
+  await t.waitForState("bot_speaking");
+  if (modelLoadsWhileBotSpeaks) t.user.vad.modelLoaded();
+  await t.waitForReply();
+  await t.player.play(500);
+  return { t, log };
+}
+
 function record(session: ReturnType<typeof fakeSession>["session"]) {
   const states: SessionStateEvent[] = [];
   const vad: VadEvent[] = [];
@@ -72,13 +85,7 @@ describe("before the VAD's model is ready", () => {
   });
 
   test("over the bot, the fallback's speech pauses it but its real start and its end confirm nothing: the bot plays on", async () => {
-    const t = fakeSession({ modelLoading: true, replies: ["one two three four five six seven eight nine ten"] });
-    const log = record(t.session);
-    await t.session.start();
-    await t.user.says("tell me a story");
-    await t.waitForState("bot_speaking");
-    await t.waitForReply();
-    await t.player.play(500);
+    const { t, log } = await storyPlaying();
     // A cough, a door, the bot's own echo: loud past minSpeechMs, no words.
     const pausedAtRealStart: boolean[] = [];
     t.session.on("vad", (e) => e.kind === "speechRealStart" && pausedAtRealStart.push(t.player.paused));
@@ -159,14 +166,7 @@ describe("the model takes over", () => {
   });
 
   test("then the VAD's real start confirms a barge-in again, as it did not while degraded", async () => {
-    const t = fakeSession({ modelLoading: true, replies: ["one two three four five six seven eight nine ten"] });
-    const log = record(t.session);
-    await t.session.start();
-    await t.user.says("tell me a story");
-    await t.waitForState("bot_speaking");
-    t.user.vad.modelLoaded();
-    await t.waitForReply();
-    await t.player.play(500);
+    const { t, log } = await storyPlaying({ modelLoadsWhileBotSpeaks: true });
     await t.user.noise(400);
     expect(log.interruptions.map((e) => e.reason)).toEqual(["speech"]);
     await t.session.stop();
