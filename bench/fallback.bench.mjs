@@ -10,7 +10,9 @@
 //   (bench/pages/session/turn-taking.js): premature ends, voice to voice, wasted LLM requests.
 // - bargeIn: 20 flite barge-ins over the bot's story (bench/pages/session/bargein.js, the barge-in
 //   bench's plan and seed): onset → the bot silent, onset → flush, stale samples, heard words.
-// `degradedThroughout` says the fallback's runs stayed on the level detector to their end.
+// `degradedThroughout` says the fallback's runs stayed on the level detector to their end. Their
+// sessions report the model's load timeout (vad.loadTimeoutMs) as a non-fatal error, as designed:
+// it is listed in `problems`, and the session listens on.
 import { withBench } from "./lib/with-bench.mjs";
 import { openBargeinPage, planTrials, round, summarise } from "./lib/bargein-summary.mjs";
 import { prepareTurnCorpus } from "./lib/turn-corpus.mjs";
