@@ -24,8 +24,12 @@ const VAD_WEB = {
 const VAD_SHARED = {
   model: "v5",
   speechEndAudio: false,
-  /** Real voices that begin with a fricative or a breath reach Silero's threshold late; the cue pauses sooner. */
-  onsetPause: true,
+  /**
+   * Real voices that begin with a fricative or a breath reach Silero's threshold late; the cue acts
+   * sooner. It ducks, and silences on a speech-like frame, because a pause at every rise cost each
+   * room sound about two pauses of up to 480 ms (`npm run bench -- noise`, bench/results/noise.json).
+   */
+  onsetPause: { enabled: true, action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96 },
   meterIntervalMs: 100,
   loadTimeoutMs: 30_000,
 } as const;
