@@ -42,7 +42,7 @@ const SETTINGS = {
   duckCue: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96 },
   // The curve: one knob of the new rule moved at a time.
   pauseQuickRelease: { action: "pause", silenceProbability: 0.15, quickReleaseMs: 96 },
-  duckUntilSpeechStart: { action: "duck", duckDb: 12, silenceProbability: 0.3, quickReleaseMs: 96 },
+  duckHold: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 0 },
   duckEagerSilence: { action: "duck", duckDb: 12, silenceProbability: 0.08, quickReleaseMs: 96 },
 };
 const only = process.env.NOISE_VARIANTS?.split(",").filter(Boolean);
