@@ -44,6 +44,9 @@ const SETTINGS = {
   pauseQuickRelease: { action: "pause", silenceProbability: 0.15, quickReleaseMs: 96 },
   duckHold: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 0 },
   duckEagerSilence: { action: "duck", duckDb: 12, silenceProbability: 0.08, quickReleaseMs: 96 },
+  // A cheap speech-likeness check before Silero's: a voice's pitch (src/vad/voicing.ts), at two thresholds.
+  duckVoiced70: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0.7 },
+  duckVoiced80: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0.8 },
 };
 const only = process.env.NOISE_VARIANTS?.split(",").filter(Boolean);
 const VARIANTS = Object.fromEntries(
@@ -129,7 +132,7 @@ export default async function noiseBench() {
     return Object.keys(VARIANTS).find((name) => {
       const v = SETTINGS[name];
       if (v === false || cue === false || cue?.enabled === false) return v === false && (cue === false || cue?.enabled === false);
-      return ["action", "duckDb", "silenceProbability", "quickReleaseMs"].every((key) => (v[key] ?? cue[key]) === cue[key]);
+      return ["action", "duckDb", "silenceProbability", "quickReleaseMs", "voicing"].every((key) => (v[key] ?? cue[key]) === cue[key]);
     });
   }
 }

@@ -84,6 +84,8 @@ const HEADLINES = {
       ["pauseQuickRelease", "silence at the rise, release after 96 ms"],
       ["duckHold", "duck 12 dB, silence at p 0.15, no quick release"],
       ["duckEagerSilence", "duck 12 dB, silence at p 0.08, release after 96 ms"],
+      ["duckVoiced70", "as duckCue, and silence on a voiced frame (periodicity 0.7)"],
+      ["duckVoiced80", "as duckCue, and silence on a voiced frame (periodicity 0.8)"],
     ].flatMap(([name, what]) => {
       const of = (j) => j.curve?.find((x) => x.variant === name);
       return [

@@ -35,6 +35,8 @@ export interface OnsetCueSettings {
   silenceProbability: number;
   /** Frames after the cue at which, none having been speech-like, the bot plays on (0: no quick release). */
   quickReleaseFrames: number;
+  /** A frame whose voice-pitch periodicity (src/vad/voicing.ts) reaches this is speech-like too; 0: off. */
+  voicing: number;
 }
 
 /** The worker's own settings. */

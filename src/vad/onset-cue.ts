@@ -31,9 +31,9 @@
  * keystroke, a door or music as a voice, and Silero's probability tells
  * them apart only later. So by default a cue ducks the bot (it plays on,
  * `duckDb` softer) rather than silencing it, and the duck turns into a
- * pause on the first frame whose Silero probability reaches
- * `silenceProbability` (or on Silero's speech start, which the worker
- * handles). `action: "pause"` silences at the cue itself (the rule before
+ * pause on the first speech-like frame: Silero's probability at
+ * `silenceProbability`, or (with `voicing`) a periodicity at a voice's pitch
+ * (src/vad/voicing.ts), or Silero's speech start, which the worker handles. `action: "pause"` silences at the cue itself (the rule before
  * issue #40). In `npm run bench -- noise` the pause at the cue cost each
  * room sound about two pauses of up to 480 ms, while real voices reached the
  * probability within a frame or two of the cue.
@@ -47,6 +47,7 @@
  */
 import type { FrameEcho } from "../protocol/frames.js";
 import type { OnsetCueSettings } from "../protocol/vad-messages.js";
+import { isVoiced } from "./voicing.js";
 
 /** A cue must reach this level (dBFS): under it, a rise is the room, not a voice. */
 export const ONSET_MIN_DBFS = -50;
@@ -78,7 +79,7 @@ const WINDOWS = 4;
 export type OnsetAction = "duck" | "pause" | "release" | null;
 
 /** The rule before issue #40: silence at the cue, released by quiet or the cap. */
-export const PAUSE_AT_CUE: OnsetCueSettings = { action: "pause", duckDb: 0, silenceProbability: 1, quickReleaseFrames: 0 };
+export const PAUSE_AT_CUE: OnsetCueSettings = { action: "pause", duckDb: 0, silenceProbability: 1, quickReleaseFrames: 0, voicing: 0 };
 
 /** The cue's state: idle, or holding the bot (ducked or paused) since a cue. */
 type CueState =
@@ -120,14 +121,14 @@ export class OnsetCue {
   push(frame: Float32Array, echo: FrameEcho, armed: boolean, speaking: boolean, echoPath = false, probability = 0): OnsetAction {
     const level = echo === "echo" ? -Infinity : loudestWindowDb(frame);
     const doubtful = echoPath && echo !== "clear";
-    const speechLike = echo !== "echo" && probability >= this.#settings.silenceProbability;
     const s = this.#state;
     if (s.phase === "holding") {
       s.held++;
       s.quiet = level < this.#floorDb + QUIET_WITHIN_DB ? s.quiet + 1 : 0;
       s.minDb = Math.min(s.minDb, level);
-      s.speechLike ||= speechLike;
-      if (s.how === "duck" && speechLike) {
+      const like = this.#speechLike(frame, echo, probability, s.how === "duck" && !s.speechLike);
+      s.speechLike ||= like;
+      if (s.how === "duck" && like) {
         s.how = "pause";
         return "pause";
       }
@@ -144,14 +145,25 @@ export class OnsetCue {
     const cue = !speaking && armed && !doubtful && level >= ONSET_MIN_DBFS && level >= this.#floorDb + ONSET_RISE_DB;
     if (!speaking && !cue) this.#track(level);
     if (!cue) return null;
-    const how = this.#settings.action === "pause" || speechLike ? "pause" : "duck";
-    this.#state = { phase: "holding", how, held: 1, quiet: 0, minDb: level, speechLike };
+    const like = this.#speechLike(frame, echo, probability, this.#settings.action === "duck");
+    const how = this.#settings.action === "pause" || like ? "pause" : "duck";
+    this.#state = { phase: "holding", how, held: 1, quiet: 0, minDb: level, speechLike: like };
     return how;
   }
 
   /** Silero's speech start took the pause over (or the session moved on): the cue holds nothing now. */
   handOver(): void {
     this.#state = { phase: "idle" };
+  }
+
+  /**
+   * Whether a frame is speech-like: Silero's probability at silenceProbability, or (only where it can change
+   * something, `judgeVoicing`: a duck's frames) voiced at a voice's pitch. No allocation.
+   */
+  #speechLike(frame: Float32Array, echo: FrameEcho, probability: number, judgeVoicing: boolean): boolean {
+    if (echo === "echo") return false;
+    if (probability >= this.#settings.silenceProbability) return true;
+    return judgeVoicing && this.#settings.voicing > 0 && isVoiced(frame, this.#settings.voicing);
   }
 
   #track(level: number): void {

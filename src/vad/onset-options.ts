@@ -45,6 +45,14 @@ export interface OnsetPauseOptions {
    * @defaultValue 96
    */
   quickReleaseMs?: number;
+  /**
+   * A frame after the cue that is periodic at a voice's pitch (80–400 Hz)
+   * with a normalised autocorrelation of at least this (0 to 1) is
+   * speech-like too, before Silero says so: a vowel silences the bot at
+   * once. 0: off (Silero's probability alone).
+   * @defaultValue 0
+   */
+  voicing?: number;
 }
 
 /** `onsetPause` as the worker takes it; null: off. Throws a ConfigError naming a bad value. */
@@ -53,7 +61,7 @@ export function resolveOnsetPause(option: unknown, owner = "VadWorker"): OnsetCu
   const d = DEFAULTS.vad.onsetPause;
   if (option === undefined || option === true) return settingsOf(d);
   if (typeof option !== "object" || option === null) {
-    throw new ConfigError(`${owner}: \`onsetPause\` must be true, false or an object ({ action, duckDb, silenceProbability, quickReleaseMs }), not ${JSON.stringify(option)}`, { service: "vad" });
+    throw new ConfigError(`${owner}: \`onsetPause\` must be true, false or an object ({ action, duckDb, silenceProbability, quickReleaseMs, voicing }), not ${JSON.stringify(option)}`, { service: "vad" });
   }
   const given = option as OnsetPauseOptions & { enabled?: boolean };
   if (given.enabled === false) return null;
@@ -66,6 +74,7 @@ export function resolveOnsetPause(option: unknown, owner = "VadWorker"): OnsetCu
     throw bad("silenceProbability", "a number from 0 to 1", merged.silenceProbability);
   }
   if (!(Number.isFinite(merged.quickReleaseMs) && merged.quickReleaseMs >= 0)) throw bad("quickReleaseMs", "a number of ms ≥ 0", merged.quickReleaseMs);
+  if (!(Number.isFinite(merged.voicing) && merged.voicing >= 0 && merged.voicing <= 1)) throw bad("voicing", "a number from 0 to 1", merged.voicing);
   return settingsOf(merged);
 }
 
@@ -75,5 +84,6 @@ function settingsOf(o: Required<OnsetPauseOptions>): OnsetCueSettings {
     duckDb: o.duckDb,
     silenceProbability: o.silenceProbability,
     quickReleaseFrames: o.quickReleaseMs > 0 ? Math.max(1, Math.round(o.quickReleaseMs / MS_PER_FRAME)) : 0,
+    voicing: o.voicing,
   };
 }

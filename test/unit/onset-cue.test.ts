@@ -28,7 +28,7 @@ function feed(cue: OnsetCue, frames: Float32Array[], { echo = "clear" as FrameEc
 function feedP(cue: OnsetCue, frames: [number, number][]) {
   return frames.map(([db, p], i) => cue.push(frame(db, { seed: i + 2 }), "clear", true, false, false, p));
 }
-const DUCK: OnsetCueSettings = { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseFrames: 3 };
+const DUCK: OnsetCueSettings = { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseFrames: 3, voicing: 0 };
 const times = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
 
 describe("OnsetCue", () => {
@@ -121,10 +121,30 @@ describe("OnsetCue", () => {
   });
 });
 
+describe("OnsetCue with voicing", () => {
+  it("silences a duck on a voiced frame before Silero says speech, and never judges voicing with it off", () => {
+    const vowelLike = (db: number) => {
+      // A 150 Hz pulse train at about `db` dBFS.
+      const out = new Float32Array(FRAME);
+      for (let i = 0; i < FRAME; i += Math.round(16000 / 150)) out[i] = 1;
+      const rms = Math.sqrt(out.reduce((a, x) => a + x * x, 0) / FRAME);
+      return out.map((x) => (x / rms) * Math.pow(10, db / 20));
+    };
+    const voiced = new OnsetCue({ ...DUCK, voicing: 0.7 });
+    const plain = new OnsetCue(DUCK);
+    for (const cue of [voiced, plain]) feed(cue, times(60, () => frame(-60)));
+    // A noise rise ducks both; a voiced frame next silences only the one that judges voicing.
+    expect(voiced.push(frame(-25), "clear", true, false, false, 0.01)).toBe("duck");
+    expect(plain.push(frame(-25), "clear", true, false, false, 0.01)).toBe("duck");
+    expect(voiced.push(vowelLike(-25), "clear", true, false, false, 0.01)).toBe("pause");
+    expect(plain.push(vowelLike(-25), "clear", true, false, false, 0.01)).toBe(null);
+  });
+});
+
 describe("resolveOnsetPause", () => {
   it("takes the defaults for true, merges an object over them, and is off for false", () => {
     const d = DEFAULTS.vad.onsetPause;
-    expect(resolveOnsetPause(true)).toEqual({ action: d.action, duckDb: d.duckDb, silenceProbability: d.silenceProbability, quickReleaseFrames: Math.round(d.quickReleaseMs / 32) });
+    expect(resolveOnsetPause(true)).toEqual({ action: d.action, duckDb: d.duckDb, silenceProbability: d.silenceProbability, quickReleaseFrames: Math.round(d.quickReleaseMs / 32), voicing: d.voicing });
     expect(resolveOnsetPause(undefined)).toEqual(resolveOnsetPause(true));
     expect(resolveOnsetPause({ action: "pause", quickReleaseMs: 0 })).toMatchObject({ action: "pause", quickReleaseFrames: 0 });
     expect(resolveOnsetPause({ quickReleaseMs: 10 })?.quickReleaseFrames).toBe(1);
@@ -138,5 +158,6 @@ describe("resolveOnsetPause", () => {
     expect(() => resolveOnsetPause({ duckDb: 0 })).toThrow(/onsetPause.duckDb` must be a number of dB from 1 to 60/);
     expect(() => resolveOnsetPause({ silenceProbability: 2 })).toThrow(/silenceProbability/);
     expect(() => resolveOnsetPause({ quickReleaseMs: -1 })).toThrow(/quickReleaseMs/);
+    expect(() => resolveOnsetPause({ voicing: 1.5 })).toThrow(/onsetPause.voicing` must be a number from 0 to 1/);
   });
 });
