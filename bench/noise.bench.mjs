@@ -47,6 +47,8 @@ const SETTINGS = {
   // A cheap speech-likeness check before Silero's: a voice's pitch (src/vad/voicing.ts), at two thresholds.
   duckVoiced70: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0.7 },
   duckVoiced80: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0.8 },
+  // Silero's state reset at each cue: offline its state after a long run of room sounds answered voices late.
+  duckFresh: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, resetModel: true },
 };
 const only = process.env.NOISE_VARIANTS?.split(",").filter(Boolean);
 const VARIANTS = Object.fromEntries(
@@ -132,7 +134,7 @@ export default async function noiseBench() {
     return Object.keys(VARIANTS).find((name) => {
       const v = SETTINGS[name];
       if (v === false || cue === false || cue?.enabled === false) return v === false && (cue === false || cue?.enabled === false);
-      return ["action", "duckDb", "silenceProbability", "quickReleaseMs", "voicing"].every((key) => (v[key] ?? cue[key]) === cue[key]);
+      return ["action", "duckDb", "silenceProbability", "quickReleaseMs", "voicing", "resetModel"].every((key) => (v[key] ?? cue[key]) === cue[key]);
     });
   }
 }

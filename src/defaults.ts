@@ -29,7 +29,7 @@ const VAD_SHARED = {
    * sooner. It ducks, and silences on a speech-like frame, because a pause at every rise cost each
    * room sound about two pauses of up to 480 ms (`npm run bench -- noise`, bench/results/noise.json).
    */
-  onsetPause: { enabled: true, action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0 },
+  onsetPause: { enabled: true, action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0, resetModel: false },
   meterIntervalMs: 100,
   loadTimeoutMs: 30_000,
 } as const;

@@ -37,6 +37,8 @@ export interface OnsetCueSettings {
   quickReleaseFrames: number;
   /** A frame whose voice-pitch periodicity (src/vad/voicing.ts) reaches this is speech-like too; 0: off. */
   voicing: number;
+  /** At each cue, the model's recurrent state is reset before the next frame (a fresh stream). */
+  resetModel: boolean;
 }
 
 /** The worker's own settings. */

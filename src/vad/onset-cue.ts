@@ -79,7 +79,7 @@ const WINDOWS = 4;
 export type OnsetAction = "duck" | "pause" | "release" | null;
 
 /** The rule before issue #40: silence at the cue, released by quiet or the cap. */
-export const PAUSE_AT_CUE: OnsetCueSettings = { action: "pause", duckDb: 0, silenceProbability: 1, quickReleaseFrames: 0, voicing: 0 };
+export const PAUSE_AT_CUE: OnsetCueSettings = { action: "pause", duckDb: 0, silenceProbability: 1, quickReleaseFrames: 0, voicing: 0, resetModel: false };
 
 /** The cue's state: idle, or holding the bot (ducked or paused) since a cue. */
 type CueState =

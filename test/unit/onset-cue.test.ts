@@ -28,7 +28,7 @@ function feed(cue: OnsetCue, frames: Float32Array[], { echo = "clear" as FrameEc
 function feedP(cue: OnsetCue, frames: [number, number][]) {
   return frames.map(([db, p], i) => cue.push(frame(db, { seed: i + 2 }), "clear", true, false, false, p));
 }
-const DUCK: OnsetCueSettings = { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseFrames: 3, voicing: 0 };
+const DUCK: OnsetCueSettings = { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseFrames: 3, voicing: 0, resetModel: false };
 const times = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
 
 describe("OnsetCue", () => {
@@ -144,7 +144,7 @@ describe("OnsetCue with voicing", () => {
 describe("resolveOnsetPause", () => {
   it("takes the defaults for true, merges an object over them, and is off for false", () => {
     const d = DEFAULTS.vad.onsetPause;
-    expect(resolveOnsetPause(true)).toEqual({ action: d.action, duckDb: d.duckDb, silenceProbability: d.silenceProbability, quickReleaseFrames: Math.round(d.quickReleaseMs / 32), voicing: d.voicing });
+    expect(resolveOnsetPause(true)).toEqual({ action: d.action, duckDb: d.duckDb, silenceProbability: d.silenceProbability, quickReleaseFrames: Math.round(d.quickReleaseMs / 32), voicing: d.voicing, resetModel: d.resetModel });
     expect(resolveOnsetPause(undefined)).toEqual(resolveOnsetPause(true));
     expect(resolveOnsetPause({ action: "pause", quickReleaseMs: 0 })).toMatchObject({ action: "pause", quickReleaseFrames: 0 });
     expect(resolveOnsetPause({ quickReleaseMs: 10 })?.quickReleaseFrames).toBe(1);
@@ -159,5 +159,6 @@ describe("resolveOnsetPause", () => {
     expect(() => resolveOnsetPause({ silenceProbability: 2 })).toThrow(/silenceProbability/);
     expect(() => resolveOnsetPause({ quickReleaseMs: -1 })).toThrow(/quickReleaseMs/);
     expect(() => resolveOnsetPause({ voicing: 1.5 })).toThrow(/onsetPause.voicing` must be a number from 0 to 1/);
+    expect(() => resolveOnsetPause({ resetModel: "yes" } as object)).toThrow(/onsetPause.resetModel` must be true or false/);
   });
 });

@@ -361,6 +361,8 @@ function applyOnset(action: OnsetAction, workerTime: number, at: FrameTiming = {
     pausedToken = null;
     if (sent) liftDuck(at.sampleIndex);
   } else {
+    // A new cue (not a duck turning into a pause): with `resetModel`, Silero judges from here as a fresh stream.
+    if (duckedToken === null && settings?.onsetPause?.resetModel) resetModel = true;
     token = duckedToken ?? autoPauseToken;
     sent = token !== null && send(action, token, at.sampleIndex);
     if (sent && action === "pause") pausedToken = token;
