@@ -44,9 +44,8 @@ const SETTINGS = {
   pauseQuickRelease: { action: "pause", silenceProbability: 0.15, quickReleaseMs: 96 },
   duckHold: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 0 },
   duckEagerSilence: { action: "duck", duckDb: 12, silenceProbability: 0.08, quickReleaseMs: 96 },
-  // A cheap speech-likeness check before Silero's: a voice's pitch (src/vad/voicing.ts), at two thresholds.
+  // A cheap speech-likeness check before Silero's: a voice's pitch (src/vad/voicing.ts).
   duckVoiced70: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0.7 },
-  duckVoiced80: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0.8 },
   // Silero's state reset at each cue: offline its state after a long run of room sounds answered voices late.
   duckFresh: { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, resetModel: true },
 };

@@ -85,7 +85,6 @@ const HEADLINES = {
       ["duckHold", "duck 12 dB, silence at p 0.15, no quick release"],
       ["duckEagerSilence", "duck 12 dB, silence at p 0.08, release after 96 ms"],
       ["duckVoiced70", "as duckCue, and silence on a voiced frame (periodicity 0.7)"],
-      ["duckVoiced80", "as duckCue, and silence on a voiced frame (periodicity 0.8)"],
       ["duckFresh", "as duckCue, and Silero's state reset at each cue"],
     ].flatMap(([name, what]) => {
       const of = (j) => j.curve?.find((x) => x.variant === name);
