@@ -82,9 +82,29 @@ const HEADLINES = {
     ["echo guard, RT60 0.8 s room: barge-ins confirmed", (j) => j.guard?.["minus6dB_rt60_0.8s"] && `${pct(j.guard["minus6dB_rt60_0.8s"].bargeInConfirmRate)} of ${num(j.guard["minus6dB_rt60_0.8s"].bargeIns)}; ERLE ${num(j.guard["minus6dB_rt60_0.8s"].erleDb?.p50)} dB (a known limit)`],
   ],
   noise: [
-    ["room sounds over the reply, onset cue on (per noise event)", (j) => j.cueOn?.noise && `${num(j.cueOn.noise.pausesPerNoiseEvent)} pauses, silenced ${dist(j.cueOn.noise.silencedMsPerNoiseEvent)}, ${num(j.cueOn.noise.falseInterruptions)} false interruptions over ${num(j.cueOn.noise.events)} events`],
-    ["room sounds, Silero alone (cue off)", (j) => j.cueOff?.noise && `${num(j.cueOff.noise.pausesPerNoiseEvent)} pauses, silenced ${dist(j.cueOff.noise.silencedMsPerNoiseEvent)}, ${num(j.cueOff.noise.falseInterruptions)} false interruptions`],
-    ["real voices talking over the bot: onset → silent, cue on / off", (j) => j.cueOn?.speech?.onsetToSilentMs && `${dist(j.cueOn.speech.onsetToSilentMs)} / ${dist(j.cueOff?.speech?.onsetToSilentMs)}; confirmed ${pct(j.cueOn.speech.confirmRate)} / ${pct(j.cueOff?.speech?.confirmRate)}`],
+    // One row per setting of the curve (bench/noise.bench.mjs SETTINGS), then the default.
+    ...[
+      ["cueOn", "silence at the rise: the rule before #40"],
+      ["cueOff", "Silero's speech start alone"],
+      ["duckCue", "duck 12 dB, silence at p 0.15, release after 96 ms"],
+      ["pauseQuickRelease", "silence at the rise, release after 96 ms"],
+      ["duckHold", "duck 12 dB, silence at p 0.15, no quick release"],
+      ["duckEagerSilence", "duck 12 dB, silence at p 0.08, release after 96 ms"],
+      ["duckVoiced70", "as duckCue, and silence on a voiced frame (periodicity 0.7)"],
+      ["duckFresh", "as duckCue, and Silero's state reset at each cue"],
+    ].flatMap(([name, what]) => {
+      const of = (j) => j.curve?.find((x) => x.variant === name);
+      return [
+        [
+          `${name} (${what}): room sounds, per event`,
+          (j) => of(j) && `${num(of(j).pausesPerNoiseEvent)} audible pauses, silenced p95 ${ms(of(j).silencedMsP95)}; ${num(of(j).dipsPerNoiseEvent)} dips, p95 ${ms(of(j).dippedMsP95)}; ${num(of(j).falseInterruptions)} false interruptions; goal ${of(j).goalsMet.noise ? "met" : "not met"}`,
+        ],
+        [
+          `${name}: real voices`,
+          (j) => of(j) && `onset → silent ${dist(of(j).onsetToSilentMs)}; → ducked ${dist(of(j).onsetToDuckedMs)}; confirmed ${pct(of(j).confirmRate)}; goal ${of(j).goalsMet.speech ? "met" : "not met"}`,
+        ],
+      ];
+    }),
     ["the default", (j) => j.default && `${j.default.options}${j.default.sameAs ? ` (= ${j.default.sameAs})` : ""}; goals met: noise ${j.goals?.met?.default?.noise ? "yes" : "no"}, speech ${j.goals?.met?.default?.speech ? "yes" : "no"}`],
   ],
   providers: [

@@ -34,6 +34,7 @@ export type {
   VadReady,
 } from "./vad/vad-worker-client.js";
 export type { VadWorkerOptions } from "./vad/vad-options.js";
+export type { OnsetPauseOptions } from "./vad/onset-options.js";
 export { TURN_DETECTOR_MAX_SECONDS } from "./vad/turn-detector.js";
 export type { TurnDetector, TurnDetectorInit, TurnDetectorModule, TurnDetectorOptions } from "./vad/turn-detector.js";
 export type { VadModel, SpeechOptions } from "./protocol/vad-messages.js";

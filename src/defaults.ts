@@ -24,8 +24,16 @@ const VAD_WEB = {
 const VAD_SHARED = {
   model: "v5",
   speechEndAudio: false,
-  /** Real voices that begin with a fricative or a breath reach Silero's threshold late; the cue pauses sooner. */
-  onsetPause: true,
+  /**
+   * Real voices that begin with a fricative or a breath reach Silero's threshold late; the cue acts
+   * sooner. Chosen by the curve of `npm run bench -- noise` (bench/results/noise.json, `curve`): no
+   * setting met both goals. Silencing at the rise is the only one that silences voices in time, and
+   * it pauses the bot at every room sound; of the settings that leave room sounds no audible pause,
+   * this one dips the bot for the least time and silences voices as soon as the others (at Silero's
+   * speech start). Holding the duck (no quick release) ducks every voice sooner but dips room sounds
+   * longer; `voicing` and `resetModel` silence some voices sooner but pause the bot at room sounds.
+   */
+  onsetPause: { enabled: true, action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseMs: 96, voicing: 0, resetModel: false },
   meterIntervalMs: 100,
   loadTimeoutMs: 30_000,
 } as const;

@@ -11,7 +11,7 @@
  * depends on which one it is.
  *
  * Every quantum, in this order: apply a flush request, then a generation
- * fence, then the pause, then render.
+ * fence, then the pause, then render, then the duck.
  * - flush: the samples at the read position are rendered under a fade-out
  *   (≤ fadeSamples ≤ 128, so silence comes within this quantum) and the ring is
  *   emptied; the pause is cleared (nothing is left to resume).
@@ -20,6 +20,10 @@
  * - pause: the next fadeSamples are rendered under a fade-out but NOT
  *   consumed; on resume the same samples are rendered again under a fade-in and
  *   consumed. So no sample is lost: the faded-out ones are replayed.
+ * - duck: while the DUCKED slot names the generation rendered, what is
+ *   rendered is played DUCK_DB softer; the gain moves to it and back over
+ *   fadeSamples. Nothing is held, so nothing is replayed: a duck is what the
+ *   onset cue does for a sound that may not be speech (src/vad/onset-cue.ts).
  *
  * Who writes the pause: the Player (the session), any thread holding a
  * control port or the shared block (the VAD worker), and this processor's
@@ -37,6 +41,7 @@
  * while playing, since there is no shared memory for the position.
  */
 import { clearPauses, pauseHolds, requestPause, requestResume } from "../src/audio/pause-token.js";
+import { duckPlayback, unduckPlayback } from "../src/audio/playback-control.js";
 import type { RingBuffer } from "../src/audio/ring-buffer.js";
 import {
   PlaybackSlot as S,
@@ -76,6 +81,10 @@ class PlaybackProcessor extends AudioWorkletProcessor {
   #lastFlushSeq = 0;
   #lastCutSeq = 0;
   #quanta = 0;
+  /** The gain applied now (1: not ducked), moving to the duck's by 1/fade a sample. */
+  #gain = 1;
+  #duckDb = 0;
+  #duckGain = 1;
 
   /** Control channels handed in by attach-control, closed with the node. */
   readonly #controlPorts: MessagePort[] = [];
@@ -109,6 +118,8 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     switch (message.kind) {
       case "pause":
       case "resume":
+      case "duck":
+      case "unduck":
       case "flush":
         this.#command(message);
         break;
@@ -145,6 +156,12 @@ class PlaybackProcessor extends AudioWorkletProcessor {
         break;
       case "resume":
         requestResume(this.#control, command.token);
+        break;
+      case "duck":
+        duckPlayback(this.#control, command.token, command.db);
+        break;
+      case "unduck":
+        unduckPlayback(this.#control, command.token);
         break;
       case "flush":
         this.#feed.requestFlush();
@@ -189,6 +206,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     }
 
     if (written === 0 && !this.#paused) this.#render(out, quantum);
+    this.#applyDuck(out);
     // What is heard, after pause, fade and flush: the capture's echo guard cancels exactly this.
     if (this.#tap) writeTap(this.#tap, currentFrame, out);
     this.#level?.write(out);
@@ -219,12 +237,32 @@ class PlaybackProcessor extends AudioWorkletProcessor {
     // Clears the pause of every generation fenced so far (the fence may be applied
     // later in this quantum); a pause for one not yet fenced stands.
     clearPauses(this.#control, Atomics.load(this.#control, S.FENCE_GEN));
+    clearPauses(this.#control, Atomics.load(this.#control, S.FENCE_GEN), S.DUCKED);
     this.#paused = false;
     this.#fadeInNext = false;
     this.#phase = "idle";
     this.#postStatus(); // first, so the state is current when `flushed` is handled
     this.#post({ kind: "flushed", generation: this.#generation, frame: currentFrame, dropped });
     return Math.max(n, 1);
+  }
+
+  /** The duck's gain over `out`, ramped (no allocation); a duck holds only the generation rendered. */
+  #applyDuck(out: Float32Array): void {
+    let target = 1;
+    if (pauseHolds(this.#control, this.#generation, S.DUCKED)) {
+      const db = Atomics.load(this.#control, S.DUCK_DB);
+      if (db !== this.#duckDb) {
+        this.#duckDb = db;
+        this.#duckGain = Math.pow(10, -db / 20);
+      }
+      target = this.#duckGain;
+    }
+    if (target === 1 && this.#gain === 1) return;
+    const step = 1 / this.#fade;
+    for (let i = 0; i < out.length; i++) {
+      if (this.#gain !== target) this.#gain = this.#gain < target ? Math.min(target, this.#gain + step) : Math.max(target, this.#gain - step);
+      out[i] *= this.#gain;
+    }
   }
 
   #applyFence(): void {

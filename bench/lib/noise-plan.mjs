@@ -100,7 +100,13 @@ export function summariseVariant(result, speechPlan) {
   const onsetOf = new Map(speechPlan.map((p) => [p.name, p.onset]));
   const speechOf = (list) => {
     const ok = list.filter((t) => t.confirmed);
-    return { trials: list.length, onsetToSilentMs: ok.length ? stats(ok.map((t) => t.onsetToSilentMs)) : null, confirmRate: list.length ? round((ok.length / list.length) * 1000) / 1000 : null };
+    const ducked = ok.filter((t) => typeof t.onsetToDuckedMs === "number");
+    return {
+      trials: list.length,
+      onsetToSilentMs: ok.length ? stats(ok.map((t) => t.onsetToSilentMs)) : null,
+      onsetToDuckedMs: ducked.length ? stats(ducked.map((t) => t.onsetToDuckedMs)) : null,
+      confirmRate: list.length ? round((ok.length / list.length) * 1000) / 1000 : null,
+    };
   };
   return {
     noise: {
@@ -111,6 +117,8 @@ export function summariseVariant(result, speechPlan) {
       lostMs: events.reduce((a, e) => a + e.lostMs, 0),
       eventsWithAPause: events.filter((e) => e.pauses > 0).length,
       silencedMsTotal: events.reduce((a, e) => a + e.silencedMs, 0),
+      dipsPerNoiseEvent: round(mean(events.map((e) => e.dips ?? 0)) * 100) / 100,
+      dippedMsPerNoiseEvent: pctl(events.map((e) => e.dippedMs ?? 0)),
     },
     speech: {
       ...speechOf(trials),
@@ -129,7 +137,7 @@ export function perSound(events, results) {
     const row = { sound: e.name, kind: e.kind, level: e.level, dbfs: e.dbfs };
     for (const [variant, result] of Object.entries(results)) {
       const m = result.noise.find((x) => x.name === e.name && x.level === e.level);
-      row[variant] = m ? { pauses: m.pauses, silencedMs: m.silencedMs, falseInterruption: m.interrupted, lostMs: m.lostMs, ...(m.void ? { void: true } : {}) } : null;
+      row[variant] = m ? { pauses: m.pauses, silencedMs: m.silencedMs, dips: m.dips, dippedMs: m.dippedMs, falseInterruption: m.interrupted, lostMs: m.lostMs, ...(m.void ? { void: true } : {}) } : null;
     }
     rows.push(row);
   }
@@ -142,7 +150,7 @@ export function perSpeech(plan, results) {
     const row = { recording: p.name, firstWord: p.text.split(/\s+/)[0], onset: p.onset };
     for (const [variant, result] of Object.entries(results)) {
       const t = result.speech.find((x) => x.name === p.name);
-      row[variant] = t ? { onsetToSilentMs: round(t.onsetToSilentMs), confirmed: t.confirmed, ...(t.void ? { void: true } : {}) } : null;
+      row[variant] = t ? { onsetToSilentMs: round(t.onsetToSilentMs), onsetToDuckedMs: round(t.onsetToDuckedMs), confirmed: t.confirmed, ...(t.void ? { void: true } : {}) } : null;
     }
     return row;
   });

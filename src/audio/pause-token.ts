@@ -40,7 +40,7 @@ import { PlaybackSlot } from "../protocol/audio-messages.js";
 /** The slot's value when no pause stands (below every token). */
 export const NO_PAUSE = -1;
 
-const SLOT = PlaybackSlot.PAUSED;
+const SLOT: number = PlaybackSlot.PAUSED;
 
 /** A playback generation usable as a pause token: an integer in [0, 2^31). */
 export function isPauseToken(token: unknown): token is number {
@@ -48,35 +48,35 @@ export function isPauseToken(token: unknown): token is number {
 }
 
 /** Whether `generation` is held by a pause. Any thread; no allocation. */
-export function pauseHolds(control: Int32Array, generation: number): boolean {
-  return Atomics.load(control, SLOT) === generation;
+export function pauseHolds(control: Int32Array, generation: number, slot = SLOT): boolean {
+  return Atomics.load(control, slot) === generation;
 }
 
 /**
  * Pauses `token`'s audio, unless a newer pause stands. Returns whether a pause
  * of `token` stands now. Any thread; lock-free; no allocation.
  */
-export function requestPause(control: Int32Array, token: number): boolean {
+export function requestPause(control: Int32Array, token: number, slot = SLOT): boolean {
   if (!isPauseToken(token)) return false;
   for (;;) {
-    const held = Atomics.load(control, SLOT);
+    const held = Atomics.load(control, slot);
     if (held > token) return false; // a newer pause stands (NO_PAUSE is below every token)
     if (held === token) return true;
-    if (Atomics.compareExchange(control, SLOT, held, token) === held) return true;
+    if (Atomics.compareExchange(control, slot, held, token) === held) return true;
   }
 }
 
 /** Lifts the pause of `token`, and only that one. Returns whether it did. Any thread; no allocation. */
-export function requestResume(control: Int32Array, token: number): boolean {
+export function requestResume(control: Int32Array, token: number, slot = SLOT): boolean {
   if (!isPauseToken(token)) return false;
-  return Atomics.compareExchange(control, SLOT, token, NO_PAUSE) === token;
+  return Atomics.compareExchange(control, slot, token, NO_PAUSE) === token;
 }
 
 /** Clears a pause of `generation` or older (a flush). Any thread; lock-free; no allocation. */
-export function clearPauses(control: Int32Array, generation: number): void {
+export function clearPauses(control: Int32Array, generation: number, slot = SLOT): void {
   for (;;) {
-    const held = Atomics.load(control, SLOT);
+    const held = Atomics.load(control, slot);
     if (held === NO_PAUSE || held > generation) return;
-    if (Atomics.compareExchange(control, SLOT, held, NO_PAUSE) === held) return;
+    if (Atomics.compareExchange(control, slot, held, NO_PAUSE) === held) return;
   }
 }

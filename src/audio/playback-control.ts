@@ -27,6 +27,7 @@ export function initPlaybackControl(buffer?: SharedArrayBuffer): Int32Array {
   const control = buffer ? new Int32Array(buffer) : new Int32Array(PLAYBACK_CONTROL_SLOTS);
   control[PlaybackSlot.PAUSED] = NO_PAUSE;
   control[PlaybackSlot.END_GEN] = -1;
+  control[PlaybackSlot.DUCKED] = NO_PAUSE;
   return control;
 }
 
@@ -42,6 +43,21 @@ export function pausePlayback(control: Int32Array, token: number): boolean {
 /** Lifts the pause of `token`, and no other. Returns whether it did. */
 export function resumePlayback(control: Int32Array, token: number): boolean {
   return requestResume(control, token);
+}
+
+/**
+ * Plays generation `token` on `db` dB softer (a ramp of ≤ 5 ms), by the
+ * pause's token rules in the duck's own slot; nothing is held or lost.
+ * Returns whether a duck of `token` stands now.
+ */
+export function duckPlayback(control: Int32Array, token: number, db: number): boolean {
+  Atomics.store(control, PlaybackSlot.DUCK_DB, Math.max(0, Math.round(db)));
+  return requestPause(control, token, PlaybackSlot.DUCKED);
+}
+
+/** Lifts the duck of `token`, and no other. Returns whether it did. */
+export function unduckPlayback(control: Int32Array, token: number): boolean {
+  return requestResume(control, token, PlaybackSlot.DUCKED);
 }
 
 /** Empties the ring within one quantum and clears a pause. */

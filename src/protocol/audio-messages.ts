@@ -21,6 +21,11 @@
  *   of either is inert. The worklet clears it on a flush.
  * - FLUSH_SEQ: bump with `Atomics.add(…, 1)` to request a flush of everything
  *   in the ring when the worklet applies it.
+ * - DUCKED / DUCK_DB: a duck, by the same token rules as PAUSED (its own
+ *   slot, so a duck and a pause never overwrite each other): the generation
+ *   named plays on, DUCK_DB dB softer (a positive integer; written before
+ *   DUCKED). The onset cue's answer to a sound that may not be speech
+ *   (src/vad/onset-cue.ts). A flush clears it.
  * Producer (the Player on the main thread):
  * - CUT_AT / CUT_SEQ: a flush of exactly what was written before the ring's
  *   write counter was CUT_AT (later writes survive). CUT_AT first, then bump
@@ -47,8 +52,10 @@ export const PlaybackSlot = {
   STATE: 9,
   CUT_AT: 10,
   CUT_SEQ: 11,
+  DUCKED: 12,
+  DUCK_DB: 13,
 } as const;
-export const PLAYBACK_CONTROL_SLOTS = 12;
+export const PLAYBACK_CONTROL_SLOTS = 14;
 
 export const PlaybackStateCode = {
   idle: 0,
@@ -68,6 +75,9 @@ export type PlaybackState = keyof typeof PlaybackStateCode;
 export type PlaybackCommand =
   | { kind: "pause"; token: number }
   | { kind: "resume"; token: number }
+  /** Plays generation `token` on, `db` dB softer (a positive integer), until its `unduck`. */
+  | { kind: "duck"; token: number; db: number }
+  | { kind: "unduck"; token: number }
   | { kind: "flush" };
 
 /** `processorOptions` of the `bargein-playback` node. */

@@ -25,6 +25,22 @@ export interface SpeechOptions {
   submitUserSpeechOnPause: boolean;
 }
 
+/** The onset cue's rule, resolved (`vad.onsetPause`; see src/vad/onset-cue.ts). */
+export interface OnsetCueSettings {
+  /** "duck": the bot plays on `duckDb` softer until the sound turns speech-like; "pause": silence at the cue. */
+  action: "duck" | "pause";
+  /** How much softer a duck plays the bot (dB, > 0). */
+  duckDb: number;
+  /** A frame at this Silero probability or more is speech-like: a duck becomes a pause, and no quick release comes. */
+  silenceProbability: number;
+  /** Frames after the cue at which, none having been speech-like, the bot plays on (0: no quick release). */
+  quickReleaseFrames: number;
+  /** A frame whose voice-pitch periodicity (src/vad/voicing.ts) reaches this is speech-like too; 0: off. */
+  voicing: number;
+  /** At each cue, the model's recurrent state is reset before the next frame (a fresh stream). */
+  resetModel: boolean;
+}
+
 /** The worker's own settings. */
 export interface VadWorkerSettings extends SpeechOptions {
   model: VadModel;
@@ -34,8 +50,8 @@ export interface VadWorkerSettings extends SpeechOptions {
   wasmUrl: string;
   /** Attach the utterance's 16 kHz audio to `speechEnd` (transferred). */
   speechEndAudio: boolean;
-  /** Pause on a sudden rise of the level before Silero calls speech (src/vad/onset-cue.ts). */
-  onsetPause: boolean;
+  /** What a sudden rise of the level does before Silero calls speech (src/vad/onset-cue.ts); null: nothing. */
+  onsetPause: OnsetCueSettings | null;
   /** Shortest audio interval (ms) between two `probability` messages while the meter is on. */
   meterIntervalMs: number;
   /** The app's end-of-turn model (src/vad/turn-detector.ts): its module's absolute URL and options. */
@@ -275,13 +291,16 @@ export interface VadTurnPredictionMessage extends VadEventTiming {
   audioSamples: number;
 }
 /**
- * The onset cue paused playback (`paused: true`) on a sudden rise of the
- * level, before any speech start; or released that pause (`paused: false`)
- * when no speech started. A speech start while it stands takes it over (its
- * `pausedPlayback` is true, with this token), and no release follows.
+ * The onset cue ducked (`action: "duck"`) or paused (`"pause"`: at the cue,
+ * or a duck whose sound turned speech-like) playback on a sudden rise of the
+ * level, before any speech start; or released what it held (`"release"`)
+ * when no speech started. `paused`: whether the cue holds the bot now (duck
+ * or pause). A speech start while it stands takes it over (its
+ * `pausedPlayback` is true), and no release follows.
  */
 export interface VadOnsetPauseMessage extends VadEventTiming {
   kind: "onsetPause";
+  action: "duck" | "pause" | "release";
   paused: boolean;
   pauseToken: number;
 }
@@ -338,4 +357,4 @@ export type VadToMainMessage =
  * that speech start (a PlaybackCommand, so the worklet applies it by the token
  * rules). `sampleIndex` is the VAD frame that decided it.
  */
-export type PlaybackControlMessage = Extract<PlaybackCommand, { kind: "pause" | "resume" }> & { sampleIndex: number };
+export type PlaybackControlMessage = Extract<PlaybackCommand, { kind: "pause" | "resume" | "duck" | "unduck" }> & { sampleIndex: number };

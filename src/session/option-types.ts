@@ -8,6 +8,7 @@ import type { AdmissionOptions } from "../providers/llm-admission.js";
 import type { OverloadPolicy } from "../uplink/uplink.js";
 import type { VadModel } from "../protocol/vad-messages.js";
 import type { TurnDetectorOptions } from "../vad/turn-detector.js";
+import type { OnsetPauseOptions } from "../vad/onset-options.js";
 import type { ComponentsFactory } from "./ports.js";
 import type { ReconnectPolicy } from "./reconnect-policy.js";
 import type { BackchannelOptions } from "./backchannel.js";
@@ -124,11 +125,14 @@ export interface SessionVadOptions {
   meterIntervalMs?: number;
   /**
    * The onset cue: while the bot speaks, a sudden rise of the mic's level
-   * pauses playback before Silero calls it speech; the pause stands only if
-   * speech starts soon after, else the bot plays on.
+   * ducks the bot before Silero calls it speech, and silences it once the
+   * sound turns speech-like; a keystroke, a door or music costs a short dip,
+   * and the bot plays on as before. `{ action: "pause" }` silences at the
+   * rise itself; `false` leaves it to Silero's speech start. `true` takes
+   * OnsetPauseOptions' defaults; an object sets some of them.
    * @defaultValue true
    */
-  onsetPause?: boolean;
+  onsetPause?: boolean | OnsetPauseOptions;
   /**
    * `false`: `start()` resolves, and the session listens, once the
    * microphone, the worklets and the STT are up, without waiting for

@@ -88,8 +88,8 @@ export interface VadPort {
   on(name: "turnPrediction", fn: (e: { probability?: number; error?: string; inferenceMs: number; contextTime: number }) => void): () => void;
   /** The worker's own pause lapsed (the bot plays again while unvouched speech is quiet) or was renewed: for the app's `vad` events only. */
   on(name: "pauseLapse", fn: (e: { lapsed: boolean; contextTime: number }) => void): () => void;
-  /** The worker's onset cue paused (or released) playback before any speech start: for the app's `vad` events only. */
-  on(name: "onsetPause", fn: (e: { paused: boolean; contextTime: number }) => void): () => void;
+  /** The worker's onset cue ducked, paused or released playback before any speech start: for the app's `vad` events only. */
+  on(name: "onsetPause", fn: (e: { action?: "duck" | "pause" | "release"; paused: boolean; contextTime: number }) => void): () => void;
   /** Only once the meter is on: the latest speech probability, and the RMS (linear) of its frame when the VAD gives it. */
   on(name: "probability", fn: (e: { probability: number; rms?: number }) => void): () => void;
   /** The worker failed after it had loaded (inference threw, or the worker died): no more voice activity comes. */

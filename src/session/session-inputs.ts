@@ -66,7 +66,7 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
       events.emit("vad", { kind: "misfire", direct: e.resumedPlayback, contextTime: e.contextTime });
       dispatch({ kind: "misfire", resumedByWorker: e.resumedPlayback, at: now() });
     }),
-    vad.on("onsetPause", (e) => events.emit("vad", { kind: e.paused ? "onsetPause" : "onsetRelease", direct: true, contextTime: e.contextTime })),
+    vad.on("onsetPause", (e) => events.emit("vad", { kind: e.action === "duck" ? "onsetDuck" : e.paused ? "onsetPause" : "onsetRelease", direct: true, contextTime: e.contextTime })),
     vad.on("pauseLapse", (e) => events.emit("vad", { kind: e.lapsed ? "pauseLapse" : "pauseRenew", direct: true, contextTime: e.contextTime })),
     // turn.preemptive's cues (only once the session asked for them: VadPort.noticeQuiet).
     vad.on("speechQuiet", (e) => dispatch({ kind: "speechQuiet", at: now(), voiceEnd: e.lastSpeechContextTime })),

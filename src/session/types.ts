@@ -47,12 +47,14 @@ export type VadEvent =
        * quiet for 128 ms, so the worker let the bot play again (the utterance
        * goes on); `pauseRenew`: it was voiced again, and the worker paused
        * the bot again. Both only while the worker's own pause stands.
-       * `onsetPause`: the mic's level rose sharply over the bot before any
-       * speech start, and the worker paused the bot (`vad.onsetPause`);
-       * `onsetRelease`: no speech started within 480 ms of it, and the bot
-       * plays on. A speech start while it stands keeps the pause.
+       * `onsetDuck`: the mic's level rose sharply over the bot before any
+       * speech start, and the worker plays the bot on, softer
+       * (`vad.onsetPause`); `onsetPause`: the worker silenced the bot on
+       * such a rise, or the ducked sound turned speech-like; `onsetRelease`:
+       * no speech came of it, and the bot plays on as before. A speech start
+       * while either stands pauses the bot.
        */
-      kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "pauseRenew" | "onsetPause" | "onsetRelease";
+      kind: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "pauseRenew" | "onsetDuck" | "onsetPause" | "onsetRelease";
       /** True when the VAD worker paused or resumed playback itself, with no main-thread hop. */
       direct: boolean;
       /** AudioContext time (s) at the end of the audio frame that decided it. */

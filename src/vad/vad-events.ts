@@ -57,12 +57,15 @@ export interface VadSpeechVoiced extends VadEventTiming {
  */
 export type VadTurnPrediction = Omit<VadTurnPredictionMessage, "kind">;
 /**
- * The onset cue (`onsetPause` option) paused playback on a sudden rise of the
- * mic's level before any speech start (`paused: true`), or let the bot play
- * on when no speech followed (`paused: false`). A speech start while it
- * stands keeps the pause (that speechStart has `pausedPlayback: true`).
+ * The onset cue (`onsetPause` option) ducked or paused playback on a sudden
+ * rise of the mic's level before any speech start (`paused: true`), or let
+ * the bot play on as before when no speech followed (`paused: false`). A
+ * speech start while it stands pauses (that speechStart has
+ * `pausedPlayback: true`).
  */
 export interface VadOnsetPause extends VadEventTiming {
+  /** `duck`: the bot plays on, softer; `pause`: silenced (at the cue, or a duck whose sound turned speech-like); `release`. */
+  action: "duck" | "pause" | "release";
   paused: boolean;
   /** The token (playback generation) paused or resumed. */
   pauseToken: number;

@@ -6,7 +6,8 @@
 import { DEFAULTS } from "../defaults.js";
 import { MODEL_FILES, assetsFolderUrl, checkAssetUrls, type AssetUrls } from "../assets/asset-urls.js";
 import { ConfigError } from "../errors.js";
-import type { SpeechOptions, VadModel } from "../protocol/vad-messages.js";
+import type { OnsetCueSettings, SpeechOptions, VadModel } from "../protocol/vad-messages.js";
+import { resolveOnsetPause, type OnsetPauseOptions } from "./onset-options.js";
 import { checkTurnDetectorOptions, type TurnDetectorOptions } from "./turn-detector.js";
 
 export interface VadWorkerOptions extends Partial<SpeechOptions> {
@@ -30,14 +31,16 @@ export interface VadWorkerOptions extends Partial<SpeechOptions> {
   /** Attach the utterance's 16 kHz audio to `speechEnd`. Default false. */
   speechEndAudio?: boolean;
   /**
-   * Pause playback (while auto-pause is armed) on a sudden rise of the mic's
-   * level, before Silero calls it speech; the pause stands only if speech
-   * starts within 480 ms, else the bot plays on (src/vad/onset-cue.ts).
+   * The onset cue (while auto-pause is armed): on a sudden rise of the mic's
+   * level, before Silero calls it speech, duck the bot and silence it once
+   * the sound turns speech-like, or (`{ action: "pause" }`) silence it at
+   * once; with no speech the bot plays on as before (src/vad/onset-cue.ts).
    * On by default: real voices that begin with a fricative or a breath reach
-   * Silero's threshold only well after they begin.
+   * Silero's threshold only well after they begin. `true` takes the
+   * defaults of OnsetPauseOptions; an object sets some of them.
    * @defaultValue true
    */
-  onsetPause?: boolean;
+  onsetPause?: boolean | OnsetPauseOptions;
   /** While the meter is on, at most one `probability` event per this much audio (ms). Default 100. */
   meterIntervalMs?: number;
   /** How long `start()` may take to load before it fails (ms). Default 30000. */
@@ -78,7 +81,7 @@ export type ResolvedVadOptions = SpeechOptions & {
   wasmUrl?: string;
   model: VadModel;
   speechEndAudio: boolean;
-  onsetPause: boolean;
+  onsetPause: OnsetCueSettings | null;
   meterIntervalMs: number;
   loadTimeoutMs: number;
   waitForModel: boolean;
@@ -103,12 +106,12 @@ export function resolveVadOptions(options: VadWorkerOptions): ResolvedVadOptions
   const merged: ResolvedVadOptions = {
     ...DEFAULT_SPEECH_OPTIONS,
     speechEndAudio: DEFAULTS.vadWorker.speechEndAudio,
-    onsetPause: DEFAULTS.vadWorker.onsetPause,
     meterIntervalMs: DEFAULTS.vadWorker.meterIntervalMs,
     loadTimeoutMs: DEFAULTS.vadWorker.loadTimeoutMs,
     waitForModel: DEFAULTS.vadWorker.waitForModel,
-    ...definedOnly(options),
+    ...(definedOnly(options) as Omit<Partial<ResolvedVadOptions>, "onsetPause">),
     model,
+    onsetPause: resolveOnsetPause(options.onsetPause),
     assetsPath: options.assetsPath,
     turnDetector: checkTurnDetectorOptions("VadWorker: `turnDetector`", options.turnDetector),
   };

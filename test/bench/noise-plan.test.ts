@@ -50,8 +50,10 @@ describe("the noise plan", () => {
 });
 
 describe("summariseVariant", () => {
-  const event = (name: string | null, pauses: number, silencedMs: number, extra = {}) => ({ name: name ?? "quiet", level: name ? "near" : "control", pauses, silencedMs, interrupted: false, lostMs: 0, void: false, ...extra });
-  const trial = (name: string, confirmed: boolean, onsetToSilentMs: number | null, extra = {}) => ({ name, confirmed, onsetToSilentMs, void: false, ...extra });
+  // A duck under every pause: one dip more than its pauses, 100 ms longer.
+  const event = (name: string | null, pauses: number, silencedMs: number, extra = {}) => ({ name: name ?? "quiet", level: name ? "near" : "control", pauses, silencedMs, dips: pauses + 1, dippedMs: silencedMs + 100, interrupted: false, lostMs: 0, void: false, ...extra });
+  // Ducked 20 ms before silent.
+  const trial = (name: string, confirmed: boolean, onsetToSilentMs: number | null, extra = {}) => ({ name, confirmed, onsetToSilentMs, onsetToDuckedMs: onsetToSilentMs === null ? null : Math.max(0, onsetToSilentMs - 20), void: false, ...extra });
 
   test("noise figures are per judged sound event; controls and void events are apart", () => {
     const s = summariseVariant(
@@ -78,11 +80,14 @@ describe("summariseVariant", () => {
     expect(s.noise.falseInterruptions).toBe(1);
     expect(s.noise.lostMs).toBe(9000);
     expect(s.noise.eventsWithAPause).toBe(2);
+    expect(s.noise.dipsPerNoiseEvent).toBe(2);
+    expect(s.noise.dippedMsPerNoiseEvent.p50).toBe(600);
+    expect(s.speech.onsetToDuckedMs.max).toBe(60);
     expect(s.quietRoom).toEqual({ windows: 2, pauses: 1, silencedMs: 12, falseInterruptions: 0 });
     expect(s.speech.trials).toBe(3);
     expect(s.speech.confirmRate).toBeCloseTo(2 / 3, 3);
     expect(s.speech.onsetToSilentMs.max).toBe(80);
-    expect(s.speech.fricativeOnsets).toEqual({ trials: 2, onsetToSilentMs: { p50: 0, p95: 0, max: 0 }, confirmRate: 0.5 });
+    expect(s.speech.fricativeOnsets).toEqual({ trials: 2, onsetToSilentMs: { p50: 0, p95: 0, max: 0 }, onsetToDuckedMs: { p50: 0, p95: 0, max: 0 }, confirmRate: 0.5 });
     expect(s.voidEvents).toBe(2);
   });
 });

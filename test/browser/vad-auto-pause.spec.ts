@@ -66,13 +66,13 @@ for (const { name, query } of TRANSPORTS) {
       expect(r.endedSamples).toBe(r.written);
     });
 
-    test("the onset cue: a bump pauses the bot and lets it play on; a bump before speech pauses it for that speech; nothing lost", async ({ page }) => {
+    test("the onset cue's pause (action pause): a bump pauses the bot and lets it play on; a bump before speech pauses it for that speech; nothing lost", async ({ page }) => {
       await open(page, query);
       const r = await page.evaluate(() => (window as any).autoPause.onset({ g: 3 }));
       expect(r.events).toEqual([
-        { kind: "onsetPause", paused: true, pauseToken: 3 },
-        { kind: "onsetPause", paused: false, pauseToken: 3 },
-        { kind: "onsetPause", paused: true, pauseToken: 3 },
+        { kind: "onsetPause", action: "pause", paused: true, pauseToken: 3 },
+        { kind: "onsetPause", action: "release", paused: false, pauseToken: 3 },
+        { kind: "onsetPause", action: "pause", paused: true, pauseToken: 3 },
         // Silero's speech start keeps the cue's pause: no release, and the misfire resumes it.
         { kind: "speechStart", pausedPlayback: true, pauseToken: 3 },
         { kind: "misfire", resumedPlayback: true, pauseToken: 3 },
@@ -87,6 +87,30 @@ for (const { name, query } of TRANSPORTS) {
       expect(r.fadeIns).toBe(2);
       expect(r.mismatches).toBe(0);
       expect(r.lost).toBe(0);
+      expect(r.ended).toBe(true);
+      expect(r.endedSamples).toBe(r.written);
+    });
+
+    test("the onset cue's duck (the default): a bump plays the bot on 12 dB softer, then at full level again; nothing held, nothing lost", async ({ page }) => {
+      await open(page, query);
+      const r = await page.evaluate(() => (window as any).autoPause.duck({ g: 3 }));
+      expect(r.events).toEqual([
+        { kind: "onsetPause", action: "duck", paused: true, pauseToken: 3 },
+        { kind: "onsetPause", action: "release", paused: false, pauseToken: 3 },
+      ]);
+      // Never paused: the bot moved on through the bump.
+      expect(r.states).toEqual([
+        { what: "bump", state: "playing", moving: true },
+        { what: "after the bump", state: "playing", moving: true },
+      ]);
+      // Every sample written was rendered once, in step: at full gain, at the duck's gain (the cue's frame
+      // while the test reads the state, about 100 ms), or on one ramp down and one up.
+      expect(r.walked).toBe(r.written);
+      expect(r.other).toBe(0);
+      expect(r.ramp).toBeLessThanOrEqual(2 * r.fade);
+      expect(r.ducked).toBeGreaterThan(0.05 * r.rate);
+      expect(r.ducked).toBeLessThan(0.4 * r.rate);
+      expect(r.full + r.ducked + r.ramp).toBe(r.written);
       expect(r.ended).toBe(true);
       expect(r.endedSamples).toBe(r.written);
     });

@@ -3,7 +3,10 @@
 // releases; the bot's own echo and a speech already under way never cue.
 import { describe, expect, it } from "vitest";
 import { OnsetCue, ONSET_MIN_DBFS, ONSET_RISE_DB, loudestWindowDb } from "../../src/vad/onset-cue.js";
+import { resolveOnsetPause } from "../../src/vad/onset-options.js";
 import type { FrameEcho } from "../../src/protocol/frames.js";
+import type { OnsetCueSettings } from "../../src/protocol/vad-messages.js";
+import { DEFAULTS } from "../../src/defaults.js";
 
 const FRAME = 512;
 /** A frame of noise at `db` dBFS RMS (seeded), optionally only in its last 8 ms window. */
@@ -18,9 +21,14 @@ function frame(db: number, { lastWindowOnly = false, seed = 1 } = {}): Float32Ar
   return out;
 }
 
-function feed(cue: OnsetCue, frames: Float32Array[], { echo = "clear" as FrameEcho, armed = true, speaking = false } = {}) {
-  return frames.map((f) => cue.push(f, echo, armed, speaking));
+function feed(cue: OnsetCue, frames: Float32Array[], { echo = "clear" as FrameEcho, armed = true, speaking = false, probability = 0 } = {}) {
+  return frames.map((f) => cue.push(f, echo, armed, speaking, false, probability));
 }
+/** Frames with Silero's probability each: [dBFS, probability]. */
+function feedP(cue: OnsetCue, frames: [number, number][]) {
+  return frames.map(([db, p], i) => cue.push(frame(db, { seed: i + 2 }), "clear", true, false, false, p));
+}
+const DUCK: OnsetCueSettings = { action: "duck", duckDb: 12, silenceProbability: 0.15, quickReleaseFrames: 3, voicing: 0, resetModel: false };
 const times = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
 
 describe("OnsetCue", () => {
@@ -74,5 +82,83 @@ describe("OnsetCue", () => {
     const steady = feed(room, times(200, () => frame(-40)), { armed: false });
     expect(steady.every((a) => a === null)).toBe(true);
     expect(feed(room, [frame(-40)])).toEqual([null]);
+  });
+
+  it("ducks at a rise, and silences the bot only on a frame Silero finds speech-like", () => {
+    const cue = new OnsetCue(DUCK);
+    feed(cue, times(60, () => frame(-60)));
+    // A voice: the rise ducks; the next frame at 0.15 or more silences; the pause then holds as a pause does.
+    expect(feedP(cue, [[-25, 0.02], [-22, 0.4]])).toEqual(["duck", "pause"]);
+    expect(cue.holding).toBe(true);
+    expect(feedP(cue, [[-22, 0.9], [-22, 0.9], [-22, 0.9]])).toEqual([null, null, null]);
+    cue.handOver(); // Silero's speech start
+    expect(cue.holding).toBe(false);
+    // A rise already speech-like on its own frame pauses at once.
+    const loud = new OnsetCue(DUCK);
+    feed(loud, times(60, () => frame(-60)));
+    expect(feedP(loud, [[-25, 0.5]])).toEqual(["pause"]);
+  });
+
+  it("lets the bot play on after quickReleaseFrames with no speech-like frame, though the sound goes on", () => {
+    const cue = new OnsetCue(DUCK);
+    feed(cue, times(60, () => frame(-60)));
+    // Music or a ringing tail: loud all along, Silero low: released on the cue's third frame, not at the 480 ms cap.
+    expect(feedP(cue, [[-25, 0.01], [-26, 0.05], [-27, 0.03]])).toEqual(["duck", null, "release"]);
+    expect(cue.holding).toBe(false);
+    // The floor took the hold's quietest frame: the same sound does not duck again at once.
+    expect(feedP(cue, [[-26, 0.02], [-25, 0.02]])).toEqual([null, null]);
+    // One speech-like frame in the hold rules the quick release out (a fricative before its vowel).
+    const voice = new OnsetCue({ ...DUCK, action: "pause" });
+    feed(voice, times(60, () => frame(-60)));
+    expect(feedP(voice, [[-30, 0.02], [-30, 0.2], [-30, 0.05], [-30, 0.05]])).toEqual(["pause", null, null, null]);
+    expect(voice.holding).toBe(true);
+  });
+
+  it("with no quick release (the rule before issue #40) holds a loud sound to the cap", () => {
+    const cue = new OnsetCue();
+    feed(cue, times(60, () => frame(-60)));
+    expect(feedP(cue, times(15, () => [-25, 0.01] as [number, number]))).toEqual(["pause", ...times(13, () => null), "release"]);
+  });
+});
+
+describe("OnsetCue with voicing", () => {
+  it("silences a duck on a voiced frame before Silero says speech, and never judges voicing with it off", () => {
+    const vowelLike = (db: number) => {
+      // A 150 Hz pulse train at about `db` dBFS.
+      const out = new Float32Array(FRAME);
+      for (let i = 0; i < FRAME; i += Math.round(16000 / 150)) out[i] = 1;
+      const rms = Math.sqrt(out.reduce((a, x) => a + x * x, 0) / FRAME);
+      return out.map((x) => (x / rms) * Math.pow(10, db / 20));
+    };
+    const voiced = new OnsetCue({ ...DUCK, voicing: 0.7 });
+    const plain = new OnsetCue(DUCK);
+    for (const cue of [voiced, plain]) feed(cue, times(60, () => frame(-60)));
+    // A noise rise ducks both; a voiced frame next silences only the one that judges voicing.
+    expect(voiced.push(frame(-25), "clear", true, false, false, 0.01)).toBe("duck");
+    expect(plain.push(frame(-25), "clear", true, false, false, 0.01)).toBe("duck");
+    expect(voiced.push(vowelLike(-25), "clear", true, false, false, 0.01)).toBe("pause");
+    expect(plain.push(vowelLike(-25), "clear", true, false, false, 0.01)).toBe(null);
+  });
+});
+
+describe("resolveOnsetPause", () => {
+  it("takes the defaults for true, merges an object over them, and is off for false", () => {
+    const d = DEFAULTS.vad.onsetPause;
+    expect(resolveOnsetPause(true)).toEqual({ action: d.action, duckDb: d.duckDb, silenceProbability: d.silenceProbability, quickReleaseFrames: Math.round(d.quickReleaseMs / 32), voicing: d.voicing, resetModel: d.resetModel });
+    expect(resolveOnsetPause(undefined)).toEqual(resolveOnsetPause(true));
+    expect(resolveOnsetPause({ action: "pause", quickReleaseMs: 0 })).toMatchObject({ action: "pause", quickReleaseFrames: 0 });
+    expect(resolveOnsetPause({ quickReleaseMs: 10 })?.quickReleaseFrames).toBe(1);
+    expect(resolveOnsetPause(false)).toBe(null);
+    expect(resolveOnsetPause({ enabled: false } as object)).toBe(null);
+  });
+
+  it("names a bad value", () => {
+    expect(() => resolveOnsetPause("yes")).toThrow(/onsetPause` must be true, false or an object/);
+    expect(() => resolveOnsetPause({ action: "mute" } as object)).toThrow(/onsetPause.action` must be "duck" or "pause"/);
+    expect(() => resolveOnsetPause({ duckDb: 0 })).toThrow(/onsetPause.duckDb` must be a number of dB from 1 to 60/);
+    expect(() => resolveOnsetPause({ silenceProbability: 2 })).toThrow(/silenceProbability/);
+    expect(() => resolveOnsetPause({ quickReleaseMs: -1 })).toThrow(/quickReleaseMs/);
+    expect(() => resolveOnsetPause({ voicing: 1.5 })).toThrow(/onsetPause.voicing` must be a number from 0 to 1/);
+    expect(() => resolveOnsetPause({ resetModel: "yes" } as object)).toThrow(/onsetPause.resetModel` must be true or false/);
   });
 });

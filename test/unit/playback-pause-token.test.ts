@@ -3,7 +3,7 @@
 // that the real channels can produce; the last one tries many at random.
 import { describe, expect, test } from "vitest";
 import { clearPauses, isPauseToken, NO_PAUSE, pauseHolds, requestPause, requestResume } from "../../src/audio/pause-token.js";
-import { initPlaybackControl, pausePlayback, resumePlayback } from "../../src/audio/playback-control.js";
+import { duckPlayback, initPlaybackControl, pausePlayback, resumePlayback, unduckPlayback } from "../../src/audio/playback-control.js";
 import { PlaybackSlot } from "../../src/protocol/audio-messages.js";
 import { prng } from "../lib/prng.mjs";
 
@@ -131,5 +131,22 @@ describe("playback pause tokens", () => {
         expect(pauseHolds(c, fence), `run ${run}, step ${step}`).toBe(modelPaused);
       }
     }
+  });
+
+  test("a duck follows the pause's rules in its own slot, and neither lifts the other", () => {
+    const c = block();
+    expect(c[PlaybackSlot.DUCKED]).toBe(NO_PAUSE);
+    expect(duckPlayback(c, 4, 12)).toBe(true);
+    expect(c[PlaybackSlot.DUCK_DB]).toBe(12);
+    expect(pauseHolds(c, 4, PlaybackSlot.DUCKED)).toBe(true);
+    expect(pauseHolds(c, 4)).toBe(false); // a duck is no pause
+    expect(pausePlayback(c, 4)).toBe(true);
+    expect(resumePlayback(c, 4)).toBe(true);
+    expect(pauseHolds(c, 4, PlaybackSlot.DUCKED)).toBe(true); // the resume left the duck
+    expect(duckPlayback(c, 3, 12)).toBe(false); // a stale duck never replaces a newer one
+    expect(unduckPlayback(c, 3)).toBe(false); // nor does a stale unduck lift it
+    expect(pauseHolds(c, 5, PlaybackSlot.DUCKED)).toBe(false); // the next generation starts at full level
+    clearPauses(c, 4, PlaybackSlot.DUCKED); // a flush
+    expect(pauseHolds(c, 4, PlaybackSlot.DUCKED)).toBe(false);
   });
 });

@@ -9,16 +9,23 @@
 // its own makes every silence in the output one that the session made. What
 // a listener feels is read from the recorded output:
 // - a noise event: the sound's span and TAIL_S after it (the cue's longest
-//   hold and Silero's redemption fit in it). A pause is a run of silence
-//   (every sample under SILENT) of MIN_PAUSE_S or more that starts there,
-//   followed to its end; silencedMs adds them up. A false interruption is a
-//   barge-in confirmed (reason speech or words) in the window; the reply's
-//   audio it threw away unheard is lostMs. A quiet-room control is the same
-//   window with no sound.
+//   hold and Silero's redemption fit in it). The output's level is read in
+//   windows of LEVEL_WINDOW samples against the reply's own level in the
+//   200 ms before the event. An audible pause is a run of MIN_PAUSE_S or
+//   more under it by PAUSE_DB (what a listener hears as the bot stopping:
+//   silence, or a duck as deep as that); a dip is such a run under it by
+//   DIP_DB or more (a duck: the bot plays on, softer), pauses included.
+//   Each starts in the window and is followed to its end; silencedMs adds
+//   up the pauses, dippedMs the dips. A false interruption is a barge-in
+//   confirmed (reason speech or words) in the window; the reply's audio it
+//   threw away unheard is lostMs. A quiet-room control is the same window
+//   with no sound.
 // - a speech trial: from the recording's labelled onset to the point after
-//   which the output stays silent until the barge-in's flush (the cue may
-//   pause before the onset, on a soft start: that counts as 0); confirmed
-//   when the session's barge-in confirms within CONFIRM_S.
+//   which the output stays silent (every sample under SILENT) until the
+//   barge-in's flush (the cue may pause before the onset, on a soft start:
+//   that counts as 0); onset → ducked likewise to the point after which it
+//   stays DIP_DB under the reply's level; confirmed when the session's
+//   barge-in confirms within CONFIRM_S.
 // An event whose reply ended under it, or was not audible as it began, is
 // void and played again over the next reply.
 import { SILENT, freshReply, makeBenchSession, until, windowView } from "./bench-session.js";
@@ -31,6 +38,12 @@ const FROM_REPLY_START_S = 1;
 const TAIL_S = 1.5;
 /** A gap in steady sound that a listener hears (ms-scale gaps are audible as clicks). */
 const MIN_PAUSE_S = 0.01;
+/** An audible pause: the reply this much (dB) under its own level or more: near silence, not a softer bot. */
+const PAUSE_DB = 20;
+/** A dip: this much (dB) under the reply's level or more (a duck). */
+const DIP_DB = 6;
+/** The level is read over windows of this many samples (about 2.7 ms at 48 kHz). */
+const LEVEL_WINDOW = 128;
 /** The span of a quiet-room control (s). */
 const CONTROL_S = 2.5;
 /** How long a barge-in may take to confirm after a speech onset (s). */
@@ -95,6 +108,7 @@ async function noiseEvent(t, event, counts) {
       continue;
     }
     const late = confirmed(t.log, before.interruptions);
+    const ms = (runs) => Math.round(runs.reduce((a, p) => a + p.ms, 0));
     return {
       name: event.name ?? "quiet",
       level: event.level ?? "control",
@@ -103,7 +117,10 @@ async function noiseEvent(t, event, counts) {
       void: !measured.audibleBefore || ended,
       pauses: measured.pauses.length,
       pauseMs: measured.pauses.map((p) => Math.round(p.ms)),
-      silencedMs: Math.round(measured.pauses.reduce((a, p) => a + p.ms, 0)),
+      silencedMs: ms(measured.pauses),
+      dips: measured.dips.length,
+      dipMs: measured.dips.map((p) => Math.round(p.ms)),
+      dippedMs: ms(measured.dips),
       interrupted: late !== undefined,
       reason: late?.reason ?? null,
       // The reply's audio that arrived and was never played: what a false barge-in threw away.
@@ -125,21 +142,43 @@ async function measureWindow(t, from, to, interruption) {
   const v = windowView(rec, sampleRate);
   const start = v.index(from);
   const end = Math.min(v.index(to), v.length);
-  const minRun = Math.round(MIN_PAUSE_S * sampleRate);
-  const pauses = [];
-  let openAtEnd = false;
-  for (let i = start; i < end; i++) {
-    if (!v.known(i) || Math.abs(rec.samples[i]) >= SILENT) continue;
-    let j = i;
-    while (j < v.length && v.known(j) && Math.abs(rec.samples[j]) < SILENT) j++;
-    if (j - i >= minRun) {
-      pauses.push({ atMs: ((i - start) / sampleRate) * 1000, ms: ((j - i) / sampleRate) * 1000 });
-      if (j === v.length && !interruption) openAtEnd = true;
-    }
-    i = j;
-  }
+  const refDb = levelDb(rec, v, Math.max(0, start - Math.round(0.2 * sampleRate)), start);
+  const pauses = runsUnder(rec, v, start, end, refDb - PAUSE_DB, sampleRate);
+  const dips = runsUnder(rec, v, start, end, refDb - DIP_DB, sampleRate);
+  const openAtEnd = !interruption && dips.some((p) => p.open);
   const audibleBefore = v.lastLoud(Math.max(0, start - Math.round(0.2 * sampleRate)), start) >= 0;
-  return { pauses, openAtEnd, audibleBefore };
+  return { pauses, dips, openAtEnd, audibleBefore };
+}
+
+/** RMS level (dBFS) of the known samples in [from, to). */
+function levelDb(rec, v, from, to) {
+  let sum = 0;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    if (!v.known(i)) continue;
+    sum += rec.samples[i] * rec.samples[i];
+    n++;
+  }
+  return n ? 10 * Math.log10(sum / n + 1e-20) : -Infinity;
+}
+
+/**
+ * The runs of LEVEL_WINDOW windows under `floorDb` lasting MIN_PAUSE_S or more
+ * that begin in [start, end), each followed to its end (`open`: still under at
+ * the recording's end). Windows with unknown samples break a run.
+ */
+function runsUnder(rec, v, start, end, floorDb, sampleRate) {
+  const minRun = Math.round(MIN_PAUSE_S * sampleRate);
+  const under = (w) => w + LEVEL_WINDOW <= v.length && v.known(w) && v.known(w + LEVEL_WINDOW - 1) && levelDb(rec, v, w, w + LEVEL_WINDOW) < floorDb;
+  const runs = [];
+  for (let w = start; w < end; w += LEVEL_WINDOW) {
+    if (!under(w)) continue;
+    let j = w;
+    while (under(j)) j += LEVEL_WINDOW;
+    if (j - w >= minRun) runs.push({ atMs: ((w - start) / sampleRate) * 1000, ms: ((j - w) / sampleRate) * 1000, open: j + LEVEL_WINDOW > v.length });
+    w = j;
+  }
+  return runs;
 }
 
 /** One recording of a real person talking over the reply, its onset `moment` s into it. */
@@ -164,6 +203,15 @@ async function speechTrial(t, { name, moment }, counts) {
     // The cue may pause on a soft start before the labelled onset: the last sound is then searched from 0.5 s before it.
     const last = v.lastLoud(Math.max(0, onset - Math.round(0.5 * sampleRate)), v.index(stop));
     const silentAt = last >= 0 ? last + 1 : onset;
+    // Ducked: the last window at the reply's level (within DIP_DB), searched the same way.
+    const refDb = levelDb(rec, v, onset - Math.round(0.8 * sampleRate), onset - Math.round(0.5 * sampleRate));
+    let duckedAt = onset;
+    for (let w = v.index(stop) - LEVEL_WINDOW; w >= Math.max(0, onset - Math.round(0.5 * sampleRate)); w -= LEVEL_WINDOW) {
+      if (v.known(w) && levelDb(rec, v, w, w + LEVEL_WINDOW) >= refDb - DIP_DB) {
+        duckedAt = w + LEVEL_WINDOW;
+        break;
+      }
+    }
     return {
       name,
       attempt,
@@ -172,6 +220,7 @@ async function speechTrial(t, { name, moment }, counts) {
       reason: interruption?.reason ?? null,
       onsetToSilentMs: interruption ? Math.max(0, ((silentAt - onset) / sampleRate) * 1000) : null,
       silentBeforeOnsetMs: interruption && silentAt < onset ? ((onset - silentAt) / sampleRate) * 1000 : 0,
+      onsetToDuckedMs: interruption ? Math.max(0, ((Math.min(duckedAt, silentAt) - onset) / sampleRate) * 1000) : null,
       onsetToConfirmMs: interruption ? (interruption.contextTime - spoken.onset) * 1000 : null,
       vadTrace: vadTrace(t, before.vad, spoken.onset),
     };

@@ -25,10 +25,10 @@
 /// <reference lib="webworker" />
 import type { VadFrameMessage } from "../../protocol/frames.js";
 import { VAD_FRAME_SAMPLES } from "../../protocol/frames.js";
-import { pausePlayback, playbackControl, resumePlayback } from "../../audio/playback-control.js";
+import { PlaybackWriter, type PlaybackWrite } from "./playback-writer.js";
+import { describe, frameRms } from "./frame-checks.js";
 import type {
   MainToVadMessage,
-  PlaybackControlMessage,
   VadFlushMessage,
   VadToMainMessage,
   VadWorkerSettings,
@@ -64,9 +64,8 @@ let voicedNoticeMs: number | null = null;
 /** The level cue that may pause before Silero calls speech (vad.onsetPause); undefined when off. */
 let onset: OnsetCue | undefined;
 const framePorts: MessagePort[] = [];
-let playbackPort: MessagePort | undefined;
-/** The Player's shared control block, when the page is crossOriginIsolated: written directly, no message. */
-let playbackBlock: Int32Array | undefined;
+/** Where this worker's pauses, resumes and ducks go: the Player's shared control block, else its control port. */
+const playback = new PlaybackWriter();
 const pending: (VadFrameMessage | VadFlushMessage)[] = [];
 let draining = false;
 /** The drain loop in progress, so dispose() can let the current inference finish before releasing the session. */
@@ -79,6 +78,8 @@ let lastMeterSample = -Infinity;
 let autoPauseToken: number | null = null;
 /** The token this worker paused with at the current speech start, until it ends (or is disarmed). */
 let pausedToken: number | null = null;
+/** The token the onset cue ducked, until its release, its pause's hand-over to a speech start, or disarming. */
+let duckedToken: number | null = null;
 /** The last frame judged: where the model takes over from the level fallback (the `ready` message says). */
 let lastJudged: FrameTiming = { sampleIndex: 0, contextTime: 0 };
 /** Set by `pause`; the model's state is reset before the next frame (never during a run). */
@@ -101,13 +102,15 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
       message.port.onmessage = (e: MessageEvent<VadFrameMessage | VadFlushMessage>) => enqueue(e.data);
       break;
     case "connect-playback-control":
-      playbackPort?.close();
-      playbackPort = message.port;
-      playbackBlock = message.control ? playbackControl(message.control) : undefined;
+      playback.connect(message.port, message.control);
       break;
     case "auto-pause":
       autoPauseToken = message.token;
-      if (message.token === null) pausedToken = null;
+      if (message.token === null) {
+        pausedToken = null;
+        onset?.handOver();
+        liftDuck();
+      }
       break;
     case "set-meter":
       meterOn = message.on;
@@ -193,7 +196,7 @@ function startDetecting(s: VadWorkerSettings): void {
   detector = new SpeechDetector({ ...s, msPerFrame: MS_PER_FRAME, keepAudio: s.speechEndAudio || s.turnDetector !== undefined });
   detector.noticeQuiet(quietNoticeMs);
   detector.noticeVoiced(voicedNoticeMs);
-  onset = s.onsetPause ? new OnsetCue() : undefined;
+  onset = s.onsetPause ? new OnsetCue(s.onsetPause) : undefined;
 }
 
 function enqueue(message: VadFrameMessage | VadFlushMessage): void {
@@ -249,7 +252,10 @@ async function drain(): Promise<void> {
       }
       emit(detector.push(message.frame, probability, at, echo), decidedAt);
       // After the speech events: a speech start on this very frame has taken any cue's pause over.
-      if (onset) applyOnset(onset.push(message.frame, echo, autoPauseToken !== null && pausedToken === null, detector.speaking, message.echoPath === true), decidedAt, at);
+      if (onset) {
+        const armed = autoPauseToken !== null && pausedToken === null;
+        applyOnset(onset.push(message.frame, echo, armed, detector.speaking, message.echoPath === true, probability), decidedAt, at);
+      }
     }
   } catch (err) {
     post({ kind: "runtime-error", message: `Silero inference failed: ${(err as Error)?.message ?? err}` });
@@ -263,12 +269,14 @@ function emit(events: SpeechEvent[], workerTime: number): void {
     const timing = { sampleIndex: e.at.sampleIndex, contextTime: e.at.contextTime, workerTime };
     switch (e.kind) {
       case "speechStart": {
-        // Pause first: this is the latency-critical step. A pause the onset cue made is this speech's now.
+        // Pause first: this is the latency-critical step. A pause the onset cue made is this speech's now;
+        // a duck of the cue's gives way to this pause (lifted after it, so nothing is heard louder between).
         const cued = onset?.holding === true && pausedToken !== null;
-        if (cued) onset!.handOver();
+        if (onset?.holding) onset.handOver();
         const token = cued ? pausedToken : autoPauseToken;
-        const pause = cued || (token !== null && pausedToken === null && sendPlayback("pause", token, e.at.sampleIndex));
+        const pause = cued || (token !== null && pausedToken === null && send("pause", token, e.at.sampleIndex));
         if (pause) pausedToken = token;
+        liftDuck();
         post({ kind: "speechStart", probability: e.probability, pausedPlayback: pause, pauseToken: pause ? token : null, ...timing });
         break;
       }
@@ -287,7 +295,7 @@ function emit(events: SpeechEvent[], workerTime: number): void {
       case "pauseLapse": {
         // Only our own pause lapses, by its token; a renewal takes the token armed now (a newer reply's, if one began).
         const token = e.lapsed ? pausedToken : autoPauseToken;
-        const done = token !== null && (e.lapsed || pausedToken !== null) && sendPlayback(e.lapsed ? "resume" : "pause", token, e.at.sampleIndex);
+        const done = token !== null && (e.lapsed || pausedToken !== null) && send(e.lapsed ? "resume" : "pause", token, e.at.sampleIndex);
         if (done && !e.lapsed) pausedToken = token;
         if (done) post({ kind: "pauseLapse", lapsed: e.lapsed, pauseToken: token, ...timing });
         break;
@@ -295,7 +303,7 @@ function emit(events: SpeechEvent[], workerTime: number): void {
       case "misfire": {
         // Resume our own pause, by its token: if the session has moved on, this is a no-op.
         const token = pausedToken;
-        const resume = token !== null && sendPlayback("resume", token, e.at.sampleIndex);
+        const resume = token !== null && send("resume", token, e.at.sampleIndex);
         pausedToken = null;
         post({ kind: "misfire", resumedPlayback: resume, pauseToken: resume ? token : null, ...timing });
         break;
@@ -338,35 +346,45 @@ async function judgeTurn({ audio, lastSpeech, at }: TurnToJudge): Promise<void> 
   });
 }
 
-/** The onset cue's pause (with the armed token) or its release (of the pause it made); told to the main thread. */
+/**
+ * The onset cue's duck or pause (with the armed token, or the token its duck
+ * holds), or its release (of whatever it holds); told to the main thread.
+ */
 function applyOnset(action: OnsetAction, workerTime: number, at: FrameTiming = { sampleIndex: 0, contextTime: 0 }): void {
   if (action === null) return;
-  const token = action === "pause" ? autoPauseToken : pausedToken;
-  if (token === null || !sendPlayback(action === "pause" ? "pause" : "resume", token, at.sampleIndex)) {
+  let token: number | null;
+  let sent: boolean;
+  if (action === "release") {
+    token = pausedToken ?? duckedToken;
+    // Resume before lifting the duck: the replayed samples fade in at the duck's gain, then it ramps up.
+    sent = token !== null && (pausedToken === null || send("resume", pausedToken, at.sampleIndex));
+    pausedToken = null;
+    if (sent) liftDuck(at.sampleIndex);
+  } else {
+    // A new cue (not a duck turning into a pause): with `resetModel`, Silero judges from here as a fresh stream.
+    if (duckedToken === null && settings?.onsetPause?.resetModel) resetModel = true;
+    token = duckedToken ?? autoPauseToken;
+    sent = token !== null && send(action, token, at.sampleIndex);
+    if (sent && action === "pause") pausedToken = token;
+    if (sent && action === "duck") duckedToken = token;
+  }
+  if (token === null || !sent) {
     onset?.handOver();
-    if (action === "release") pausedToken = null;
+    liftDuck(at.sampleIndex);
     return;
   }
-  pausedToken = action === "pause" ? token : null;
-  post({ kind: "onsetPause", paused: action === "pause", pauseToken: token, sampleIndex: at.sampleIndex, contextTime: at.contextTime, workerTime });
+  post({ kind: "onsetPause", action, paused: action !== "release", pauseToken: token, sampleIndex: at.sampleIndex, contextTime: at.contextTime, workerTime });
 }
 
-/**
- * Pauses or resumes playback generation `token`: in the shared control block
- * when there is one (no message hop), else by the control port. Returns false
- * when no playback is connected. The shared write's own result (whether the
- * pause stands) is not reported: on the port the worker cannot know it, and
- * both paths must mean the same thing to the session.
- */
-function sendPlayback(kind: "pause" | "resume", token: number, sampleIndex: number): boolean {
-  if (playbackBlock) {
-    if (kind === "pause") pausePlayback(playbackBlock, token);
-    else resumePlayback(playbackBlock, token);
-    return true;
-  }
-  if (!playbackPort) return false;
-  playbackPort.postMessage({ kind, token, sampleIndex } satisfies PlaybackControlMessage);
-  return true;
+/** A pause, resume, duck (at the onset cue's depth) or unduck of playback generation `token`; false: no playback connected. */
+function send(kind: PlaybackWrite, token: number, sampleIndex: number): boolean {
+  return playback.send(kind, token, sampleIndex, settings?.onsetPause?.duckDb ?? 0);
+}
+
+/** Lifts the onset cue's duck, if one stands. */
+function liftDuck(sampleIndex = 0): void {
+  if (duckedToken !== null) send("unduck", duckedToken, sampleIndex);
+  duckedToken = null;
 }
 
 async function dispose(): Promise<void> {
@@ -377,9 +395,7 @@ async function dispose(): Promise<void> {
     port.close();
   }
   framePorts.length = 0;
-  playbackPort?.close();
-  playbackPort = undefined;
-  playbackBlock = undefined;
+  playback.close();
   await drainDone;
   try {
     await model?.release();
@@ -392,18 +408,4 @@ async function dispose(): Promise<void> {
   model = undefined;
   detector = undefined;
   post({ kind: "disposed" });
-}
-
-function describe(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  const name = (value as object).constructor?.name ?? typeof value;
-  const length = (value as { length?: number }).length;
-  return length === undefined ? name : `${name}(${length})`;
-}
-
-/** RMS of one frame (linear), for the meter: the level of the very audio the probability is for. */
-function frameRms(frame: Float32Array): number {
-  let sum = 0;
-  for (let i = 0; i < frame.length; i++) sum += frame[i]! * frame[i]!;
-  return frame.length ? Math.sqrt(sum / frame.length) : 0;
 }

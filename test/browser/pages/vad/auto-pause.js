@@ -179,8 +179,8 @@ async function lapse({ g = 3 } = {}) {
  * right before real speech (the fixture's utterance). The player's state is
  * read during and after each.
  */
-async function onset({ g = 3 } = {}) {
-  const r = await rig({ minSpeechMs: 5000, onsetPause: true });
+async function onset({ g = 3, cue = { action: "pause", quickReleaseMs: 0 } } = {}) {
+  const r = await rig({ minSpeechMs: 5000, onsetPause: cue });
   const { samples, label } = await loadFixture("speech-slt");
   r.vad.setAutoPause(g);
   const written = generationSignal(G_LABEL, Math.round(r.rate * 8));
@@ -227,7 +227,7 @@ async function onset({ g = 3 } = {}) {
   const end = await within(ended, 10000);
   const rec = await r.snapshot();
   const out = {
-    events: r.events.map(({ kind, pausedPlayback, resumedPlayback, pauseToken, paused }) => ({ kind, pausedPlayback, resumedPlayback, pauseToken, paused })),
+    events: r.events.map(({ kind, pausedPlayback, resumedPlayback, pauseToken, paused, action }) => ({ kind, pausedPlayback, resumedPlayback, pauseToken, paused, action })),
     states,
     ended: Boolean(end),
     endedSamples: end?.samples,
@@ -239,5 +239,76 @@ async function onset({ g = 3 } = {}) {
   return out;
 }
 
-window.autoPause = { run, lapse, onset };
+/**
+ * The duck (`onsetPause` with `action: "duck"`): generation g plays, auto-pause
+ * armed; a bump of noise (not speech) after a quiet room. The recording is
+ * walked against what was written, sample for sample (a duck holds nothing,
+ * so the two run in step): each rendered sample is the written one at full
+ * gain, at the duck's gain, or on a ramp between.
+ */
+async function duck({ g = 3, duckDb = 12 } = {}) {
+  const r = await rig({ minSpeechMs: 5000, onsetPause: { action: "duck", duckDb, quickReleaseMs: 96 } });
+  r.vad.setAutoPause(g);
+  const written = generationSignal(G_LABEL, Math.round(r.rate * 4));
+  const started = r.player.once("started");
+  r.player.write(written, { sampleRate: r.rate, generation: g });
+  await started;
+  await sleep(100);
+  const states = [];
+  // The frames go in faster than real time: the duck stands from the bump's frames to the next frame fed, across this read.
+  const read = async (what) => {
+    await sleep(50);
+    const position = r.player.position().samples;
+    await sleep(50);
+    states.push({ what, state: r.player.state, moving: r.player.position().samples > position });
+  };
+  let seed = 7;
+  const noise = (ms, db) => {
+    const amp = Math.pow(10, db / 20) * Math.sqrt(3);
+    return Float32Array.from({ length: Math.round((ms / 1000) * 16000) }, () => {
+      seed = (seed * 16807) % 2147483647;
+      return amp * ((seed / 2147483647) * 2 - 1);
+    });
+  };
+  const feedAll = async (audio) => {
+    for (let i = 0; i + FRAME <= audio.length; i += FRAME) r.vad.feed(audio.slice(i, i + FRAME));
+    await r.vad.flush();
+  };
+  await feedAll(noise(2000, -65));
+  await feedAll(noise(64, -30));
+  await read("bump");
+  await feedAll(noise(400, -65));
+  await read("after the bump");
+  const ended = r.player.once("ended");
+  r.player.end(g);
+  const end = await within(ended, 10000);
+  const rec = await r.snapshot();
+  let first = 0;
+  while (first < rec.samples.length && generationOf(rec.samples[first]) !== G_LABEL) first++;
+  const gain = Math.pow(10, -duckDb / 20);
+  const counts = { full: 0, ducked: 0, ramp: 0, other: 0 };
+  let j = 0;
+  for (let k = first; k < rec.samples.length && j < written.length; k++, j++) {
+    const ratio = rec.samples[k] / written[j];
+    if (Math.abs(ratio - 1) < 1e-6) counts.full++;
+    else if (Math.abs(ratio - gain) < 1e-4) counts.ducked++;
+    else if (ratio > gain && ratio < 1) counts.ramp++;
+    else counts.other++;
+  }
+  const out = {
+    events: r.events.map(({ kind, pauseToken, paused, action }) => ({ kind, pauseToken, paused, action })),
+    states,
+    ended: Boolean(end),
+    endedSamples: end?.samples,
+    written: written.length,
+    walked: j,
+    ...counts,
+    fade: r.fade,
+    rate: r.rate,
+  };
+  await r.close();
+  return out;
+}
+
+window.autoPause = { run, lapse, onset, duck };
 window.autoPauseReady = true;
