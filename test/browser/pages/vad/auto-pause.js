@@ -174,25 +174,23 @@ async function lapse({ g = 3 } = {}) {
 }
 
 /**
- * The onset cue: generation g plays, auto-pause armed. First a bump (100 ms
- * of noise at −30 dBFS, not speech) after a quiet room; then the same bump
- * right before real speech (the fixture's utterance). The player's state is
- * read during and after each.
+ * The onset-cue pages' start: a rig with the cue `cue`, generation g playing `seconds` of its signal,
+ * auto-pause armed. `read(what)` notes the player's state and whether it moves over 2 × `readMs`;
+ * `noise(ms, db)` is seeded white noise at 16 kHz; `feedAll` feeds a signal in frames and flushes.
  */
-async function onset({ g = 3, cue = { action: "pause", quickReleaseMs: 0 } } = {}) {
+async function cuePlaying({ g, cue, seconds, readMs }) {
   const r = await rig({ minSpeechMs: 5000, onsetPause: cue });
-  const { samples, label } = await loadFixture("speech-slt");
   r.vad.setAutoPause(g);
-  const written = generationSignal(G_LABEL, Math.round(r.rate * 8));
+  const written = generationSignal(G_LABEL, Math.round(r.rate * seconds));
   const started = r.player.once("started");
   r.player.write(written, { sampleRate: r.rate, generation: g });
   await started;
   await sleep(100);
   const states = [];
   const read = async (what) => {
-    await sleep(60);
+    await sleep(readMs);
     const position = r.player.position().samples;
-    await sleep(60);
+    await sleep(readMs);
     states.push({ what, state: r.player.state, moving: r.player.position().samples > position });
   };
   let seed = 7;
@@ -207,6 +205,18 @@ async function onset({ g = 3, cue = { action: "pause", quickReleaseMs: 0 } } = {
     for (let i = 0; i + FRAME <= audio.length; i += FRAME) r.vad.feed(audio.slice(i, i + FRAME));
     await r.vad.flush();
   };
+  return { r, written, states, read, noise, feedAll };
+}
+
+/**
+ * The onset cue: generation g plays, auto-pause armed. First a bump (100 ms
+ * of noise at −30 dBFS, not speech) after a quiet room; then the same bump
+ * right before real speech (the fixture's utterance). The player's state is
+ * read during and after each.
+ */
+async function onset({ g = 3, cue = { action: "pause", quickReleaseMs: 0 } } = {}) {
+  const { samples, label } = await loadFixture("speech-slt");
+  const { r, written, states, read, noise, feedAll } = await cuePlaying({ g, cue, seconds: 8, readMs: 60 });
   // A quiet room (−65 dBFS) long enough for the cue's floor to settle there.
   await feedAll(noise(2000, -65));
   await feedAll(noise(96, -30));
@@ -247,33 +257,8 @@ async function onset({ g = 3, cue = { action: "pause", quickReleaseMs: 0 } } = {
  * gain, at the duck's gain, or on a ramp between.
  */
 async function duck({ g = 3, duckDb = 12 } = {}) {
-  const r = await rig({ minSpeechMs: 5000, onsetPause: { action: "duck", duckDb, quickReleaseMs: 96 } });
-  r.vad.setAutoPause(g);
-  const written = generationSignal(G_LABEL, Math.round(r.rate * 4));
-  const started = r.player.once("started");
-  r.player.write(written, { sampleRate: r.rate, generation: g });
-  await started;
-  await sleep(100);
-  const states = [];
-  // The frames go in faster than real time: the duck stands from the bump's frames to the next frame fed, across this read.
-  const read = async (what) => {
-    await sleep(50);
-    const position = r.player.position().samples;
-    await sleep(50);
-    states.push({ what, state: r.player.state, moving: r.player.position().samples > position });
-  };
-  let seed = 7;
-  const noise = (ms, db) => {
-    const amp = Math.pow(10, db / 20) * Math.sqrt(3);
-    return Float32Array.from({ length: Math.round((ms / 1000) * 16000) }, () => {
-      seed = (seed * 16807) % 2147483647;
-      return amp * ((seed / 2147483647) * 2 - 1);
-    });
-  };
-  const feedAll = async (audio) => {
-    for (let i = 0; i + FRAME <= audio.length; i += FRAME) r.vad.feed(audio.slice(i, i + FRAME));
-    await r.vad.flush();
-  };
+  // The frames go in faster than real time: the duck stands from the bump's frames to the next frame fed, across each read.
+  const { r, written, states, read, noise, feedAll } = await cuePlaying({ g, cue: { action: "duck", duckDb, quickReleaseMs: 96 }, seconds: 4, readMs: 50 });
   await feedAll(noise(2000, -65));
   await feedAll(noise(64, -30));
   await read("bump");
