@@ -6,7 +6,8 @@
  */
 import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
-import { AudioContextError, ConfigError } from "../errors.js";
+import { AudioContextError, ConfigError, UnsupportedError } from "../errors.js";
+import { browserSupport } from "../support.js";
 import { LevelMeter, LevelReader, SILENT_DB, readChannel } from "../audio/level-meter.js";
 import { openWebrtcLoopback, type WebrtcLoopback } from "../audio/webrtc-loopback.js";
 import { ensureRunning } from "../audio/worklet-loader.js";
@@ -27,6 +28,11 @@ let tapCount = 0;
 export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal, inputDeviceId, onProgress }: ComponentsContext): Promise<SessionComponents> {
   // Unset, each part loads its files from beside bargein's bundle (src/assets/bundled-assets.ts).
   const { assetsPath, assets } = options;
+  const support = browserSupport();
+  if (!support.supported) {
+    const names = support.missing.map((m) => `${m.feature} (for ${m.neededFor})`).join("; ");
+    throw new UnsupportedError(`This browser lacks what bargein needs: ${names}. Check isSupported() before offering voice`, { service: "audio" });
+  }
   const ownsContext = !options.audio?.context;
   let context: AudioContext;
   try {
