@@ -9,14 +9,21 @@ import { readFileSync } from "node:fs";
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
 const SESSION = "/test/browser/pages/session/session.html";
 const QUESTION = ["weather", "like", "today"];
+/**
+ * ENGINES_LATENCY_DIST=FOLDER runs the freeze test on another build of the SDK, a folder the backend
+ * serves (a build from before the fix, copied under test/: the test then hangs, bounded by its timeout).
+ */
+const LATENCY_DIST = process.env.ENGINES_LATENCY_DIST ? `?dist=${encodeURIComponent(process.env.ENGINES_LATENCY_DIST)}` : "";
 
 /** @typedef {{ evaluate: (fn: Function, arg?: unknown) => Promise<any>, waitFor: (flag: string) => Promise<void> }} EnginePage */
 /** @typedef {{ engine: import("./engine.mjs").Engine, open: (path: string, ready?: string) => Promise<EnginePage>, shared: boolean }} TestContext */
 /**
  * `engines`: only in these engines (a test of one engine's trouble). `needsShared`: only where the
  * engine has SharedArrayBuffer on a cross-origin isolated page (the shared transport).
- * `allowedErrors`: console errors the test causes on purpose (any other fails it).
- * @typedef {{ name: string, run: (t: TestContext) => Promise<void>, engines?: string[], needsShared?: boolean, allowedErrors?: RegExp[] }} EngineTest
+ * `allowedErrors`: console errors the test causes on purpose (any other fails it). `timeoutMs`: its
+ * own bound, instead of run-set.mjs's TEST_TIMEOUT_MS. `noAudio`: in an engine of its own that
+ * reaches no audio server (no output device at all).
+ * @typedef {{ name: string, run: (t: TestContext) => Promise<void>, engines?: string[], needsShared?: boolean, allowedErrors?: RegExp[], timeoutMs?: number, noAudio?: boolean }} EngineTest
  */
 
 /** @type {EngineTest[]} */
@@ -67,15 +74,38 @@ export const INTEGRATION = [
   {
     name: "Firefox's freeze: in 3 fresh pages, with the microphone open, the output latency read as a reply starts never blocks the page",
     engines: ["firefox"],
+    // Six trials with the microphone took about 30 s here; a frozen page fails at this bound.
+    timeoutMs: 90_000,
     async run({ open }) {
       // Gecko keeps the first answer per page's graph: only a fresh page reads the getter again.
       for (let i = 0; i < 3; i++) {
-        const page = await open("/test/engines/pages/output-latency.html", "latencyProbeReady");
+        const page = await open(`/test/engines/pages/output-latency.html${LATENCY_DIST}`, "latencyProbeReady");
         const results = await page.evaluate((o) => window.runLatencyTrials(o), { read: "player", mic: true, trials: 2 });
         assert.equal(results.length, 2);
         for (const r of results) assert.ok(Number.isFinite(r.latency) && r.latency > 0, `latency ${r.latency}`);
         await page.close();
       }
+    },
+  },
+  {
+    name: "with no audio device, start() fails with an AudioContextError that names the missing output, not the autoplay policy",
+    engines: ["firefox"],
+    noAudio: true,
+    async run({ open }) {
+      const page = await open(SESSION, "sessionPageReady");
+      const r = await page.evaluate(async () => {
+        const t = await window.sessionPage.makeSession();
+        try {
+          await t.session.start();
+          return { started: true };
+        } catch (e) {
+          return { name: e.name, code: e.code, message: e.message, state: t.session.state };
+        }
+      });
+      assert.equal(r.name, "AudioContextError", JSON.stringify(r));
+      assert.match(r.message, /no audio output device/);
+      assert.doesNotMatch(r.message, /autoplay policy holds/);
+      assert.equal(r.state, "idle");
     },
   },
   {
