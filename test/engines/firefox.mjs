@@ -42,8 +42,9 @@ export async function launchFirefox({ env, prefs = {} }) {
     partial = lines.pop() ?? "";
     for (const line of lines) {
       stdoutLines.push(line);
-      // The page's console.error, and an uncaught error in one of our pages or workers (not the browser's own).
-      if (/^console\.error:/.test(line) || (/^JavaScript error:/.test(line) && line.includes("127.0.0.1"))) consoleErrors.push(`stdout: ${line}`);
+      // An error in one of our pages, workers or worklets, which BiDi's log events can miss.
+      // (The browser's own scripts print console.error lines there too: "RSLoader: …".)
+      if (/^(console\.error:|JavaScript error:)/.test(line) && line.includes("127.0.0.1")) consoleErrors.push(`stdout: ${line}`);
     }
   });
   // A page frozen in the engine does not answer close(): the whole process group goes.

@@ -9,6 +9,8 @@ import { readFileSync } from "node:fs";
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
 const SESSION = "/test/browser/pages/session/session.html";
 const QUESTION = ["weather", "like", "today"];
+/** The user's speech onset → the bot's output silent: Chromium's sanity bound (test/browser/sanity-bounds.ts). */
+const SILENCE_BOUND_MS = 400;
 /**
  * ENGINES_LATENCY_DIST=FOLDER runs the freeze test on another build of the SDK, a folder the backend
  * serves (a build from before the fix, copied under test/: the test then hangs, bounded by its timeout).
@@ -50,6 +52,32 @@ export const INTEGRATION = [
       assert.equal(r.isolated, true);
       const violations = await page.evaluate(() => window.cspViolations);
       assert.ok(violations.length >= 1 && violations.every((v) => v.startsWith("script-src")), `violations ${JSON.stringify(violations)}`);
+    },
+  },
+  {
+    name: "a playback node built without its options fails with the worklet's own error, and the runner sees it on the console",
+    allowedErrors: [/processorOptions are missing/],
+    async run({ open, engine }) {
+      const page = await open("/test/browser/pages/smoke-esm.html");
+      await page.evaluate(() => window.smoke);
+      const before = engine.consoleErrors.length;
+      const fired = await page.evaluate(async () => {
+        const context = new AudioContext();
+        await context.audioWorklet.addModule("/dist/playback-worklet.js");
+        const node = new AudioWorkletNode(context, "bargein-playback");
+        node.connect(context.destination);
+        // processorerror comes once the render thread has built the processor; 10 s bound a broken engine.
+        const fired = await new Promise((resolve) => {
+          node.onprocessorerror = () => resolve(true);
+          setTimeout(() => resolve(false), 10_000);
+        });
+        await context.close();
+        return fired;
+      });
+      assert.equal(fired, true, "processorerror fired");
+      const seen = () => engine.consoleErrors.slice(before).some((e) => /bargein-playback: processorOptions are missing/.test(e));
+      for (const end = Date.now() + 10_000; !seen() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(seen(), `the worklet's error on the console; saw ${JSON.stringify(engine.consoleErrors.slice(before))}`);
     },
   },
   ...["shared", "port"].map((transport) => ({
@@ -136,7 +164,7 @@ export const INTEGRATION = [
     },
   },
   ...["shared", "port"].map((transport) => ({
-    name: `a barge-in over the ${transport} transport: flushed and fenced (no loud sample after the silence), LLM and TTS cancelled, the history keeps the heard words`,
+    name: `a barge-in over the ${transport} transport: silent within the sanity bound and stale-free to the end of the user's speech (flush and fence), LLM and TTS cancelled, the history keeps the heard words`,
     needsShared: transport === "shared",
     /** @param {TestContext} t */
     async run({ open }) {
@@ -145,8 +173,11 @@ export const INTEGRATION = [
       assert.deepEqual(r.errors, []);
       assert.equal(r.transport, transport);
       assert.ok(r.loudBefore > 0.01, `the bot was audible before the onset (peak ${r.loudBefore})`);
-      assert.ok(r.silentAt > 0, "the output went silent after the onset");
-      assert.equal(r.staleLoud, 0, "no sample of the cancelled reply after the silence");
+      const runs = `loud after the onset (ms): ${JSON.stringify(r.loudRuns)}; vad ${JSON.stringify(r.vad)}`;
+      assert.ok(r.lastLoudMs >= 0, `the output went silent after the onset; ${runs}`);
+      // The same sanity bound as Chromium's (test/browser/sanity-bounds.ts): a broken barge-in, not a slow one.
+      assert.ok(r.lastLoudMs < SILENCE_BOUND_MS, `the bot's last sound ${r.lastLoudMs} ms after the onset; ${runs}`);
+      assert.equal(r.staleLoud, 0, `no sample of the cancelled reply from then to the end of the user's speech; ${runs}`);
       assert.equal(r.reply.interrupted, true);
       assert.equal(r.reply.text, r.interruption.heardText);
       assert.equal(`${r.reply.text} ${r.reply.unheardText}`.trim(), r.fullReply.trim().replace(/\s+/g, " "));
@@ -173,7 +204,7 @@ export const INTEGRATION = [
         return { history, echo, interruptions: t.log.interruptions, errors: t.log.errors };
       });
       assert.deepEqual(r.errors, []);
-      assert.deepEqual(r.interruptions, []);
+      assert.deepEqual(r.interruptions, [], `echo ${JSON.stringify(r.echo)}`);
       const replies = r.history.filter((m) => m.role === "assistant");
       assert.equal(replies.length, 2);
       assert.deepEqual(replies.filter((m) => m.interrupted || m.unheardText), []);
@@ -217,7 +248,7 @@ export const INTEGRATION = [
 /** Runs in the page: a reply, then the user's words over it from their onset. */
 async function bargeIn() {
   const { makeSession, until } = window.sessionPage;
-  const { loudSamples, peak, silenceStart, timeline } = await import("/test/browser/pages/session/output-analysis.js");
+  const { SILENCE, loudSamples, peak, timeline } = await import("/test/browser/pages/session/output-analysis.js");
   const t = await makeSession({ llm: "sse" });
   await t.session.start();
   await t.say("weather-question");
@@ -234,13 +265,27 @@ async function bargeIn() {
   const line = timeline(rec, t.context.sampleRate);
   const onsetAt = line.index(second.onset);
   const quietUntil = line.index(speechEnd + 0.3);
-  const silentAt = silenceStart(rec.samples, line, t.context.sampleRate, onsetAt, quietUntil);
+  const rate = t.context.sampleRate;
+  // The last sound of the bot after the onset: silence from there to the end of the user's speech.
+  // (The first silent 10 ms can be a gap between the bot's words, before the pause.)
+  let lastLoud = -1;
+  for (let i = onsetAt; i < quietUntil; i++) if (line.known(i) && Math.abs(rec.samples[i]) >= SILENCE) lastLoud = i;
+  const silentAt = lastLoud < 0 ? onsetAt : lastLoud + 1;
+  const loudRuns = [];
+  for (let i = onsetAt, w = Math.round(rate * 0.01); i + w <= quietUntil; i += w) {
+    const loud = peak(rec.samples, i, i + w) >= SILENCE;
+    const ms = Math.round(((i - onsetAt) / rate) * 1000);
+    if (loud && (!loudRuns.length || loudRuns.at(-1)[1] !== ms)) loudRuns.push([ms, ms + 10]);
+    else if (loud) loudRuns.at(-1)[1] = ms + 10;
+  }
   const result = {
     // The Player's own rule (src/audio/player.ts), decided once per page.
     transport: crossOriginIsolated && typeof SharedArrayBuffer === "function" ? "shared" : "port",
     loudBefore: peak(rec.samples, onsetAt - Math.round(t.context.sampleRate * 0.3), onsetAt),
-    silentAt,
-    staleLoud: silentAt > 0 ? loudSamples(rec.samples, silentAt, quietUntil) : -1,
+    lastLoudMs: lastLoud < 0 ? 0 : ((lastLoud - onsetAt) / rate) * 1000,
+    staleLoud: loudSamples(rec.samples, silentAt, quietUntil),
+    loudRuns,
+    vad: t.log.vadEvents.map((e) => e.kind),
     reply: JSON.parse(JSON.stringify(t.session.history[1])),
     interruption: t.log.interruptions[0],
     fullReply,

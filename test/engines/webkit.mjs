@@ -57,7 +57,8 @@ export async function launchWebkit({ env, shared = true }) {
       partial = lines.pop() ?? "";
       for (const line of lines) {
         stdoutLines.push(line);
-        if (/CONSOLE .*ERROR|^\S+:\d+:\d+: CONSOLE ERROR|TypeError|ReferenceError/.test(line)) consoleErrors.push(`stdout: ${line}`);
+        // WebCore prints "URL:LINE:COL: CONSOLE <source> <level> <message>" (JS, SECURITY, NETWORK…).
+        if (/CONSOLE \w+ ERROR/.test(line)) consoleErrors.push(`stdout: ${line}`);
       }
     };
     wd.stdout?.on("data", onData);
