@@ -17,6 +17,7 @@ import { launchWebkit } from "./webkit.mjs";
  * @property {string[]} consoleErrors  every console error and uncaught error seen so far, in order
  * @property {string[]} stdoutLines
  * @property {() => Promise<void>} close
+ * @property {() => string} [diagnose]  what the engine's threads wait in, for a page that stopped answering
  */
 
 /** The engines this runner knows, by name. */

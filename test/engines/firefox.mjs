@@ -2,7 +2,7 @@
 // through the runner's PulseAudio. The page's console reaches us two ways: BiDi's log events
 // (page.on("console"), "pageerror") and, for what BiDi misses (a worklet's errors), the browser's
 // stdout (devtools.console.stdout.content). Both are collected; the runner fails on any error.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import puppeteer from "puppeteer-core";
 import { track } from "../../bench/lib/cleanup.mjs";
 
@@ -70,6 +70,25 @@ export async function launchFirefox({ env, prefs = {} }) {
     name: "firefox",
     version,
     pid,
+    /**
+     * For a page that stopped answering: the browser's audio threads and what they wait in (Linux's
+     * /proc). The freeze of test/engines/README.md shows as "AudioIPC Server RPC" in
+     * rt_mutex_schedule (PulseAudio's mainloop lock); a stuck page with idle audio threads is another bug.
+     */
+    diagnose() {
+      if (!pid) return "";
+      try {
+        return readdirSync(`/proc/${pid}/task`)
+          .map((tid) => {
+            const read = (f) => readFileSync(`/proc/${pid}/task/${tid}/${f}`, "utf8").trim();
+            return `${read("comm")} in ${read("wchan")}`;
+          })
+          .filter((line) => /AudioIP|threaded-ml|rt_mutex/.test(line))
+          .join("; ");
+      } catch (err) {
+        return `(no /proc for pid ${pid}: ${err.message})`;
+      }
+    },
     async open(url) {
       const page = await browser.newPage();
       page.on("console", (m) => m.type() === "error" && consoleErrors.push(`console: ${m.text()}`));

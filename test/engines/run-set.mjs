@@ -55,6 +55,8 @@ export async function runSet(name, tests, { base, env, log }) {
         clearTimeout(timer);
       }
       if (error?.message?.startsWith("timed out")) {
+        const threads = engine.diagnose?.();
+        if (threads) error.message += `; audio threads: ${threads}`;
         // A frozen page does not close: the engine goes, and a fresh one runs the next test.
         await engine.close();
         engine = await launchEngine(name, { env });
