@@ -106,4 +106,6 @@ export type { HoldUnfinishedOptions } from "./session/turn-end.js";
 export type { PreemptiveOptions, ServiceEndOfTurnOptions, TurnDetectorSessionOptions } from "./session/turn-options.js";
 /** Every option's default, in one place (the reference docs quote it). */
 export { DEFAULTS } from "./defaults.js";
+export { browserSupport } from "./support.js";
+export type { BrowserSupport, MissingFeature } from "./support.js";
 export type { ReconnectPolicy, ReconnectContext, BackoffPolicyOptions } from "./session/reconnect-policy.js";

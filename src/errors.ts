@@ -30,6 +30,7 @@ export type BargeinErrorCode =
   | "overload"
   | "microphone"
   | "audio_context"
+  | "unsupported"
   | "state";
 
 /** The base class, used as such when a service reported its own error (the message quotes it). */
@@ -124,6 +125,16 @@ export class MicrophoneError extends BargeinError {
 export class AudioContextError extends BargeinError {
   override readonly name = "AudioContextError";
   override readonly code = "audio_context";
+}
+
+/**
+ * The browser lacks something bargein needs (`browserSupport()` lists what);
+ * the message names the feature and what it is for. Check `isSupported()`
+ * before offering voice.
+ */
+export class UnsupportedError extends BargeinError {
+  override readonly name = "UnsupportedError";
+  override readonly code = "unsupported";
 }
 
 /**

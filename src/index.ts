@@ -10,6 +10,7 @@
  */
 export { VoiceSession } from "./session/voice-session.js";
 export { VERSION } from "./version.js";
+export { isSupported } from "./support.js";
 export type {
   VoiceSessionOptions,
   VoiceSessionEvents,

@@ -34,6 +34,7 @@ import type {
 import { VAD_FRAME_SAMPLES, VAD_SAMPLE_RATE, type VadFrameMessage } from "../src/protocol/frames.js";
 import { CaptureEcho } from "./capture-echo.js";
 import { ProcessClock, profileReport } from "./process-clock.js";
+import { requireProcessorOptions } from "./processor-options.js";
 
 const QUANTUM = 128;
 /** The echo guard's figures go to the main thread about once a second. */
@@ -161,7 +162,7 @@ class CaptureProcessor extends AudioWorkletProcessor {
 
   constructor(options: { processorOptions?: unknown }) {
     super();
-    const opts = options.processorOptions as CaptureProcessorOptions;
+    const opts = requireProcessorOptions<CaptureProcessorOptions>("bargein-capture", options, ["meterIntervalMs"], "bargein's Microphone");
     if (opts.vad) this.#vad = new Framer(sampleRate, VAD_SAMPLE_RATE, VAD_FRAME_SAMPLES, "f32");
     if (opts.vad && opts.echoGuard) this.#echo = new CaptureEcho(sampleRate, opts.echoGuard);
     this.#echoStatsQuanta = Math.round((ECHO_STATS_EVERY_S * sampleRate) / QUANTUM);

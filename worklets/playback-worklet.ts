@@ -58,6 +58,7 @@ import { echoTap, releaseEchoTap, writeTap, type EchoTap } from "./echo-tap.js";
 import { ProcessClock, profileReport } from "./process-clock.js";
 import { LevelWriter } from "../src/audio/level-cell.js";
 import { SharedPlaybackFeed } from "./shared-playback-feed.js";
+import { requireProcessorOptions } from "./processor-options.js";
 
 const STATUS_EVERY_QUANTA = 8;
 type Phase = "idle" | "prebuffering" | "playing";
@@ -98,7 +99,7 @@ class PlaybackProcessor extends AudioWorkletProcessor {
 
   constructor(options: { processorOptions?: unknown }) {
     super();
-    const opts = options.processorOptions as PlaybackProcessorOptions;
+    const opts = requireProcessorOptions<PlaybackProcessorOptions>("bargein-playback", options, ["capacity", "prebufferSamples", "fadeSamples"], "bargein's Player");
     this.#feed = opts.shared ? new SharedPlaybackFeed(opts.shared) : new PortPlaybackFeed(opts.capacity);
     this.#ring = this.#feed.ring;
     this.#control = this.#feed.control;

@@ -30,97 +30,18 @@ import type {
   PlaybackToMainMessage,
 } from "../protocol/audio-messages.js";
 import { EventSource } from "../util/emitter.js";
+import type { PlayerEvents, PlayerOptions, PlayerPosition, PlayerWriteOptions, ProcessProfile } from "./player-types.js";
 import { makeLevelCell } from "./level-meter.js";
 import { isPauseToken } from "./pause-token.js";
 import { PortPlayerTransport } from "./player-port-transport.js";
 import { SharedPlayerTransport } from "./player-shared-transport.js";
 import type { PlayerTransport } from "./player-transport.js";
+import { readOutputLatency } from "./output-latency.js";
 import { Resampler } from "./resampler.js";
 import { ensureRunning, loadWorklet } from "./worklet-loader.js";
-import { checkAssetUrls, resolveAssetUrl, type AssetUrls } from "../assets/asset-urls.js";
+import { checkAssetUrls, resolveAssetUrl } from "../assets/asset-urls.js";
 
-export interface PlayerOptions {
-  /** The shared AudioContext, created by the caller at the device's default rate. */
-  context: AudioContext;
-  /**
-   * URL folder holding bargein's dist/ files (playback-worklet.js). Default:
-   * beside bargein's bundle, which Vite and webpack 5 copy into the build.
-   */
-  assetsPath?: string;
-  /** Per-file URLs: the player reads `assets.playbackWorklet`, which overrides `assetsPath`. */
-  assets?: AssetUrls;
-  /** Where the player's node connects (default: `context.destination`). */
-  destination?: AudioNode;
-  /** Audio held before a generation starts, in ms (default 40). */
-  prebufferMs?: number;
-  /** Pause/resume/flush ramp, in ms (default and maximum 5; at most 128 samples). */
-  fadeMs?: number;
-  /** Ring size, in seconds of audio (default 10). More waits on the main thread. */
-  capacitySeconds?: number;
-  /**
-   * Publish what is rendered (after pause, fade and flush) to the echo tap of
-   * this name, for a Microphone's echo guard in the same AudioContext
-   * (`MicrophoneOptions.echoGuard.tap`). Default: none.
-   */
-  echoTap?: string;
-  /** @internal Measure the worklet's process() time (benchmarks). */
-  profile?: boolean;
-  /** @internal A shared clock for worklets without `performance` (see worklets/process-clock.ts). */
-  profileClock?: SharedArrayBuffer;
-}
-
-export interface PlayerWriteOptions {
-  /** The rate of `pcm` (any; resampled to the context's rate). */
-  sampleRate: number;
-  /** The generation this audio belongs to. */
-  generation: number;
-}
-
-export interface PlayerPosition {
-  generation: number;
-  /** Samples of `generation` rendered by the worklet, at the context's rate. */
-  samples: number;
-  seconds: number;
-}
-
-/** The first audible sample of `generation` is at `contextTime`. */
-export interface PlayerStarted {
-  generation: number;
-  contextTime: number;
-}
-
-/** The worklet ran out of audio while playing `generation`; `underruns` is the total so far. */
-export interface PlayerUnderrun {
-  generation: number;
-  underruns: number;
-}
-
-/** `generation` was ended with `end()` and has fully played. */
-export interface PlayerEnded {
-  generation: number;
-  samples: number;
-}
-
-/** A flush was applied by the worklet at context frame `frame`. */
-export interface PlayerFlushed {
-  generation: number;
-  frame: number;
-  dropped: number;
-}
-
-export interface PlayerEvents extends Record<string, unknown> {
-  started: PlayerStarted;
-  underrun: PlayerUnderrun;
-  ended: PlayerEnded;
-  flushed: PlayerFlushed;
-}
-
-/** @internal process() durations reported by a worklet built with `profile`. */
-export interface ProcessProfile {
-  micros: Float32Array;
-  meanMicrosByDate: number;
-  clock: string;
-}
+export type { PlayerEnded, PlayerEvents, PlayerFlushed, PlayerOptions, PlayerPosition, PlayerStarted, PlayerUnderrun, PlayerWriteOptions, ProcessProfile } from "./player-types.js";
 
 const MAX_FADE_MS = 5;
 
@@ -133,6 +54,8 @@ export class Player extends EventSource<PlayerEvents> {
   #node: AudioWorkletNode | undefined;
   #generation = 0;
   #resampler: Resampler | undefined;
+  readonly #givenLatency: number | undefined;
+  #outputLatency = 0;
   /** Samples dropped because they were written with a generation older than the current one. */
   droppedStaleSamples = 0;
 
@@ -143,6 +66,12 @@ export class Player extends EventSource<PlayerEvents> {
     this.context = options.context;
     this.#url = resolveAssetUrl("playbackWorklet", options);
     this.#destination = options.destination ?? options.context.destination;
+    const given = options.outputLatency;
+    if (given !== undefined && !(Number.isFinite(given) && given >= 0)) {
+      throw new ConfigError(`Player: \`outputLatency\` must be a number of seconds ≥ 0 (got ${String(given)})`);
+    }
+    this.#givenLatency = given;
+    this.#outputLatency = given ?? 0;
     const rate = this.context.sampleRate;
     const fadeMs = Math.min(MAX_FADE_MS, options.fadeMs ?? MAX_FADE_MS);
     const capacity = Math.ceil((options.capacitySeconds ?? DEFAULTS.player.capacitySeconds) * rate);
@@ -186,9 +115,23 @@ export class Player extends EventSource<PlayerEvents> {
     return this.#node;
   }
 
-  /** The context's output latency plus its base latency, in seconds. */
+  /**
+   * Seconds from rendering to hearing: the app's `outputLatency`, else the
+   * context's output latency plus its base latency as read once by `start()`
+   * (0 before it). Reading this never touches the context's getters.
+   */
   get outputLatency(): number {
-    return (this.context.outputLatency ?? 0) + (this.context.baseLatency ?? 0);
+    return this.#outputLatency;
+  }
+
+  /**
+   * Reads the context's latency again (after its output device changed), unless
+   * the app gave it. Not in Firefox's risk: call it only where the context has
+   * `setSinkId` (output-latency.ts).
+   * @internal
+   */
+  remeasureOutputLatency(): void {
+    if (this.#givenLatency === undefined) this.#outputLatency = readOutputLatency(this.context);
   }
 
   get generation(): number {
@@ -203,6 +146,8 @@ export class Player extends EventSource<PlayerEvents> {
   async start(): Promise<void> {
     if (this.#node) return;
     await ensureRunning(this.context);
+    // Before this player's node exists, and never again (output-latency.ts).
+    if (this.#givenLatency === undefined) this.#outputLatency = readOutputLatency(this.context);
     await loadWorklet(this.context, this.#url, "playbackWorklet");
     const node = new AudioWorkletNode(this.context, "bargein-playback", {
       numberOfInputs: 0,

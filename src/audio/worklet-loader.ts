@@ -72,11 +72,31 @@ export async function ensureRunning(context: BaseAudioContext, timeoutMs = 3000)
       }),
     ]);
   } catch (cause) {
-    throw new AudioContextError(
-      `The AudioContext did not start (state "${context.state}"): create or resume it from a user gesture such as a click`,
-      { cause, service: "audio" },
-    );
+    throw new AudioContextError(`The AudioContext did not start (state "${context.state}") within ${timeoutMs} ms: ${whyNotRunning()}`, { cause, service: "audio" });
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The two usual causes of a context that will not start, told apart by the
+ * browser's autoplay policy where it says it (`navigator.getAutoplayPolicy`,
+ * Firefox), else by the page's user activation: with no gesture yet, the
+ * autoplay policy; after one, no audio output (no device, or no audio
+ * service: a context then never runs, in Firefox and WebKit alike).
+ */
+function whyNotRunning(): string {
+  const nav = globalThis.navigator as { userActivation?: { hasBeenActive: boolean }; getAutoplayPolicy?: (type: string) => string } | undefined;
+  // Firefox says its policy outright; elsewhere the page's user activation tells.
+  let policy: string | undefined;
+  try {
+    policy = nav?.getAutoplayPolicy?.("audiocontext");
+  } catch {}
+  const activation = nav?.userActivation;
+  const autoplay = "the browser's autoplay policy holds audio until the user interacts with the page: call start() from a user gesture such as a click";
+  const output = "no audio output device is available (none connected or enabled, or the system's audio service is not running): connect speakers or headphones, then try again";
+  if (policy === "allowed") return `audio may play here without a gesture, so most likely ${output}`;
+  if (policy === "disallowed" || (activation && !activation.hasBeenActive)) return autoplay;
+  if (activation) return `the page has had a user gesture, so most likely ${output}`;
+  return `either ${autoplay}, or ${output}`;
 }

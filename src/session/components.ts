@@ -6,9 +6,11 @@
  */
 import { Microphone } from "../audio/microphone.js";
 import { Player } from "../audio/player.js";
-import { AudioContextError, ConfigError } from "../errors.js";
+import { AudioContextError, ConfigError, UnsupportedError } from "../errors.js";
+import { browserSupport } from "../support.js";
 import { LevelMeter, LevelReader, SILENT_DB, readChannel } from "../audio/level-meter.js";
 import { openWebrtcLoopback, type WebrtcLoopback } from "../audio/webrtc-loopback.js";
+import { ensureRunning } from "../audio/worklet-loader.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
 import type { TurnDetectorOptions } from "../vad/turn-detector.js";
 import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
@@ -26,6 +28,11 @@ let tapCount = 0;
 export async function createComponents(options: VoiceSessionOptions, { sttFormat, minSpeechMs, signal, inputDeviceId, onProgress }: ComponentsContext): Promise<SessionComponents> {
   // Unset, each part loads its files from beside bargein's bundle (src/assets/bundled-assets.ts).
   const { assetsPath, assets } = options;
+  const support = browserSupport();
+  if (!support.supported) {
+    const names = support.missing.map((m) => `${m.feature} (for ${m.neededFor})`).join("; ");
+    throw new UnsupportedError(`This browser lacks what bargein needs: ${names}. Check isSupported() before offering voice`, { service: "audio" });
+  }
   const ownsContext = !options.audio?.context;
   let context: AudioContext;
   try {
@@ -54,7 +61,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       loopback = await openWebrtcLoopback(context);
       releases.push(() => loopback?.close());
     }
-    const player = new Player({ context, assetsPath, assets, prebufferMs: options.audio?.prebufferMs, destination: loopback?.input ?? options.audio?.output, echoTap });
+    const player = new Player({ context, assetsPath, assets, prebufferMs: options.audio?.prebufferMs, destination: loopback?.input ?? options.audio?.output, echoTap, outputLatency: options.audio?.outputLatency });
     const vad = new VadWorker({
       assetsPath,
       assets,
@@ -79,6 +86,9 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
       uplink: { sampleRate: sttFormat.sampleRate, format: sttFormat.encoding, frameMs: UPLINK_FRAME_MS(sttFormat.sampleRate) },
       echoGuard: echoTap ? { tap: echoTap, tailMs: options.echoGuard?.tailMs, cleanUplink: options.echoGuard?.cleanUplink } : undefined,
     });
+    // The context runs before any part starts, so the player reads its output latency before the
+    // microphone and the worklets join the graph (src/audio/output-latency.ts: Firefox's freeze).
+    await ensureRunning(context);
     // The model takes seconds to load: the worklets load and the microphone opens meanwhile (the
     // permission prompt comes at once, not after the download), and unless vad.waitForModel the
     // VAD's start resolves once its worker runs the level fallback. The first failure is thrown at
@@ -142,7 +152,11 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean,
   // Rendered → heard: the context's own latency, and the loopback's on that route.
   const outputLatency = () => player.outputLatency + (loopback?.latency ?? 0);
   return {
-    setSinkId: (deviceId) => setSinkId(loopback?.element ?? context, deviceId),
+    setSinkId: async (deviceId) => {
+      await setSinkId(loopback?.element ?? context, deviceId);
+      // Only where the context has setSinkId (not Firefox, whose getter may block: output-latency.ts).
+      if (!loopback) player.remeasureOutputLatency();
+    },
     level: (bins) => {
       const node = player.node;
       if (!node) return { rmsDb: SILENT_DB };

@@ -213,6 +213,15 @@ export interface SessionAudioOptions {
    * @defaultValue "context"
    */
   outputRoute?: "context" | "webrtc-loopback";
+  /**
+   * Seconds from the bot's audio being rendered to its being heard, when the
+   * app knows them (the heard text of an interruption and the `audible` times
+   * use it). Given, the context's `outputLatency` is never read. By default it
+   * is read once, as the session starts and before its audio graph exists:
+   * Firefox's getter can freeze the page when read while the graph plays.
+   * The `"webrtc-loopback"` route's own latency is added to either.
+   */
+  outputLatency?: number;
 }
 
 /** A message of earlier conversation (VoiceSessionOptions.history). */

@@ -21,6 +21,6 @@ test("the UMD bundle works from a plain script tag under a strict CSP", async ({
 test("the ESM bundle, both worklets and the VAD worker load under a strict CSP", async ({ page }) => {
   await page.goto("/test/browser/pages/smoke-esm.html");
   const result = await page.evaluate(() => (window as any).smoke);
-  expect(result).toEqual({ version, liveBefore: ["llm"], liveAfter: [], pong: "pong" });
+  expect(result).toEqual({ version, liveBefore: ["llm"], liveAfter: [], pong: "pong", processorErrors: [] });
   expect(await page.evaluate(() => (window as any).cspViolations)).toEqual([]);
 });

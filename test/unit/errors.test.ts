@@ -15,6 +15,7 @@ const EXPECTED: Record<string, string> = {
   OverloadError: "overload",
   MicrophoneError: "microphone",
   AudioContextError: "audio_context",
+  UnsupportedError: "unsupported",
   StateError: "state",
 };
 

@@ -13,8 +13,20 @@ window.smoke = (async () => {
   const context = new AudioContext();
   await context.audioWorklet.addModule("/dist/capture-worklet.js");
   await context.audioWorklet.addModule("/dist/playback-worklet.js");
-  const node = new AudioWorkletNode(context, "bargein-playback");
-  node.disconnect();
+  // Each processor built with the options its SDK class passes (a node built without them fails,
+  // by design, with an error naming them: worklets/processor-options.ts); none may fail.
+  const processorErrors = [];
+  const nodes = [
+    new AudioWorkletNode(context, "bargein-playback", { numberOfInputs: 0, outputChannelCount: [1], processorOptions: { capacity: context.sampleRate, prebufferSamples: 0, fadeSamples: 64 } }),
+    new AudioWorkletNode(context, "bargein-capture", { numberOfOutputs: 0, processorOptions: { vad: true, meterIntervalMs: 50 } }),
+  ];
+  for (const node of nodes) node.onprocessorerror = () => processorErrors.push(node.constructor.name);
+  nodes[0].connect(context.destination);
+  await context.resume().catch(() => {});
+  // The processors are built before the first quantum renders; a constructor's error is posted then.
+  const start = context.currentTime;
+  while (context.currentTime < start + 0.1) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (const node of nodes) node.disconnect();
   await context.close();
 
   const worker = new Worker("/dist/vad-worker.js", { type: "module" });
@@ -24,5 +36,5 @@ window.smoke = (async () => {
     worker.postMessage({ kind: "ping" });
   });
   worker.terminate();
-  return { version: VERSION, liveBefore, liveAfter: manager.names, pong };
+  return { version: VERSION, liveBefore, liveAfter: manager.names, pong, processorErrors };
 })();
