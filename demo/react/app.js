@@ -66,7 +66,8 @@ function Conversation({ mode, setMode }) {
       mode === "push-to-talk" && h(TalkButton, { disabled: !talking, startTurn: voice.startTurn, endTurn: voice.endTurn }),
       h("span", { className: `state ${state}`, "data-testid": "state" }, state.replace("_", " ")),
     ),
-    state === "connecting" && h(Loading, { loading: voice.loading }),
+    // The session listens before the VAD's model is in (degraded until then): the bar stays up till it is.
+    (state === "connecting" || voice.degraded) && h(Loading, { loading: voice.loading }),
     h(ErrorBanner, { error: voice.error ?? sendError }),
     h(Levels, { levels: voice.levels, running }),
     h(
@@ -109,7 +110,9 @@ function TalkButton({ disabled, startTurn, endTurn }) {
 /** A first start fetches ~16 MB (the Silero model and onnxruntime's wasm): the hook's `loading`. */
 function Loading({ loading }) {
   const { loaded = 0, total = 0, cached } = loading ?? {};
-  const text = total ? `loading the voice detector: ${(loaded / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB${cached ? " (from the cache)" : ""}` : "connecting…";
+  // A compressed answer has no total until its last byte: the bytes so far, then "of" once it is known.
+  const amount = total >= loaded && total > 0 ? `${(loaded / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB` : `${(loaded / 1e6).toFixed(1)} MB`;
+  const text = loading ? `loading the voice detector: ${amount}${cached ? " (from the cache)" : ""}` : "connecting…";
   return h("div", { className: "loading", "data-testid": "loading" }, h("progress", { "data-testid": "loading-bar", max: Math.max(1, total), value: loaded }), h("span", { "data-testid": "loading-text" }, text));
 }
 

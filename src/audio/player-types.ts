@@ -30,8 +30,9 @@ export interface PlayerOptions {
   /**
    * Seconds from a sample's rendering to its being heard, when the app knows
    * them: the context's `outputLatency` and `baseLatency` are then never read.
-   * Default: read once, when `start()` finds the context running, before the
-   * player's node exists (output-latency.ts says why not later).
+   * Default: read when `start()` finds the context running, before the
+   * player's node exists, and once more at the first `started` only if the
+   * context reported none then (output-latency.ts says why not later).
    */
   outputLatency?: number;
   /** @internal Measure the worklet's process() time (benchmarks). */

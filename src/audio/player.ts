@@ -56,6 +56,8 @@ export class Player extends EventSource<PlayerEvents> {
   #resampler: Resampler | undefined;
   readonly #givenLatency: number | undefined;
   #outputLatency = 0;
+  /** The latency is given, or the context reported it: it is not read again (output-latency.ts). */
+  #latencyKnown = false;
   /** Samples dropped because they were written with a generation older than the current one. */
   droppedStaleSamples = 0;
 
@@ -72,6 +74,7 @@ export class Player extends EventSource<PlayerEvents> {
     }
     this.#givenLatency = given;
     this.#outputLatency = given ?? 0;
+    this.#latencyKnown = given !== undefined;
     const rate = this.context.sampleRate;
     const fadeMs = Math.min(MAX_FADE_MS, options.fadeMs ?? MAX_FADE_MS);
     const capacity = Math.ceil((options.capacitySeconds ?? DEFAULTS.player.capacitySeconds) * rate);
@@ -117,8 +120,10 @@ export class Player extends EventSource<PlayerEvents> {
 
   /**
    * Seconds from rendering to hearing: the app's `outputLatency`, else the
-   * context's output latency plus its base latency as read once by `start()`
-   * (0 before it). Reading this never touches the context's getters.
+   * context's output latency plus its base latency as read by `start()`, and
+   * read once more at the first `started` if the context reported none then
+   * (Chromium reports it once audio has rendered). 0 before `start()`.
+   * Reading this never touches the context's getters.
    */
   get outputLatency(): number {
     return this.#outputLatency;
@@ -131,7 +136,13 @@ export class Player extends EventSource<PlayerEvents> {
    * @internal
    */
   remeasureOutputLatency(): void {
-    if (this.#givenLatency === undefined) this.#outputLatency = readOutputLatency(this.context);
+    if (this.#givenLatency === undefined) this.#measureLatency();
+  }
+
+  #measureLatency(): void {
+    const { seconds, reported } = readOutputLatency(this.context);
+    this.#outputLatency = seconds;
+    this.#latencyKnown = reported;
   }
 
   get generation(): number {
@@ -147,7 +158,7 @@ export class Player extends EventSource<PlayerEvents> {
     if (this.#node) return;
     await ensureRunning(this.context);
     // Before this player's node exists, and never again (output-latency.ts).
-    if (this.#givenLatency === undefined) this.#outputLatency = readOutputLatency(this.context);
+    if (this.#givenLatency === undefined) this.#measureLatency();
     await loadWorklet(this.context, this.#url, "playbackWorklet");
     const node = new AudioWorkletNode(this.context, "bargein-playback", {
       numberOfInputs: 0,
@@ -301,6 +312,9 @@ export class Player extends EventSource<PlayerEvents> {
   #onMessage(message: PlaybackToMainMessage): void {
     switch (message.kind) {
       case "started":
+        // A context that reported no latency before it rendered (Chromium) reports it now; one that
+        // reported it (Firefox) is not asked again, and an app's value never is.
+        if (!this.#latencyKnown) this.#measureLatency();
         if (message.generation === this.#generation) {
           this.emit("started", { generation: message.generation, contextTime: message.contextTime });
         }

@@ -15,7 +15,7 @@
  *   limit bounds what we decode and keep, not what the network carries.
  */
 import { BargeinError, ConfigError, ConnectionClosedError, ProtocolError } from "../errors.js";
-import { abortable, isAbort, raceAbort } from "../util/abort.js";
+import { abortable, raceAbort } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { timeout } from "../util/timeout.js";
 import { protocolError, type WireContext } from "./wire.js";
@@ -120,30 +120,9 @@ export class MessageSocket<T> {
         ws.removeEventListener("error", onFailure);
       };
     }, signal);
-    // Failed or aborted before it opened: the socket is ours to close. Cancelled while it connects
-    // (stop(), a barge-in), it is let open first: a socket closed while connecting is reported on the
-    // page's console as an error (Firefox: "can't establish a connection"; Chromium: "closed before
-    // the connection is established"), which an app's error monitoring counts. A failure or a
-    // timeout closes it at once: a service that is slow to answer is not kept waiting for.
-    opened.catch((err: unknown) => void (isAbort(err) ? socket.#closeOnceOpen() : socket.close()));
+    // Failed or aborted before it opened: the socket is ours to close.
+    opened.catch(() => void socket.close());
     return opened;
-  }
-
-  /** close(), but a socket still connecting is closed when it opens (or after CLOSE_WAIT_MS). */
-  #closeOnceOpen(): void {
-    const ws = this.#ws;
-    if (this.#closedByUs || ws.readyState !== WebSocket.CONNECTING) {
-      void this.close();
-      return;
-    }
-    this.#closedByUs = true;
-    const closeNow = () => {
-      clearTimeout(timer);
-      ws.removeEventListener("open", closeNow);
-      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(1000, "");
-    };
-    const timer = setTimeout(closeNow, CLOSE_WAIT_MS);
-    ws.addEventListener("open", closeNow, { once: true });
   }
 
   /**

@@ -217,8 +217,9 @@ export interface SessionAudioOptions {
    * Seconds from the bot's audio being rendered to its being heard, when the
    * app knows them (the heard text of an interruption and the `audible` times
    * use it). Given, the context's `outputLatency` is never read. By default it
-   * is read once, as the session starts and before its audio graph exists:
-   * Firefox's getter can freeze the page when read while the graph plays.
+   * is read as the session starts, before its audio graph exists (Firefox's
+   * getter can freeze the page when read while the graph plays), and once
+   * more as the first reply plays only if the context reported none then.
    * The `"webrtc-loopback"` route's own latency is added to either.
    */
   outputLatency?: number;

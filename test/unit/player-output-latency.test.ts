@@ -18,7 +18,7 @@ class FakeNode {
   disconnect() {}
 }
 
-function fakeContext() {
+function fakeContext(latencies: number[] = [0.02]) {
   return {
     sampleRate: 48000,
     state: "running",
@@ -26,8 +26,7 @@ function fakeContext() {
     destination: {},
     audioWorklet: { addModule: async () => {} },
     get outputLatency() {
-      reads++;
-      return 0.02;
+      return latencies[Math.min(reads++, latencies.length - 1)];
     },
     baseLatency: 0.005,
   } as unknown as AudioContext;
@@ -57,6 +56,18 @@ describe("the Player's output latency", () => {
     expect(started).toEqual([1]);
     for (let i = 0; i < 5; i++) expect(player.outputLatency).toBeCloseTo(0.025, 9);
     expect(reads).toBe(1);
+  });
+
+  it("a context that reports no latency before it rendered (Chromium) is read once more, at the first started, and not after", async () => {
+    const player = new Player({ context: fakeContext([0, 0.03]), assetsPath: "/dist/" });
+    await player.start();
+    expect(player.outputLatency).toBeCloseTo(0.005, 9);
+    player.write(new Float32Array(480), { sampleRate: 48000, generation: 1 });
+    nodes[0]!.port.onmessage!({ data: { kind: "started", generation: 1, contextTime: 0.1 } });
+    expect(player.outputLatency).toBeCloseTo(0.035, 9);
+    player.write(new Float32Array(480), { sampleRate: 48000, generation: 2 });
+    nodes[0]!.port.onmessage!({ data: { kind: "started", generation: 2, contextTime: 0.5 } });
+    expect(reads).toBe(2);
   });
 
   it("given by the app, the context's getter is never read", async () => {
