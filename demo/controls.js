@@ -57,8 +57,9 @@ export function wireControls(c, session, { log }) {
       const totalKnown = assets.every((a) => a.total > 0);
       showLoading();
       c.loadingBar.max = Math.max(1, sum("total"));
-      c.loadingBar.value = totalKnown ? sum("loaded") : 0;
-      if (!totalKnown) c.loadingBar.removeAttribute("value");
+      // With no total yet, an indeterminate bar (no value).
+      if (totalKnown) c.loadingBar.value = sum("loaded");
+      else c.loadingBar.removeAttribute("value");
       const warm = assets.every((a) => a.cached === true);
       const amount = totalKnown ? `${(sum("loaded") / 1e6).toFixed(1)} of ${(sum("total") / 1e6).toFixed(1)} MB` : `${(sum("loaded") / 1e6).toFixed(1)} MB`;
       c.loadingText.textContent = `loading the voice detector: ${amount}${warm ? " (from the cache)" : ""}`;
