@@ -233,6 +233,8 @@ export interface VadSpeechEndMessage extends VadEventTiming {
   audioStartIndex: number;
   /** The utterance at 16 kHz, when `speechEndAudio` is on (transferred). */
   audio?: Float32Array;
+  /** The turn detector will judge this utterance: a `turnPrediction` follows (with a verdict or why none). */
+  verdictDue: boolean;
 }
 export interface VadMisfireMessage extends VadEventTiming {
   kind: "misfire";

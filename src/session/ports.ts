@@ -69,8 +69,9 @@ export interface VadPort {
    * `lastSpeechContextTime`: the end of the utterance's last speech frame, in
    * the same AudioContext time as the player's `audibleContextTime` (the
    * session's `voiceToVoiceMs` is the gap between the two; without it, none).
+   * `verdictDue`: the turn detector will judge the utterance (its `turnPrediction` follows).
    */
-  on(name: "speechEnd", fn: (e: { contextTime: number; lastSpeechContextTime?: number }) => void): () => void;
+  on(name: "speechEnd", fn: (e: { contextTime: number; lastSpeechContextTime?: number; verdictDue?: boolean }) => void): () => void;
   on(name: "misfire", fn: (e: { resumedPlayback: boolean; contextTime: number }) => void): () => void;
   /**
    * Only once asked for (`noticeQuiet`): a confirmed utterance went quiet

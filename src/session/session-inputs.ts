@@ -77,15 +77,16 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     vad.on("turnPrediction", (e) => {
       if (e.probability === undefined) {
         events.emit("warning", { service: "vad", message: `the turn detector gave no verdict on the last utterance (${e.error ?? "no probability"}); its words decide the turn` });
-        return;
+      } else {
+        events.emit("vad", { kind: "turnPrediction", probability: e.probability, inferenceMs: e.inferenceMs, contextTime: e.contextTime });
       }
-      events.emit("vad", { kind: "turnPrediction", probability: e.probability, inferenceMs: e.inferenceMs, contextTime: e.contextTime });
+      // A turn waiting for this verdict is decided now, by the verdict or else by its words.
       dispatch({ kind: "turnPredicted", at: now(), probability: e.probability });
     }),
     vad.on("speechEnd", (e) => {
       sink.noteSpeech(false);
       events.emit("vad", { kind: "speechEnd", direct: false, contextTime: e.contextTime });
-      dispatch({ kind: "speechEnd", at: now(), voiceEnd: e.lastSpeechContextTime });
+      dispatch({ kind: "speechEnd", at: now(), voiceEnd: e.lastSpeechContextTime, verdictDue: e.verdictDue === true });
     }),
     player.on("started", (e) => sink.playbackStarted(e.generation, e.at, e.audibleContextTime)),
     player.on("ended", (e) => dispatch({ kind: "replyDone", generation: e.generation })),

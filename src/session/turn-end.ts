@@ -98,15 +98,17 @@ export function turnDetectorPolicyOf(option: { threshold?: number; holdMs?: numb
  * How long (ms) a flushed turn is held open for more speech, or undefined to
  * answer it now. The turn detector's verdict on the utterance decides when
  * there is one (the model heard the audio; `turnProbability` under its
- * threshold holds); else the last word does (`holdUnfinished`).
+ * threshold holds), and a verdict still "due" is waited for (up to the
+ * detector's holdMs: how fast the model answers is not the turn's business);
+ * else the last word does (`holdUnfinished`).
  */
 export function holdMsFor(
   config: { turnEnd?: TurnEndPolicy; turnDetector?: TurnDetectorPolicy },
-  turnProbability: number | undefined,
+  turnProbability: number | "due" | undefined,
   text: string,
 ): number | undefined {
   const detector = config.turnDetector;
-  if (detector && turnProbability !== undefined) return turnProbability < detector.threshold ? detector.holdMs : undefined;
+  if (detector && turnProbability !== undefined) return turnProbability === "due" || turnProbability < detector.threshold ? detector.holdMs : undefined;
   return config.turnEnd && looksUnfinished(config.turnEnd, text) ? config.turnEnd.holdMs : undefined;
 }
 

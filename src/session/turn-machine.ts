@@ -88,7 +88,8 @@ const HANDLERS: Handlers = {
   },
 
   speechEnd: (s, e, config) => {
-    const voice: Voice = { kind: "quiet", startAt: s.voice.startAt, startTime: s.voice.startTime, realAt: e.at, end: e.voiceEnd, verdict: verdictOf(s.voice) };
+    const verdict = e.verdictDue && config.turnDetector ? "due" : verdictOf(s.voice);
+    const voice: Voice = { kind: "quiet", startAt: s.voice.startAt, startTime: s.voice.startTime, realAt: e.at, end: e.voiceEnd, verdict };
     const vouched = vouch({ ...s, voice }, e.at, config);
     const confirmed = andThen(vouched, (next) => speechEndOverBot(next, e.at, e.voiceEnd, config));
     return andThen(confirmed, (next) => {
@@ -112,12 +113,12 @@ const HANDLERS: Handlers = {
   },
 
   // The turn detector's verdict on the utterance that ended (none begun since): kept for the flush, and a
-  // turn held for more speech that it calls over is answered now.
+  // held turn it calls over (or, with no verdict, whose words read finished) is answered now.
   turnPredicted: (s, e, config) => {
     if (!config.turnDetector || s.voice.kind !== "quiet") return same(s);
     const judged = { ...s, voice: { ...s.voice, verdict: e.probability } };
     const text = s.userWords.join(" ").trim();
-    const over = holdOf(s.turn) !== undefined && text !== "" && e.probability >= config.turnDetector.threshold;
+    const over = holdOf(s.turn) !== undefined && text !== "" && holdMsFor(config, e.probability, text) === undefined;
     return over ? startReply(judged, text, false) : same(judged);
   },
 

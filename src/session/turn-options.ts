@@ -120,10 +120,10 @@ export interface TurnOptions {
    * worker on each utterance's audio at its end: `{ module, options,
    * threshold, holdMs }`. `module` is the URL of an ES module exporting
    * `createTurnDetector` (resolved against `assetsPath`); it is given the
-   * worker's onnxruntime-web and your `options`. Its verdict, when it comes
-   * before the STT's flush, decides whether the turn is held `holdMs` for
-   * more speech (under `threshold`) instead of the last word
-   * (`holdUnfinished`); a held turn it calls over is answered at once. A
+   * worker's onnxruntime-web and your `options`. Its verdict decides whether
+   * the turn is held `holdMs` for more speech (under `threshold`) instead of
+   * the last word (`holdUnfinished`); a flush that comes before it waits for
+   * it (up to `holdMs`), and a held turn it calls over is answered at once. A
    * model that fails to load fails `start()` with an AssetLoadError naming
    * it; one that throws later gives a `warning`, and the words decide. The
    * contract: README, "Your own turn detector". Not with `realtime`, nor

@@ -19,7 +19,7 @@ export function vadSpeaking(s: TurnState): boolean {
 }
 
 /** The turn detector's verdict on the last ended utterance; undefined before it comes and once speech starts again. */
-export function verdictOf(voice: Voice): number | undefined {
+export function verdictOf(voice: Voice): number | "due" | undefined {
   return voice.kind === "quiet" ? voice.verdict : undefined;
 }
 

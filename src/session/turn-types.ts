@@ -55,8 +55,9 @@ export interface TurnConfig {
   resumeUnheard?: boolean;
   /**
    * `turn.detector`: the app's end-of-turn model judges each utterance at its
-   * end (`turnPredicted`); its verdict, when it has come, decides whether a
-   * flushed turn is held, instead of the last word. Undefined: off.
+   * end (`turnPredicted`); its verdict decides whether a flushed turn is
+   * held, instead of the last word. A flush that comes before the verdict
+   * holds the turn for it (up to `holdMs`). Undefined: off.
    */
   turnDetector?: TurnDetectorPolicy;
 }
@@ -72,9 +73,10 @@ export type Voice =
   /**
    * No utterance goes on. `end`: where the last one really ended (its last
    * speech frame, AudioContext s), when the VAD said. `verdict`: the turn
-   * detector's verdict on it (0..1), once it came.
+   * detector's verdict on it (0..1) once it came, or "due" while the detector
+   * is judging it (its `turnPredicted` follows).
    */
-  | { readonly kind: "quiet"; readonly startAt: number; readonly startTime?: number; readonly realAt: number; readonly end?: number; readonly verdict?: number }
+  | { readonly kind: "quiet"; readonly startAt: number; readonly startTime?: number; readonly realAt: number; readonly end?: number; readonly verdict?: number | "due" }
   /** Between the VAD's speech start and its real start (`bargeIn.minSpeechMs` of speech), end or misfire. */
   | { readonly kind: "onset"; readonly startAt: number; readonly startTime?: number; readonly realAt: number }
   /** Inside an utterance the VAD confirmed (its real start came, at `realAt`). */
@@ -191,8 +193,11 @@ export type TurnEvent =
   | { kind: "speechStart"; pausedByWorker: boolean; at: number; contextTime?: number }
   /** `bargeIn.minSpeechMs` of speech frames since the speech start. */
   | { kind: "speechRealStart"; at: number }
-  /** `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. */
-  | { kind: "speechEnd"; at: number; voiceEnd?: number }
+  /**
+   * `voiceEnd`: the utterance's last speech frame (AudioContext s), when the VAD says. `verdictDue`: the
+   * turn detector will judge the utterance (a `turnPredicted` follows).
+   */
+  | { kind: "speechEnd"; at: number; voiceEnd?: number; verdictDue?: boolean }
   /** `at`: when it came (ms); without it, a misfire over the bot does not wait for its burst's words. */
   | { kind: "misfire"; resumedByWorker: boolean; at?: number }
   /** The VAD's confirmed utterance has been quiet `preemptive.quietMs` (it goes on); `voiceEnd`: its last speech frame (AudioContext s). */
@@ -201,8 +206,11 @@ export type TurnEvent =
   | { kind: "speechResumed"; at: number }
   /** The VAD's confirmed utterance has been voiced `bargeIn.backchannels.maxMs` from its onset (it goes on). */
   | { kind: "speechVoiced"; at: number }
-  /** The turn detector's verdict on the utterance that ended last: the probability that the turn is over. */
-  | { kind: "turnPredicted"; at: number; probability: number }
+  /**
+   * The turn detector's verdict on the utterance that ended last: the probability that the turn is over,
+   * or undefined when it could give none (its words decide).
+   */
+  | { kind: "turnPredicted"; at: number; probability: number | undefined }
   /**
    * An STT word; `echo`: the bot just said it (see echo-words.ts), so it is
    * the bot's own voice heard back; `nearBot`: the bot was audible within the

@@ -19,6 +19,8 @@ export interface VadSpeechEnd extends VadEventTiming {
   lastSpeechContextTime: number;
   audioStartIndex: number;
   audio?: Float32Array;
+  /** With a turn detector loaded: it will judge this utterance, and a `turnPrediction` follows. */
+  verdictDue: boolean;
 }
 export interface VadMisfire extends VadEventTiming {
   /** The worker resumed the pause it made at speech start. */

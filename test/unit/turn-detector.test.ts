@@ -1,7 +1,8 @@
 /**
  * turn.detector in the pure turn machine and its options: the model's verdict
- * on the utterance, when it has come by the flush, decides the hold instead of
- * the last word; a held turn it calls over is answered at once; a verdict is
+ * on the utterance decides the hold instead of the last word, and a flush that
+ * comes first waits for it (however slow the model is on a loaded machine: the
+ * browser suite caught the race); a held turn it calls over is answered at once; a verdict is
  * about the utterance that ended (speech since clears it). Options are
  * checked with errors that name them.
  */
@@ -14,14 +15,17 @@ import { BASE_CONFIG, effectKinds, runTurns } from "./turn-machine-helpers.js";
 
 const CONFIG: TurnConfig = { ...BASE_CONFIG, turnEnd: turnEndPolicyOf(true), turnDetector: turnDetectorPolicyOf({ threshold: 0.5, holdMs: 900 }) };
 
-/** A user turn of `words`, its VAD end at 1000 ms, then `between` (the verdict, or none), then the flush at 1100 ms. */
-function turn(words: string[], between: TurnEvent[], config = CONFIG) {
+/**
+ * A user turn of `words`, its VAD end at 1000 ms, then `between` (the verdict, or none), then the flush at 1100 ms.
+ * `verdictDue`: the VAD's end says the detector is judging the utterance (without it: no model loaded yet).
+ */
+function turn(words: string[], between: TurnEvent[], config = CONFIG, verdictDue = false) {
   return runTurns(
     [
       { kind: "listen" },
       { kind: "speechStart", pausedByWorker: false, at: 0 },
       ...words.map((text, i): TurnEvent => ({ kind: "word", text, at: 100 + i * 100 })),
-      { kind: "speechEnd", at: 1000 },
+      { kind: "speechEnd", at: 1000, verdictDue },
       ...between,
       { kind: "turnFlushed", missed: false, at: 1100 },
     ],
@@ -45,7 +49,34 @@ describe("turn machine: turn.detector", () => {
     expect(holdOf(r.state.turn)).toBeUndefined();
   });
 
-  test("no verdict by the flush: the last word decides (held on \"to\", answered on \"weather\")", () => {
+  test("a verdict still due at the flush holds the turn for it: \"not over\" keeps the hold and the timer answers; \"over\" answers when it comes", () => {
+    const waiting = turn(["what's", "the", "weather"], [], CONFIG, true);
+    expect(effectKinds(waiting.effects)).not.toContain("startReply");
+    expect(holdOf(waiting.state.turn)).toBe(1100 + 900);
+    const notOver = runTurns([{ kind: "turnPredicted", at: 1300, probability: 0.1 }], waiting.state, CONFIG);
+    expect(effectKinds(notOver.effects)).not.toContain("startReply");
+    expect(effectKinds(runTurns([{ kind: "timer", at: 2000 }], notOver.state, CONFIG).effects)).toContain("startReply");
+    const over = runTurns([{ kind: "turnPredicted", at: 1300, probability: 0.9 }], waiting.state, CONFIG);
+    expect(effectKinds(over.effects)).toEqual(["addUserMessage", "fence", "state:bot_thinking", "startReply"]);
+    expect(over.effects[0]).toEqual({ kind: "addUserMessage", text: "what's the weather" });
+  });
+
+  test("a verdict due that the detector could not give: the words decide then (answered on \"weather\", held on \"to\")", () => {
+    const noVerdict: TurnEvent = { kind: "turnPredicted", at: 1300, probability: undefined };
+    const finished = turn(["what's", "the", "weather"], [], CONFIG, true);
+    expect(effectKinds(runTurns([noVerdict], finished.state, CONFIG).effects)).toContain("startReply");
+    const unfinished = turn(["take", "me", "to"], [], CONFIG, true);
+    const r = runTurns([noVerdict], unfinished.state, CONFIG);
+    expect(effectKinds(r.effects)).not.toContain("startReply");
+    expect(holdOf(r.state.turn)).toBe(1100 + 900);
+  });
+
+  test("a verdict that came before the flush is not waited for again", () => {
+    const r = turn(["what's", "the", "weather"], [{ kind: "turnPredicted", at: 1050, probability: 0.9 }], CONFIG, true);
+    expect(effectKinds(r.effects)).toContain("startReply");
+  });
+
+  test("no verdict due (no model loaded yet) and none by the flush: the last word decides (held on \"to\", answered on \"weather\")", () => {
     expect(holdOf(turn(["take", "me", "to"], []).state.turn)).toBe(1100 + 700);
     expect(effectKinds(turn(["what's", "the", "weather"], []).effects)).toContain("startReply");
   });
@@ -94,6 +125,7 @@ describe("turn machine: turn.detector", () => {
     expect(holdMsFor(config, 0.49, "what time is it")).toBe(700);
     expect(holdMsFor(config, 0.5, "go to the")).toBeUndefined();
     expect(holdMsFor(config, undefined, "go to the")).toBe(700);
+    expect(holdMsFor(config, "due", "what time is it")).toBe(700);
     expect(holdMsFor({ turnEnd: undefined }, undefined, "go to the")).toBeUndefined();
   });
 });

@@ -312,7 +312,8 @@ function emit(events: SpeechEvent[], workerTime: number): void {
         // The session decides what a confirmed utterance does to playback.
         pausedToken = null;
         // Its end copied before the audio is transferred: the turn detector runs after this event is posted.
-        if (turnDetector && e.audio) turnsToJudge.push({ audio: turnAudio(e.audio), lastSpeech: e.lastSpeech, at: e.at });
+        const verdictDue = turnDetector !== undefined && e.audio !== undefined;
+        if (verdictDue) turnsToJudge.push({ audio: turnAudio(e.audio!), lastSpeech: e.lastSpeech, at: e.at });
         const audio = settings?.speechEndAudio ? e.audio : undefined;
         post(
           {
@@ -321,6 +322,7 @@ function emit(events: SpeechEvent[], workerTime: number): void {
             lastSpeechContextTime: e.lastSpeech.contextTime,
             audioStartIndex: e.audioStartIndex,
             audio,
+            verdictDue,
             ...timing,
           },
           audio ? [audio.buffer] : [],
