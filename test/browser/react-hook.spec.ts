@@ -59,6 +59,11 @@ test("useVoiceSession under StrictMode: one microphone, listening, the spoken qu
       return d.state === "listening" && d.rows.some((r: any) => r.role === "user") && d.rows.some((r: any) => r.role === "assistant" && r.text);
     };
     await waitFor(replied, 30_000, "the question and a heard reply in the DOM, then listening");
+    // What is rendered now: the looping input asks the question again a few seconds on (under load,
+    // within the level reading below), and its turn is not this test's.
+    const statesAtReply = [...seen.states];
+    const domAtReply = dom();
+    const historyAtReply = history();
     // levels(): read now, with no re-render; the input is the mic before the mute, so the looping question shows.
     // Up to one loop of the file (7.2 s: its 5 s lead, the question, the tail), until the question shows.
     const inputDb: number[] = [];
@@ -66,7 +71,7 @@ test("useVoiceSession under StrictMode: one microphone, listening, the spoken qu
       inputDb.push(seen.result.levels().input.rmsDb);
       await settle(25);
     }
-    const running = { inputDb, loading: seen.result.loading, rendersAfterMount, states: [...seen.states], dom: dom(), history: history(), muted: seen.result.muted, opened: w.openedReport() as Report };
+    const running = { inputDb, loading: seen.result.loading, rendersAfterMount, states: statesAtReply, dom: domAtReply, history: historyAtReply, muted: seen.result.muted, opened: w.openedReport() as Report };
 
     // Unmount, in the same evaluate (an update between two evaluates would be outside act()). The
     // release follows a macrotask later; everything must be closed within 5 s, and stay so.
