@@ -30,6 +30,7 @@ export type {
   VadTurnPrediction,
   VadOnsetPause,
   VadProbability,
+  VadJudged,
   VadLoadProgress,
   VadReady,
 } from "./vad/vad-worker-client.js";

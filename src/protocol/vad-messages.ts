@@ -314,6 +314,14 @@ export interface VadProbabilityMessage extends VadEventTiming {
   /** RMS of the frame the probability is for (linear, 0..1): the level the VAD heard. */
   rms: number;
 }
+/**
+ * Every JUDGED_EVERY_MS of audio: the VAD has judged the audio up to this
+ * frame. The session orders what the STT says after what the VAD has heard
+ * (stt-gate.ts): a starved worker falls behind the STT.
+ */
+export interface VadJudgedMessage extends VadEventTiming {
+  kind: "judged";
+}
 export interface VadRuntimeErrorMessage {
   kind: "runtime-error";
   message: string;
@@ -345,6 +353,7 @@ export type VadToMainMessage =
   | VadTurnPredictionMessage
   | VadOnsetPauseMessage
   | VadProbabilityMessage
+  | VadJudgedMessage
   | VadRuntimeErrorMessage
   | VadFlushedMessage
   | VadDisposedMessage

@@ -210,7 +210,7 @@ function vadPort(vad: VadWorker): VadPort {
     endWhenQuiet: (quietMs) => vad.endWhenQuiet(quietMs),
     noticeQuiet: (quietMs) => vad.noticeQuiet(quietMs),
     noticeVoiced: (voicedMs) => vad.noticeVoiced(voicedMs),
-    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "speechVoiced" | "turnPrediction" | "onsetPause" | "probability" | "ready" | "error" | "loadError", fn: (e: any) => void) => {
+    on: ((name: "speechStart" | "speechRealStart" | "speechEnd" | "misfire" | "pauseLapse" | "speechQuiet" | "speechResumed" | "speechVoiced" | "turnPrediction" | "onsetPause" | "probability" | "judged" | "ready" | "error" | "loadError", fn: (e: any) => void) => {
       // A model that failed while the other parts were still starting failed before the session
       // subscribed: it hears it at once. (`ready` needs no replay: the session reads `modelReady`.)
       if (name === "loadError" && vad.loadError) queueMicrotask(() => fn({ error: vad.loadError }));

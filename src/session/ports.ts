@@ -66,6 +66,12 @@ export interface VadPort {
   on(name: "speechStart", fn: (e: { pausedPlayback: boolean; contextTime: number }) => void): () => void;
   on(name: "speechRealStart", fn: (e: { contextTime: number }) => void): () => void;
   /**
+   * Optional: how far the VAD has judged the audio (`contextTime`, the frame's AudioContext time), every
+   * so often. With it the session keeps the STT's words behind what the VAD has heard when the VAD
+   * falls behind (a starved worker); a VAD that never emits it is taken as keeping up.
+   */
+  on(name: "judged", fn: (e: { contextTime: number }) => void): () => void;
+  /**
    * `lastSpeechContextTime`: the end of the utterance's last speech frame, in
    * the same AudioContext time as the player's `audibleContextTime` (the
    * session's `voiceToVoiceMs` is the gap between the two; without it, none).

@@ -12,6 +12,7 @@ import type { SessionCounters } from "./session-metrics.js";
 import type { SttLinkEvent } from "./stt-link.js";
 import type { TurnConfig, TurnEvent } from "./turn-machine.js";
 import type { VoiceSessionEvents } from "./types.js";
+import { SttGate } from "./stt-gate.js";
 
 /** The session's side of the wiring. */
 export interface InputSink {
@@ -36,6 +37,55 @@ export interface InputSink {
   fail(err: unknown): void;
   /** The microphone's track ended: fall back to the default input where the capture can, else fail with `err`. */
   inputEnded(err: MicrophoneError): void;
+  /** The STT's transcript events, kept behind what the VAD has heard (stt-gate.ts). */
+  sttOrder: SttOrder;
+}
+
+/**
+ * The STT's transcript events wait while the VAD lags the capture by more than 300 ms of audio, each
+ * for up to 3 s: the VAD's usual lag is a few frames; a starved worker's is seconds.
+ */
+const STT_GATE = { behindMs: 300, maxHoldMs: 3000 };
+
+/** SttGate at the edge: dispatches what it releases, and a timer bounds each wait. */
+export class SttOrder {
+  readonly #gate = new SttGate<TurnEvent>(STT_GATE);
+  readonly #dispatch: (event: TurnEvent) => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(dispatch: (event: TurnEvent) => void) {
+    this.#dispatch = dispatch;
+  }
+
+  captured(contextTime: number): void {
+    this.#gate.captured(contextTime);
+  }
+
+  /** The VAD has judged the audio up to `contextTime` (after dispatching its own event, if it had one). */
+  judged(contextTime: number): void {
+    this.#run(this.#gate.judged(contextTime, now()));
+  }
+
+  arrive(event: TurnEvent): void {
+    this.#run(this.#gate.arrive(event, now()));
+  }
+
+  /** Before the turn is decided on the STT's flush: every word it has sent goes in first. */
+  releaseAll(): void {
+    this.#run(this.#gate.releaseAll());
+  }
+
+  clear(): void {
+    this.#gate.clear();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #run(events: TurnEvent[]): void {
+    for (const event of events) this.#dispatch(event);
+    clearTimeout(this.#timer);
+    this.#timer = this.#gate.holding > 0 ? setTimeout(() => this.#run(this.#gate.tick(now())), STT_GATE.maxHoldMs / 10) : undefined;
+  }
 }
 
 const now = () => performance.now();
@@ -57,6 +107,7 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
       sink.noteSpeech(true);
       dispatch({ kind: "speechStart", pausedByWorker: e.pausedPlayback, at: now(), contextTime: e.contextTime });
     }),
+    vad.on("judged", (e) => sink.sttOrder.judged(e.contextTime)),
     vad.on("speechRealStart", (e) => {
       events.emit("vad", { kind: "speechRealStart", direct: false, contextTime: e.contextTime });
       dispatch({ kind: "speechRealStart", at: now() });
@@ -90,7 +141,11 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     }),
     player.on("started", (e) => sink.playbackStarted(e.generation, e.at, e.audibleContextTime)),
     player.on("ended", (e) => dispatch({ kind: "replyDone", generation: e.generation })),
-    capture.on("frame", (e) => sink.sendAudio(e.pcm, e.capturedAtMs, e.capturedAt)),
+    capture.on("frame", (e) => {
+      sink.sttOrder.captured(e.capturedAt);
+      sink.sendAudio(e.pcm, e.capturedAtMs, e.capturedAt);
+    }),
+    () => sink.sttOrder.clear(),
     capture.on("gap", (e) => sink.counters.captureGap(e.ms)),
     capture.on("echo", (e) => sink.counters.echoStats(e)),
     // Without the microphone or the VAD there is no conversation: end it
@@ -147,18 +202,19 @@ export function wireMeter({ vad, capture }: SessionComponents, sink: InputSink, 
 export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: unknown) => void): void {
   const { dispatch, events } = sink;
   switch (e.kind) {
+    // The transcript: kept in order behind what the VAD has heard (SttOrder).
     case "word":
-      return dispatch({ kind: "word", text: e.text, at: now(), spokenAt: e.spokenAtMs, ...sink.echoOf(e.text, e.spokenAtMs) });
-    case "marker":
-      return dispatch({ kind: "sttMarker" });
+      return sink.sttOrder.arrive({ kind: "word", text: e.text, at: now(), spokenAt: e.spokenAtMs, ...sink.echoOf(e.text, e.spokenAtMs) });
     case "pause":
-      return dispatch({ kind: "sttPause", probability: e.probability });
+      return sink.sttOrder.arrive({ kind: "sttPause", probability: e.probability });
     case "endOfTurn":
-      return dispatch({ kind: "sttEndOfTurn", eager: e.eager, at: now(), text: e.text });
+      return sink.sttOrder.arrive({ kind: "sttEndOfTurn", eager: e.eager, at: now(), text: e.text });
     case "turnResumed":
-      return dispatch({ kind: "sttTurnResumed" });
+      return sink.sttOrder.arrive({ kind: "sttTurnResumed" });
     case "wordRetracted":
-      return dispatch({ kind: "wordRetracted" });
+      return sink.sttOrder.arrive({ kind: "wordRetracted" });
+    case "marker":
+      return sink.sttOrder.arrive({ kind: "sttMarker" });
     case "connected":
       dispatch({ kind: "sttConnected" });
       if (e.attempts > 0) events.emit("reconnected", { service: "stt", attempts: e.attempts });

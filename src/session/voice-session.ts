@@ -29,7 +29,7 @@ import { backoffReconnectPolicy } from "./reconnect-policy.js";
 import { ReplySlot } from "./reply-slot.js";
 import type { TurnTiming } from "./reply.js";
 import { SessionCounters } from "./session-metrics.js";
-import { askVad, forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
+import { SttOrder, askVad, forwardWarnings, onSttEvent, wireComponents, wireMeter, type InputSink } from "./session-inputs.js";
 import { RecentBotWords } from "./echo-words.js";
 import { SttLink } from "./stt-link.js";
 import { MicMute } from "./mic-mute.js";
@@ -328,6 +328,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     echoOf: (text, spokenAt) => this.#replies.echoOf(text, this.#components?.player, spokenAt),
     fail: (err) => this.#fail(err),
     inputEnded: (err) => this.#devices.inputEnded(err),
+    sttOrder: new SttOrder((event) => this.#dispatch(event)),
   };
 
   // ─── the machine and its effects ──────────────────────────────────────────
@@ -349,6 +350,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       this.emit("warning", { service: "stt", message: "the STT did not confirm its last words in time; replying with what it returned", cause: flushed.cause });
     }
     this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt, voiceEnd };
+    this.#inputs.sttOrder.releaseAll();
     this.#dispatch({ kind: "turnFlushed", missed: flushed.missed, at: performance.now() });
   }
 

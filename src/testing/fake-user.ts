@@ -31,6 +31,7 @@ type VadEvents = {
   turnPrediction: { probability?: number; error?: string; inferenceMs: number; contextTime: number };
   onsetPause: { paused: boolean; contextTime: number };
   probability: { probability: number };
+  judged: { contextTime: number };
   error: { error: Error };
   ready: { loadMs: number; contextTime: number };
   loadError: { error: Error };

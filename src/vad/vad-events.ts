@@ -79,6 +79,8 @@ export interface VadProbability extends VadEventTiming {
   /** RMS of that frame (linear, 0..1). */
   rms: number;
 }
+/** The VAD has judged the audio up to this frame (every 128 ms of audio). */
+export type VadJudged = VadEventTiming;
 export interface VadLoadProgress {
   asset: AssetKind;
   url: string;
@@ -110,6 +112,7 @@ export type VadWorkerEvents = {
   turnPrediction: VadTurnPrediction;
   onsetPause: VadOnsetPause;
   probability: VadProbability;
+  judged: VadJudged;
   progress: VadLoadProgress;
   ready: VadReady;
   /**

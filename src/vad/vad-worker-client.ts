@@ -31,7 +31,7 @@ import {
   type VadWorkerOptions,
 } from "./vad-options.js";
 
-export type { VadLoadProgress, VadReady, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadSpeechVoiced, VadTurnPrediction, VadWorkerEvents } from "./vad-events.js";
+export type { VadLoadProgress, VadReady, VadMisfire, VadOnsetPause, VadPauseLapse, VadProbability, VadJudged, VadSpeechEnd, VadSpeechQuiet, VadSpeechRealStart, VadSpeechResumed, VadSpeechStart, VadSpeechVoiced, VadTurnPrediction, VadWorkerEvents } from "./vad-events.js";
 
 export type VadWorkerState = "idle" | "loading" | "running" | "stopped";
 
@@ -403,7 +403,8 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
       case "speechVoiced":
       case "turnPrediction":
       case "onsetPause":
-      case "probability": {
+      case "probability":
+      case "judged": {
         // The message less its kind is the event of that name.
         const { kind, ...payload } = message;
         (this.emit as (name: typeof kind, event: typeof payload) => void)(kind, payload);

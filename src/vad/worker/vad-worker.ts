@@ -82,6 +82,9 @@ let pausedToken: number | null = null;
 let duckedToken: number | null = null;
 /** The last frame judged: where the model takes over from the level fallback (the `ready` message says). */
 let lastJudged: FrameTiming = { sampleIndex: 0, contextTime: 0 };
+/** How often (16 kHz samples of audio) the worker says how far it has judged (VadJudgedMessage): 128 ms. */
+const JUDGED_EVERY_SAMPLES = 2048;
+let lastJudgedPost = -JUDGED_EVERY_SAMPLES;
 /** Set by `pause`; the model's state is reset before the next frame (never during a run). */
 let resetModel = false;
 
@@ -255,6 +258,11 @@ async function drain(): Promise<void> {
       if (onset) {
         const armed = autoPauseToken !== null && pausedToken === null;
         applyOnset(onset.push(message.frame, echo, armed, detector.speaking, message.echoPath === true, probability), decidedAt, at);
+      }
+      // After the frame's own events: what the STT said of this audio goes to the session behind them.
+      if (message.sampleIndex < lastJudgedPost || message.sampleIndex - lastJudgedPost >= JUDGED_EVERY_SAMPLES) {
+        lastJudgedPost = message.sampleIndex;
+        post({ kind: "judged", ...at, workerTime: decidedAt });
       }
     }
   } catch (err) {
