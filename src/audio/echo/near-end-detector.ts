@@ -10,9 +10,7 @@
  * learnt from, so it is what the residual usually reaches, not its mean.
  * The gate opens when, in at least two bands from 750 Hz up, the error
  * exceeds that prediction by `marginDb` and the band's noise floor by
- * `noiseMarginDb`, for two blocks running; it holds for `holdBlocks`. A
- * trusted opening is carried on at a lower margin (CONTINUE_DB) for a while
- * after the last block that met the full one (BRIDGE_S).
+ * `noiseMarginDb`, for two blocks running; it holds for `holdBlocks`.
  * Why bands: a talker differs from the bot's residual in where his energy
  * is. Broadband, with the same model, either missed a male talker at the
  * echo's level (under pre-emphasis his low band counts for little) or
@@ -131,17 +129,6 @@ const FITTING_A_TALKER_DB = -1;
  * the gate on the bot's own echo for four seconds.
  */
 const ECHO_FOUND_DB = 6;
-/**
- * A trusted opening stays open while two gate bands keep 5 dB over the
- * prediction, up to 100 ms after the last block at the full margin. At RT60
- * 0.8 s the first reply's residual is ~10 dB under the echo, so a talker at
- * the echo's level clears the prediction by 5–10 dB: the gate flickered, each
- * re-opening restarted its 150 ms of doubt, and once shut for 200 ms he was
- * learnt as residual echo (test/unit/echo-reverb.test.ts). An opening on echo
- * after a path change is not trusted, so it is not carried.
- */
-const CONTINUE = 10 ** (5 / 10);
-const BRIDGE_S = 0.1;
 /** The probe out-cancels the pass-through by 5 dB in the low band: an echo has appeared. */
 const ECHO_APPEARED = 10 ** 0.5;
 
@@ -151,7 +138,6 @@ export class NearEndDetector {
   readonly #minLevel: number;
   readonly #convergedDb: number;
   readonly #holdBlocks: number;
-  readonly #bridgeBlocks: number;
   readonly #noiseRise: number;
   readonly #smooth: number;
   readonly #fast: number;
@@ -182,10 +168,7 @@ export class NearEndDetector {
   #run = 0;
   #hold = 0;
   #stuck = 0;
-  /** Open blocks of the talker's episode: from an opening with no talker near, across re-openings. */
   #openBlocks = 0;
-  /** Blocks since one met the full margin. */
-  #sinceStrong = Infinity;
   #everConverged = false;
   /** The filter has found the echo path (ECHO_FOUND_DB), or converged. */
   #echoFound = false;
@@ -222,7 +205,6 @@ export class NearEndDetector {
     this.#minLevel = 10 ** ((options.minLevelDb ?? -70) / 10);
     this.#convergedDb = options.convergedDb ?? 8;
     this.#holdBlocks = options.holdBlocks ?? Math.round(0.048 * rate);
-    this.#bridgeBlocks = Math.round(BRIDGE_S * rate);
     this.#noiseRise = 10 ** (3 / 10 / rate); // a floor may rise 3 dB/s
     this.#smooth = Math.exp(-1 / rate); // 1 s
     this.#fast = Math.exp(-1 / (0.15 * rate)); // 150 ms
@@ -265,7 +247,6 @@ export class NearEndDetector {
   /** Takes one block's energies; updates every output field. No allocation. */
   update(b: BlockEnergies): void {
     let over = 0; // bands where the error exceeds prediction + margin and noise + margin
-    let carry = 0; // the same at the lower margin that carries an opening on (CONTINUE)
     let outliers = 0; // bands 6 dB over the prediction
     let audibleBands = 0;
     let residual = 0;
@@ -286,7 +267,6 @@ export class NearEndDetector {
       if (held > 4 * noise) audibleBands++;
       if (k >= FIRST_GATE_BAND) {
         if (error > this.#margin * echo + this.#noiseMargin * noise) over++;
-        if (error > CONTINUE * echo + this.#noiseMargin * noise) carry++;
         if (error > OUTLIER * pred) outliers++;
       }
       residual += echo;
@@ -298,18 +278,14 @@ export class NearEndDetector {
     this.noiseFloor = noiseSum;
     const audible = b.referenceActive && audibleBands > 0;
 
-    // The gate, debounced: two blocks to open, a hold to close; a trusted
-    // opening is carried on at the lower margin (CONTINUE, BRIDGE_S).
-    const strong = over >= 2 && b.error > this.#minLevel;
-    this.#sinceStrong = strong ? 0 : this.#sinceStrong + 1;
-    const carried = this.nearEnd && !this.residualEchoLike && this.#sinceStrong <= this.#bridgeBlocks && carry >= 2 && b.error > this.#minLevel;
-    this.#run = strong || carried ? this.#run + 1 : 0;
+    // The gate, debounced: two blocks to open, a hold to close.
+    const raw = over >= 2 && b.error > this.#minLevel;
+    this.#run = raw ? this.#run + 1 : 0;
     const wasOpen = this.nearEnd;
-    const inEpisode = wasOpen || this.#quiet > 0;
     if (this.#run >= 2) this.#hold = this.#holdBlocks;
     else if (this.#hold > 0) this.#hold--;
     this.nearEnd = this.#run >= 2 || this.#hold > 0;
-    if (this.nearEnd && !wasOpen && !inEpisode) this.#openBlocks = 0;
+    if (this.nearEnd && !wasOpen) this.#openBlocks = 0;
     if (this.nearEnd) this.#openBlocks++;
     // A talker's syllable gaps and trailing low-frequency energy outlast the
     // gate's hold: keep the filter and the statistics away from them longer.
@@ -336,8 +312,7 @@ export class NearEndDetector {
       const probeGain = this.#mainLow / (this.#probeLow + 1e-30);
       pathChanged = rho > 0.3 || probeGain > 10 ** 0.5 || (probeGain > 10 ** 0.25 && rho > 0.15);
     }
-    // Doubt counts the gate as the full margin alone holds it: a carried talker is not "stuck".
-    this.#stuck = audible && this.#sinceStrong <= this.#holdBlocks ? this.#stuck + 1 : 0;
+    this.#stuck = audible && this.nearEnd ? this.#stuck + 1 : 0;
     const doubt = this.#stuck > this.#stuckBlocks;
     const undecided = this.nearEnd && audible && this.#openBlocks < this.#undecidedBlocks;
     const echoEvidence = pathChanged || doubt || !this.#echoFound;
