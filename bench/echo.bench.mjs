@@ -59,7 +59,8 @@ const GRID = [
   ["minus12dB", { ...ROOM, gainDb: -12 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
   ["minus3dB", { ...ROOM, gainDb: -3 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
   ["minus6dB_delay120ms", { ...ROOM, gainDb: -6, delayMs: 120 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
-  ["minus6dB_rt60_0.8s", { ...ROOM, gainDb: -6, rt60: 0.8, seed: 9 }, { replies: 3, bargeIns: 3 }, { replies: 2, bargeIns: 2 }],
+  // Six barge-ins (three until the near-end gate's carry-on was measured here): a rate over three said little.
+  ["minus6dB_rt60_0.8s", { ...ROOM, gainDb: -6, rt60: 0.8, seed: 9 }, { replies: 3, bargeIns: 6 }, { replies: 2, bargeIns: 2 }],
 ];
 /** The cleaned-uplink comparison runs on the −6 dB row only. */
 const CLEAN_UPLINK_PLAN = { replies: 12, bargeIns: 10 };

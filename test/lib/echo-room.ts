@@ -110,12 +110,32 @@ export function convolve(x: Float32Array, h: Float64Array, delay: number): Float
   return a.slice(0, x.length);
 }
 
+/**
+ * The browser rig's room (test/browser/pages/echo/echo-path.js, the echo
+ * bench's): a direct path, then a sum of three uniforms decaying to −60 dB at
+ * RT60, unit energy; at 16 kHz here, so the same seed is the same kind of
+ * room, not the same samples.
+ */
+export function rigRoomResponse(rt60: number, seed: number): Float64Array {
+  const random = prng(seed);
+  const h = new Float64Array(Math.ceil(rt60 * RATE));
+  const decay = Math.log(1000) / (rt60 * RATE);
+  h[0] = 1;
+  for (let i = 1; i < h.length; i++) h[i] = 0.5 * (random() + random() + random() - 1.5) * Math.exp(-decay * i);
+  let energy = 0;
+  for (const v of h) energy += v * v;
+  for (let i = 0; i < h.length; i++) h[i] /= Math.sqrt(energy);
+  return h;
+}
+
 export interface PathOptions {
   rt60: number;
   delayMs: number;
   gainDb: number;
   seed: number;
   drive?: number;
+  /** The browser rig's room (rigRoomResponse) instead of Gaussian noise. */
+  rig?: boolean;
 }
 
 /**
@@ -125,7 +145,8 @@ export interface PathOptions {
  */
 export function echoOf(ref: Float32Array, o: PathOptions): Float64Array {
   const driven = o.drive ? ref.map((v) => Math.tanh(o.drive! * v) / Math.tanh(o.drive!)) : ref.map((v) => Math.tanh(v));
-  const echo = convolve(driven, roomResponse(o.rt60, o.seed), Math.round((o.delayMs * RATE) / 1000));
+  const room = o.rig ? rigRoomResponse(o.rt60, o.seed) : roomResponse(o.rt60, o.seed);
+  const echo = convolve(driven, room, Math.round((o.delayMs * RATE) / 1000));
   const gain = 10 ** (o.gainDb / 20);
   for (let i = 0; i < echo.length; i++) echo[i] *= gain;
   return echo;
