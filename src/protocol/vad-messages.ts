@@ -75,6 +75,11 @@ export interface VadSetMeterMessage {
   kind: "set-meter";
   on: boolean;
 }
+/** Turns the `judged` reports (how far the VAD has judged, every 128 ms of audio) on or off. Off by default. */
+export interface VadReportJudgedMessage {
+  kind: "report-judged";
+  on: boolean;
+}
 /**
  * Arms direct pause of playback on speech start, for the playback generation
  * `token` (the reply the bot is speaking), or disarms it (`null`). The worker's
@@ -142,6 +147,7 @@ export type MainToVadMessage =
   | VadInitMessage
   | ConnectFramesMessage
   | VadSetMeterMessage
+  | VadReportJudgedMessage
   | VadAutoPauseMessage
   | ConnectPlaybackControlMessage
   | VadPauseMessage
@@ -315,8 +321,8 @@ export interface VadProbabilityMessage extends VadEventTiming {
   rms: number;
 }
 /**
- * Every JUDGED_EVERY_MS of audio: the VAD has judged the audio up to this
- * frame. The session orders what the STT says after what the VAD has heard
+ * Once asked for (VadReportJudgedMessage), every 128 ms of audio: the VAD has
+ * judged the audio up to this frame. The session orders what the STT says after what the VAD has heard
  * (stt-gate.ts): a starved worker falls behind the STT.
  */
 export interface VadJudgedMessage extends VadEventTiming {

@@ -207,6 +207,7 @@ function vadPort(vad: VadWorker): VadPort {
     },
     setAutoPause: (token) => vad.setAutoPause(token),
     setMeter: (on) => vad.setMeter(on),
+    reportJudged: (on) => vad.reportJudged(on),
     endWhenQuiet: (quietMs) => vad.endWhenQuiet(quietMs),
     noticeQuiet: (quietMs) => vad.noticeQuiet(quietMs),
     noticeVoiced: (voicedMs) => vad.noticeVoiced(voicedMs),

@@ -63,12 +63,15 @@ export interface VadPort {
    * sends with a stale token is ignored by the playback worklet.
    */
   setAutoPause(token: number | null): void;
+  /** Optional: turns the `judged` events on (the session asks at start). */
+  reportJudged?(on: boolean): void;
   on(name: "speechStart", fn: (e: { pausedPlayback: boolean; contextTime: number }) => void): () => void;
   on(name: "speechRealStart", fn: (e: { contextTime: number }) => void): () => void;
   /**
-   * Optional: how far the VAD has judged the audio (`contextTime`, the frame's AudioContext time), every
-   * so often. With it the session keeps the STT's words behind what the VAD has heard when the VAD
-   * falls behind (a starved worker); a VAD that never emits it is taken as keeping up.
+   * Optional, once asked for (`reportJudged(true)`): how far the VAD has judged the audio
+   * (`contextTime`, the frame's AudioContext time), every so often. With it the session keeps the STT's
+   * words behind what the VAD has heard when the VAD falls behind (a starved worker); a VAD that never
+   * emits it is taken as keeping up.
    */
   on(name: "judged", fn: (e: { contextTime: number }) => void): () => void;
   /**

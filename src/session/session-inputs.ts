@@ -92,6 +92,8 @@ const now = () => performance.now();
 
 /** The VAD's cues the machine's policies need, asked for once the components are built. */
 export function askVad(vad: VadPort, config: TurnConfig): void {
+  // How far the VAD has judged, so the STT's words wait for it when it falls behind (SttOrder).
+  vad.reportJudged?.(true);
   // turn.preemptive: the VAD says when an utterance has gone quiet, before its end.
   if (config.preemptive) vad.noticeQuiet?.(config.preemptive.quietMs);
   // bargeIn.backchannels: the VAD says when speech has been voiced past maxMs, before its end.

@@ -230,6 +230,15 @@ export class VadWorker extends Emitter<VadWorkerEvents> {
     this.#post({ kind: "set-meter", on });
   }
 
+  /**
+   * Turns the `judged` events on or off (off by default): every 128 ms of audio, how far the worker has
+   * judged it. The session uses them to keep the STT's words behind what the VAD has heard.
+   */
+  reportJudged(on: boolean): void {
+    this.#requireStarted("reportJudged");
+    this.#post({ kind: "report-judged", on });
+  }
+
   /** Stops detection; the current utterance ends or is dropped per `submitUserSpeechOnPause`. */
   pause(): void {
     this.#requireStarted("pause");

@@ -85,6 +85,8 @@ let lastJudged: FrameTiming = { sampleIndex: 0, contextTime: 0 };
 /** How often (16 kHz samples of audio) the worker says how far it has judged (VadJudgedMessage): 128 ms. */
 const JUDGED_EVERY_SAMPLES = 2048;
 let lastJudgedPost = -JUDGED_EVERY_SAMPLES;
+/** Whether the main thread asked for the `judged` reports (the session does; a bare VadWorker gets only its events). */
+let judgedOn = false;
 /** Set by `pause`; the model's state is reset before the next frame (never during a run). */
 let resetModel = false;
 
@@ -118,6 +120,10 @@ scope.addEventListener("message", (event: MessageEvent<MainToVadMessage>) => {
     case "set-meter":
       meterOn = message.on;
       lastMeterSample = -Infinity;
+      break;
+    case "report-judged":
+      judgedOn = message.on;
+      lastJudgedPost = -JUDGED_EVERY_SAMPLES;
       break;
     case "pause":
       listening = false;
@@ -260,7 +266,7 @@ async function drain(): Promise<void> {
         applyOnset(onset.push(message.frame, echo, armed, detector.speaking, message.echoPath === true, probability), decidedAt, at);
       }
       // After the frame's own events: what the STT said of this audio goes to the session behind them.
-      if (message.sampleIndex < lastJudgedPost || message.sampleIndex - lastJudgedPost >= JUDGED_EVERY_SAMPLES) {
+      if (judgedOn && (message.sampleIndex < lastJudgedPost || message.sampleIndex - lastJudgedPost >= JUDGED_EVERY_SAMPLES)) {
         lastJudgedPost = message.sampleIndex;
         post({ kind: "judged", ...at, workerTime: decidedAt });
       }
