@@ -13,9 +13,12 @@
  *   malformed or oversized frame throws ProtocolError and closes the socket.
  * - The browser receives a frame whole before we can measure it, so the size
  *   limit bounds what we decode and keep, not what the network carries.
+ * - A socket whose open is cancelled while it connects is closed once it
+ *   opens, not before (see `open`); until then it is recorded page-wide, and
+ *   `settleCancelled()` is how a session's stop() waits for it.
  */
 import { BargeinError, ConfigError, ConnectionClosedError, ProtocolError } from "../errors.js";
-import { abortable, raceAbort } from "../util/abort.js";
+import { abortable, isAbort, raceAbort } from "../util/abort.js";
 import { AsyncQueue } from "../util/async-queue.js";
 import { timeout } from "../util/timeout.js";
 import { protocolError, type WireContext } from "./wire.js";
@@ -26,8 +29,18 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
 // Application close codes (the browser only lets us send 1000 or 3000–4999).
 const CLOSE_PROTOCOL_ERROR = 4002;
 const CLOSE_TOO_BIG = 4009;
-/** How long close() waits for the close handshake before giving up on it. */
+/**
+ * How long close() waits for the close handshake before giving up on it, and
+ * how long a socket cancelled while it connects is given to open.
+ */
 const CLOSE_WAIT_MS = 1000;
+
+/**
+ * The closes of sockets cancelled while they connected, until each is done.
+ * Page-wide: after a cancelled open nobody else holds the socket, and its
+ * session cannot be told from the signal (providers derive their own).
+ */
+const cancelledCloses = new Set<Promise<void>>();
 
 export interface MessageSocketOptions<T> {
   /** The service, for errors: "stt", "tts", "llm". */
@@ -85,7 +98,8 @@ export class MessageSocket<T> {
   /**
    * Opens a socket and resolves once it is open. Rejects with
    * ConnectionClosedError when the connection fails, or with the signal's
-   * reason when it aborts (the socket is closed first).
+   * reason when it aborts: at once, the socket's close left to
+   * `settleCancelled()`'s record when it was still connecting.
    */
   static open<T>(options: MessageSocketOptions<T>, signal?: AbortSignal): Promise<MessageSocket<T>> {
     signal?.throwIfAborted();
@@ -120,9 +134,51 @@ export class MessageSocket<T> {
         ws.removeEventListener("error", onFailure);
       };
     }, signal);
-    // Failed or aborted before it opened: the socket is ours to close.
-    opened.catch(() => void socket.close());
+    // Failed or aborted before it opened: the socket is ours to close. Cancelled while it connects
+    // (stop(), a barge-in), it is let open first: a socket closed while connecting is reported on the
+    // page's console as an error (Firefox: "can't establish a connection"; Chromium: "closed before
+    // the connection is established"), which an app's error monitoring counts. A failure or a
+    // timeout closes it at once: a service that is slow to answer is not kept waiting for.
+    opened.catch((err: unknown) => {
+      if (isAbort(err) && ws.readyState === WebSocket.CONNECTING) socket.#closeOnceOpen();
+      else void socket.close();
+    });
     return opened;
+  }
+
+  /**
+   * Resolves once every socket cancelled while it connected (before this
+   * call) is closed, or given up: each is given CLOSE_WAIT_MS to open, then
+   * closed as close() does. Never rejects. Page-wide, so it may also wait for
+   * another session's socket, within the same bound.
+   */
+  static settleCancelled(): Promise<void> {
+    return Promise.all(cancelledCloses).then(() => undefined);
+  }
+
+  /** Closes this socket once it opened (or ended), or after CLOSE_WAIT_MS; recorded in cancelledCloses until then. */
+  #closeOnceOpen(): void {
+    const done = this.#openedOrGivenUp()
+      .then(() => this.close())
+      .finally(() => cancelledCloses.delete(done));
+    cancelledCloses.add(done);
+  }
+
+  /** Resolves when the socket opens or closes, or after CLOSE_WAIT_MS. */
+  async #openedOrGivenUp(): Promise<void> {
+    const ws = this.#ws;
+    const limit = timeout(CLOSE_WAIT_MS);
+    try {
+      await abortable<unknown>((resolve) => {
+        ws.addEventListener("open", resolve);
+        void this.#closed.then(resolve);
+        return () => ws.removeEventListener("open", resolve);
+      }, limit.signal);
+    } catch {
+      // It did not open in time: it is closed while connecting after all (its console error included).
+    } finally {
+      limit.clear();
+    }
   }
 
   /**

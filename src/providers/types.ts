@@ -7,7 +7,9 @@
  * Contracts shared by every provider:
  * - Cancellation is an AbortSignal. An aborted call rejects with the signal's
  *   reason (an AbortError), never with a BargeinError, and releases its socket
- *   or fetch before it settles.
+ *   or fetch before it settles; a built-in provider's socket still connecting
+ *   is closed once it opens instead (the browser logs an error for one closed
+ *   while connecting), and VoiceSession.stop() waits for that.
  * - Failures are BargeinErrors naming the service and the URL:
  *   `AtCapacityError` (the service refused), `ServiceTimeoutError` (no answer
  *   in time), `ProtocolError` (malformed or oversized messages),

@@ -20,6 +20,7 @@
 import { BargeinError, ConfigError, StateError } from "../errors.js";
 import { QuestManager } from "../quest/quest-manager.js";
 import { LlmAdmission } from "../providers/llm-admission.js";
+import { MessageSocket } from "../providers/message-socket.js";
 import { EventSource } from "../util/emitter.js";
 import { createComponents } from "./components.js";
 import { ConversationHistory, type HistoryMessage } from "./history.js";
@@ -270,7 +271,10 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     this.#dispatch({ kind: "listen", vad: this.#components?.vad.modelReady === false ? "level" : "model" });
   }
 
-  /** Ends the conversation and releases everything. Safe to call more than once. */
+  /**
+   * Ends the conversation and releases everything. Safe to call more than once. Resolves once every socket is
+   * closed; one cancelled while connecting is given up to 1 s to open first (closed connecting, the browser logs an error).
+   */
   stop(): Promise<void> {
     this.#stopping ??= this.#stopOnce();
     return this.#stopping;
@@ -299,6 +303,8 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
       this.#emitError(err, false);
     }
     await Promise.all([this.#components?.dispose(), ttsClosed.catch((err) => this.#emitError(err, false))]);
+    // Last: the sockets cancelled above (and at earlier barge-ins) are recorded by now; a barge-in never waits for them.
+    await MessageSocket.settleCancelled();
     this.#components = undefined;
     this.#dispatch({ kind: "stopped" });
     // Ready for another start(): the history and the message ids carry on.
