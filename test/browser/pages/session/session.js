@@ -28,9 +28,12 @@ const TEST_FLUSH_TIMEOUT_MS = 6000;
 /** The test pages' sessions' uplink latency budget (the SDK's default is 0.5 s). */
 const TEST_UPLINK_BUDGET_MS = 3000;
 
-/** `token`: the page's token function, when the backend was started with a token. */
-export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60, token } = {}) {
-  const context = new AudioContext();
+/**
+ * `token`: the page's token function, when the backend was started with a token. `sampleRate`: the
+ * context's rate (default: the output device's), as an engine or device with another rate would run it.
+ */
+export async function makeSession({ llm = "sse", input = "inject", sessionOptions = {}, echo, recordSeconds = 60, token, sampleRate } = {}) {
+  const context = new AudioContext(sampleRate ? { sampleRate } : {});
   const { output, recorder } = await recordedOutput(context, { module: "/test/browser/pages/session/timeline-recorder.js", processor: "timeline-recorder", seconds: recordSeconds });
   const mic = context.createMediaStreamDestination();
   // Open speakers: the bot's output comes back into the mic through a room.
