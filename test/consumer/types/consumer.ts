@@ -76,6 +76,7 @@ import {
   type VadPauseLapse,
   type VadOnsetPause,
   type VadProbability,
+  type VadJudged,
   type VadSpeechEnd,
   type VadSpeechRealStart,
   type VadSpeechStart,
@@ -169,6 +170,7 @@ export type VadPayloadsNamed = Expect<
         speechVoiced: VadSpeechVoiced;
         onsetPause: VadOnsetPause;
         probability: VadProbability;
+        judged: VadJudged;
         progress: VadLoadProgress;
         ready: VadReady;
         loadError: BargeinError;
