@@ -12,7 +12,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { SILENCE, loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
@@ -64,7 +64,11 @@ test("a Gemini Live conversation: the replies are heard, a barge-in goes silent 
   const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
   expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
   expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
-  expect(loudSamples(samples, silentAt, quietUntil)).toBe(0);
+  // When it fails, say where the sound after the silence was and how loud, to tell stale audio from a gap in the bot's speech.
+  const loudAfter = loudSamples(samples, silentAt, quietUntil);
+  const firstLoud = loudAfter ? samples.findIndex((v: number, i: number) => i >= silentAt && i < quietUntil && Math.abs(v) >= SILENCE) : -1;
+  const loudPeak = loudAfter ? peak(samples, silentAt, quietUntil) : 0;
+  expect(loudAfter, `sound ${(((firstLoud - silentAt) / sampleRate) * 1000).toFixed(1)} ms after the silence began (${((silentAt - onsetAt) / sampleRate * 1000).toFixed(1)} ms after the onset), peak ${loudPeak.toFixed(4)}`).toBe(0);
 
   const log = (await (await request.get("/__gemini/log")).json()).sessions.at(-1);
   const [question, cutReply, user2, reply2] = r.history;
