@@ -81,9 +81,11 @@ export class SttGate<T> {
     return this.#held.splice(0).map((h) => h.event);
   }
 
-  /** Drops what waits (the session stops). */
+  /** Drops what waits and forgets both clocks (the session stops; a new start may bring a new AudioContext). */
   clear(): void {
     this.#held = [];
+    this.#captured = undefined;
+    this.#judged = undefined;
   }
 
   #release(nowMs: number): T[] {

@@ -64,4 +64,15 @@ describe("SttGate", () => {
     expect(g.holding).toBe(0);
     expect(g.judged(10.0, 1)).toEqual([]);
   });
+
+  test("after clear (a new start, a new AudioContext from 0 s) the old clocks are forgotten: a VAD behind on the new clock still holds", () => {
+    const g = gate();
+    g.judged(100.0, 0);
+    g.captured(100.1);
+    g.clear();
+    g.judged(0.5, 10);
+    g.captured(2.5);
+    expect(g.arrive("pause", 10)).toEqual([]);
+    expect(g.judged(2.5, 20)).toEqual(["pause"]);
+  });
 });
