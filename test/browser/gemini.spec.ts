@@ -12,7 +12,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { SILENCE, loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { SILENCE, firstAudible, loudMs, loudSamples, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
@@ -66,7 +66,7 @@ test("a Gemini Live conversation: the replies are heard, a barge-in goes silent 
   expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
   // When it fails, say where the sound after the silence was and how loud, to tell stale audio from a gap in the bot's speech.
   const loudAfter = loudSamples(samples, silentAt, quietUntil);
-  const firstLoud = loudAfter ? samples.findIndex((v: number, i: number) => i >= silentAt && i < quietUntil && Math.abs(v) >= SILENCE) : -1;
+  const firstLoud = loudAfter ? firstAudible(samples, silentAt, SILENCE) : -1;
   const loudPeak = loudAfter ? peak(samples, silentAt, quietUntil) : 0;
   expect(loudAfter, `sound ${(((firstLoud - silentAt) / sampleRate) * 1000).toFixed(1)} ms after the silence began (${((silentAt - onsetAt) / sampleRate * 1000).toFixed(1)} ms after the onset), peak ${loudPeak.toFixed(4)}`).toBe(0);
 
