@@ -6,7 +6,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { AUDIBLE, firstAudible, loudSamples, notRendered, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { AUDIBLE, afterFlush, firstAudible, notRendered, peak, silentFrom, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 
@@ -45,6 +45,7 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
       startFrame: rec.startFrame,
       gaps: rec.gaps,
       underrunFrames: t.underruns.map((u: { frame: number }) => u.frame),
+      flushes: t.flushes,
       missed: rec.missed,
       samples: Array.from(rec.samples as Float32Array),
       onset: second.onset,
@@ -59,20 +60,22 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
   const { samples, sampleRate } = r;
   // Quanta the render thread skipped (a loaded machine) stay zero in the recording: they prove nothing either way.
   const line = timeline(r, sampleRate);
-  // Where the output goes silent after the onset: the start of the first 10 ms with nothing above -80 dBFS.
+  // Where the output fell silent for good after the onset: after its last sound above -80 dBFS up to the
+  // end of the user's speech (not its first silent 10 ms: a gap between the bot's words before its pause).
   const onsetAt = line.index(r.onset);
   const quietUntil = line.index(r.speechEnd + 0.3);
-  const silentAt = silenceStart(samples, line, sampleRate, onsetAt, quietUntil);
-  expect(silentAt, "the output never went silent").toBeGreaterThan(0);
+  const silentAt = silentFrom(samples, line, onsetAt, quietUntil);
   const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
   console.log(`barge-in: output silent ${silentAfterMs.toFixed(1)} ms after the onset`);
   // The bot was speaking up to the onset. A random moment can fall in a gap between its words (the
   // bargein bench counts 7 of 50 that are quieter than 0.01 in the last 50 ms; CI saw a peak of 0.0018
   // there), so look back 300 ms; such a gap is still far above the -80 dBFS that counts as silence.
   expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
-  expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
-  // Nothing of the cancelled turn after that: silence all the way past the end of the user's speech.
-  expect(loudSamples(samples, silentAt, quietUntil)).toBe(0);
+  expect(silentAfterMs, "the bot's output went on this long after the onset").toBeLessThan(SILENCE_BOUND_MS);
+  // Nothing of the cancelled turn after its flush: silence all the way past the end of the user's speech.
+  const flushed = afterFlush(samples, r.startFrame, r.flushes, onsetAt, quietUntil);
+  expect(flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
+  expect(flushed.loud, "samples of the cut reply after its flush").toBe(0);
   const lastLoud = silentAt - 1;
 
   // History keeps exactly the heard words: a prefix of the reply; the rest is unheard; nothing lost.

@@ -11,7 +11,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { loudMs, loudSamples, notRendered, peak, silenceStart, timeline } from "./pages/session/output-analysis.js";
+import { afterFlush, loudMs, notRendered, peak, silentFrom, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 
@@ -79,6 +79,7 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
       gaps: rec.gaps,
       missed: rec.missed,
       underrunFrames: t.underruns.map((u: { frame: number }) => u.frame),
+      flushes: t.flushes,
       samples: Array.from(rec.samples as Float32Array),
       onset: second.onset,
       speechEnd,
@@ -94,13 +95,15 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
   const line = timeline(r, sampleRate);
   const onsetAt = line.index(r.onset);
   const quietUntil = line.index(r.speechEnd + 0.3);
-  const silentAt = silenceStart(samples, line, sampleRate, onsetAt, quietUntil);
-  expect(silentAt, "the output never went silent").toBeGreaterThan(0);
+  // Silent for good: after the last sound up to past the user's speech (its first silent 10 ms can be a gap between the bot's words).
+  const silentAt = silentFrom(samples, line, onsetAt, quietUntil);
   const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
   expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
-  expect(silentAfterMs).toBeLessThan(SILENCE_BOUND_MS);
-  // 0 stale samples: nothing of the cut reply from the silence to past the user's speech.
-  expect(loudSamples(samples, silentAt, quietUntil)).toBe(0);
+  expect(silentAfterMs, "the bot's output went on this long after the onset").toBeLessThan(SILENCE_BOUND_MS);
+  // 0 stale samples: nothing of the cut reply after its flush, to past the user's speech.
+  const flushed = afterFlush(samples, r.startFrame, r.flushes, onsetAt, quietUntil);
+  expect(flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
+  expect(flushed.loud, "samples of the cut reply after its flush").toBe(0);
 
   // The rendered samples of the cut item, from the recording: its first non-zero sample lands at
   // sampleRate/24000 × its 24 kHz index after the item's start. The pause renders the next

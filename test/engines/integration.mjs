@@ -177,7 +177,7 @@ export const INTEGRATION = [
       assert.ok(r.lastLoudMs >= 0, `the output went silent after the onset; ${runs}`);
       // The same sanity bound as Chromium's (test/browser/sanity-bounds.ts): a broken barge-in, not a slow one.
       assert.ok(r.lastLoudMs < SILENCE_BOUND_MS, `the bot's last sound ${r.lastLoudMs} ms after the onset; ${runs}`);
-      assert.equal(r.staleLoud, 0, `no sample of the cancelled reply from then to the end of the user's speech; ${runs}`);
+      assert.equal(r.staleLoud, 0, `no sample of the cancelled reply from its flush to the end of the user's speech (-1: never flushed); ${runs}`);
       assert.equal(r.reply.interrupted, true);
       assert.equal(r.reply.text, r.interruption.heardText);
       assert.equal(`${r.reply.text} ${r.reply.unheardText}`.trim(), r.fullReply.trim().replace(/\s+/g, " "));
@@ -248,7 +248,7 @@ export const INTEGRATION = [
 /** Runs in the page: a reply, then the user's words over it from their onset. */
 async function bargeIn() {
   const { makeSession, until } = window.sessionPage;
-  const { SILENCE, loudSamples, peak, timeline } = await import("/test/browser/pages/session/output-analysis.js");
+  const { SILENCE, afterFlush, peak, silentFrom, timeline } = await import("/test/browser/pages/session/output-analysis.js");
   const t = await makeSession({ llm: "sse" });
   await t.session.start();
   await t.say("weather-question");
@@ -266,11 +266,10 @@ async function bargeIn() {
   const onsetAt = line.index(second.onset);
   const quietUntil = line.index(speechEnd + 0.3);
   const rate = t.context.sampleRate;
-  // The last sound of the bot after the onset: silence from there to the end of the user's speech.
-  // (The first silent 10 ms can be a gap between the bot's words, before the pause.)
-  let lastLoud = -1;
-  for (let i = onsetAt; i < quietUntil; i++) if (line.known(i) && Math.abs(rec.samples[i]) >= SILENCE) lastLoud = i;
-  const silentAt = lastLoud < 0 ? onsetAt : lastLoud + 1;
+  // Silent for good after the onset (its first silent 10 ms can be a gap between the bot's words).
+  const silentAt = silentFrom(rec.samples, line, onsetAt, quietUntil);
+  const lastLoud = silentAt > onsetAt ? silentAt - 1 : -1;
+  const flushed = afterFlush(rec.samples, rec.startFrame, t.flushes, onsetAt, quietUntil);
   const loudRuns = [];
   for (let i = onsetAt, w = Math.round(rate * 0.01); i + w <= quietUntil; i += w) {
     const loud = peak(rec.samples, i, i + w) >= SILENCE;
@@ -283,7 +282,8 @@ async function bargeIn() {
     transport: crossOriginIsolated && typeof SharedArrayBuffer === "function" ? "shared" : "port",
     loudBefore: peak(rec.samples, onsetAt - Math.round(t.context.sampleRate * 0.3), onsetAt),
     lastLoudMs: lastLoud < 0 ? 0 : ((lastLoud - onsetAt) / rate) * 1000,
-    staleLoud: loudSamples(rec.samples, silentAt, quietUntil),
+    // Sound of the cut reply after its flush (-1: never flushed).
+    staleLoud: flushed.at < 0 ? -1 : flushed.loud,
     loudRuns,
     vad: t.log.vadEvents.map((e) => e.kind),
     reply: JSON.parse(JSON.stringify(t.session.history[1])),

@@ -17,14 +17,25 @@ export function timeline(rec, sampleRate) {
   };
 }
 
-/** Start of the first `runMs` of silence in [from, until), or -1. */
-export function silenceStart(samples, line, sampleRate, from, until, runMs = 10) {
-  const run = Math.round(sampleRate * runMs / 1000);
-  for (let i = from, quiet = 0; i < until; i++) {
-    quiet = line.known(i) && Math.abs(samples[i]) < SILENCE ? quiet + 1 : 0;
-    if (quiet === run) return i - run + 1;
-  }
-  return -1;
+/**
+ * Where the output fell silent for good in [from, until): the sample after the last rendered one that
+ * is not silence, or `from` when none is. Not the first silent 10 ms: a gap between the bot's words,
+ * before its pause, is one of those.
+ */
+export function silentFrom(samples, line, from, until) {
+  for (let i = Math.min(until, samples.length) - 1; i >= from; i--) if (line.known(i) && Math.abs(samples[i]) >= SILENCE) return i + 1;
+  return from;
+}
+
+/**
+ * Sound of a flushed reply after its flush, in [from, until): the recording index of the first flush
+ * at or after `from` (`flushes`: the session page's { frame } list, context frames) and how many samples
+ * are not silence from the end of that flush's quantum on. `at` is -1 when no flush came.
+ */
+export function afterFlush(samples, startFrame, flushes, from, until) {
+  const flush = flushes.map((f) => f.frame - startFrame).find((at) => at >= from);
+  if (flush === undefined) return { at: -1, loud: 0 };
+  return { at: flush, loud: loudSamples(samples, flush + 128, until) };
 }
 
 /** Samples in [from, until) that are not silence. */

@@ -12,14 +12,20 @@ import { sleep, until as waitUntil } from "/test/lib/wait.mjs";
  * Every underrun the playback worklet reports ({ frame, generation }: the context frame where it ran
  * dry), heard on its node's port beside the Player's own handler: a test that compares what was
  * rendered with the span of the recording takes these gaps out (the worklet rendered nothing there).
+ * And every flush it applied ({ frame, generation }: the quantum that applied it): nothing of the
+ * flushed reply may sound after that quantum.
  */
 const underruns = [];
+const flushes = [];
 const NativeAudioWorkletNode = window.AudioWorkletNode;
 window.AudioWorkletNode = class TappedAudioWorkletNode extends NativeAudioWorkletNode {
   constructor(context, name, options) {
     super(context, name, options);
     if (name !== "bargein-playback") return;
-    this.port.addEventListener("message", (e) => e.data?.kind === "underrun" && underruns.push({ frame: e.data.frame, generation: e.data.generation }));
+    this.port.addEventListener("message", (e) => {
+      if (e.data?.kind === "underrun") underruns.push({ frame: e.data.frame, generation: e.data.generation });
+      if (e.data?.kind === "flushed") flushes.push({ frame: e.data.frame, generation: e.data.generation });
+    });
   }
 };
 
@@ -126,7 +132,8 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
     });
   }
   underruns.length = 0;
-  return { session, context, log, say, preload, recording, whenBotLoud, underruns };
+  flushes.length = 0;
+  return { session, context, log, say, preload, recording, whenBotLoud, underruns, flushes };
 }
 
 /**
