@@ -248,7 +248,7 @@ export const INTEGRATION = [
 /** Runs in the page: a reply, then the user's words over it from their onset. */
 async function bargeIn() {
   const { makeSession, until } = window.sessionPage;
-  const { SILENCE, afterFlush, peak, silentFrom, timeline } = await import("/test/browser/pages/session/output-analysis.js");
+  const { afterFlush, peak, silentFrom, soundRuns, timeline } = await import("/test/browser/pages/session/output-analysis.js");
   const t = await makeSession({ llm: "sse" });
   await t.session.start();
   await t.say("weather-question");
@@ -270,13 +270,7 @@ async function bargeIn() {
   const silentAt = silentFrom(rec.samples, line, onsetAt, quietUntil);
   const lastLoud = silentAt > onsetAt ? silentAt - 1 : -1;
   const flushed = afterFlush(rec.samples, rec.startFrame, t.flushes, onsetAt, quietUntil);
-  const loudRuns = [];
-  for (let i = onsetAt, w = Math.round(rate * 0.01); i + w <= quietUntil; i += w) {
-    const loud = peak(rec.samples, i, i + w) >= SILENCE;
-    const ms = Math.round(((i - onsetAt) / rate) * 1000);
-    if (loud && (!loudRuns.length || loudRuns.at(-1)[1] !== ms)) loudRuns.push([ms, ms + 10]);
-    else if (loud) loudRuns.at(-1)[1] = ms + 10;
-  }
+  const loudRuns = soundRuns(rec.samples, rate, onsetAt, quietUntil);
   const result = {
     // The Player's own rule (src/audio/player.ts), decided once per page.
     transport: crossOriginIsolated && typeof SharedArrayBuffer === "function" ? "shared" : "port",

@@ -38,6 +38,19 @@ export function afterFlush(samples, startFrame, flushes, from, until) {
   return { at: flush, loud: loudSamples(samples, flush + 128, until) };
 }
 
+/** The output's sound in [from, until), as [startMs, endMs] runs of 10 ms windows from `from`: where it played, paused and played again. */
+export function soundRuns(samples, sampleRate, from, until) {
+  const runs = [];
+  const window = Math.round(sampleRate * 0.01);
+  for (let i = from; i + window <= until; i += window) {
+    if (peak(samples, i, i + window) < SILENCE) continue;
+    const ms = Math.round(((i - from) / sampleRate) * 1000);
+    if (runs.length && runs.at(-1)[1] === ms) runs.at(-1)[1] = ms + 10;
+    else runs.push([ms, ms + 10]);
+  }
+  return runs;
+}
+
 /** Samples in [from, until) that are not silence. */
 export function loudSamples(samples, from, until) {
   let n = 0;
