@@ -27,8 +27,12 @@ interface Frame {
   capturedAtMs?: number;
 }
 
-/** How far back a word's capture time can be found, whatever was trimmed: an STT's lag, with room. */
-const TIMES_SECONDS = 8;
+/**
+ * How far back a word's capture time can be found, whatever was trimmed: an STT's lag, with room. A
+ * starved recogniser has returned words 9 s late; a word whose time was lost is judged on arrival,
+ * and the bot's echo then passes for the user's words. The times cost a few numbers a frame.
+ */
+const TIMES_SECONDS = 20;
 
 export class SpeechReplay {
   readonly #sampleRate: number;
