@@ -63,14 +63,20 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
     const history = JSON.parse(JSON.stringify(t.session.history));
     await t.session.stop();
     (window as any).WebSocket = Native;
-    // The first item's first non-zero sample, at 24 kHz.
+    // The first item's first non-zero sample, and its runs of zeros [start, length], at 24 kHz.
     const firstItem = received[0]!.itemId;
     let firstNonZero = -1;
+    const zeroRuns: Array<[number, number]> = [];
     let at = 0;
+    let run = 0;
     for (const d of received.filter((x) => x.itemId === firstItem)) {
       const bin = atob(d.b64);
-      for (let i = 0; i + 1 < bin.length && firstNonZero < 0; i += 2, at++) if (bin.charCodeAt(i) | bin.charCodeAt(i + 1)) firstNonZero = at;
-      if (firstNonZero >= 0) break;
+      for (let i = 0; i + 1 < bin.length; i += 2, at++) {
+        const zero = (bin.charCodeAt(i) | bin.charCodeAt(i + 1)) === 0;
+        if (!zero && firstNonZero < 0) firstNonZero = at;
+        if (zero) run++;
+        else if (run) (zeroRuns.push([at - run, run]), (run = 0));
+      }
     }
     return {
       sampleRate: t.context.sampleRate,
@@ -88,6 +94,7 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
       fullReply,
       firstItem,
       firstNonZero,
+      zeroRuns,
       log: t.log,
     };
   });
@@ -120,7 +127,14 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
   while (lastNonZero > 0 && samples[lastNonZero] === 0) lastNonZero--;
   // Not rendered in that span: the render thread's skipped quanta and the player's underruns (a loaded
   // machine: CI once saw the span 100 ms longer than the truncate).
-  const { skipped, starved } = notRendered(samples, line, r.startFrame, itemStart, lastNonZero, r.underrunFrames);
+  // The item's own zeros where it went on after an underrun (a pause between words): it resumed before its next sound.
+  // Less the resampler's reach, so a resume is never put a quantum early.
+  const silenceAhead = (rendered: number) => {
+    const k = Math.round(rendered / ratio);
+    const zeros = r.zeroRuns.find(([start, length]: [number, number]) => start <= k && k < start + length);
+    return zeros ? Math.max(0, Math.floor((zeros[0] + zeros[1] - k) * ratio) - 32) : 0;
+  };
+  const { skipped, starved } = notRendered(samples, line, r.startFrame, itemStart, lastNonZero, r.underrunFrames, silenceAhead);
   const renderedMs = ((lastNonZero - (FADE - 1) - itemStart - skipped - starved) / sampleRate) * 1000;
   const expectedMs = renderedMs - r.outputLatency * 1000;
 

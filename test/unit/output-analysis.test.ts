@@ -3,7 +3,7 @@
 // after a flush is counted wherever it comes.
 import { describe, expect, it } from "vitest";
 // @ts-ignore: a plain ESM module shared with the browser pages
-import { afterFlush, silentFrom, timeline } from "../browser/pages/session/output-analysis.js";
+import { afterFlush, notRendered, silentFrom, timeline } from "../browser/pages/session/output-analysis.js";
 
 const RATE = 48000;
 const ms = (n: number) => Math.round((n / 1000) * RATE);
@@ -46,5 +46,20 @@ describe("afterFlush", () => {
     const rec = recording(600, [[0, 100]]);
     expect(afterFlush(rec.samples, 1000, [{ frame: 1000 + 10 }, { frame: 1000 + ms(200) }], ms(150), ms(600)).at).toBe(ms(200));
     expect(afterFlush(rec.samples, 0, [], 0, ms(600))).toEqual({ at: -1, loud: 0 });
+  });
+});
+
+describe("notRendered", () => {
+  it("counts an underrun from its frame to the quantum the player resumed in, past the audio's own zeros", () => {
+    // Sound to 1280, dry at 1280, resumed at the quantum of 2560 with 300 zeros of the audio's own, then sound.
+    const samples = new Float32Array(6400);
+    samples.fill(0.1, 0, 1280);
+    samples.fill(0.1, 2560 + 300, 6400);
+    const line = timeline({ samples, startFrame: 0, missed: [] }, RATE);
+    // Without the audio: its next sound (2860) is taken for the resume, in the quantum of 2816.
+    expect(notRendered(samples, line, 0, 0, 6400, [1280])).toEqual({ skipped: 0, starved: 2816 - 1280 });
+    // Knowing it had 300 zeros at the 1280th sample rendered: resumed in the quantum of 2560.
+    const ahead = (rendered: number) => (rendered === 1280 ? 300 : 0);
+    expect(notRendered(samples, line, 0, 0, 6400, [1280], ahead)).toEqual({ skipped: 0, starved: 2560 - 1280 });
   });
 });

@@ -87,18 +87,26 @@ export function loudMs(samples, sampleRate, from = 0, until = samples.length) {
  * Samples of the recording in [from, to) in which the player rendered nothing of its audio: quanta the
  * render thread skipped (the player did not run either), and the playback worklet's underruns (it ran
  * dry at the frame it reported, then waited for its prebuffer and went on from the start of a quantum:
- * the quantum of the next non-zero sample). `underrunFrames` are context frames.
+ * the quantum of the next non-zero sample). `underrunFrames` are context frames. `silenceAhead(n)`:
+ * how many zero samples (at the output's rate) the audio has after its first n output samples, when
+ * the test knows the audio; otherwise the next sound is taken for the resume.
  */
-export function notRendered(samples, line, startFrame, from, to, underrunFrames = []) {
+export function notRendered(samples, line, startFrame, from, to, underrunFrames = [], silenceAhead = () => 0) {
   let skipped = 0;
   for (let i = from - ((startFrame + from) % 128); i < to; i += 128) if (!line.known(Math.max(i, from))) skipped += Math.min(i + 128, to) - Math.max(i, from);
   let starved = 0;
-  for (const frame of underrunFrames) {
+  for (const frame of underrunFrames.slice().sort((a, b) => a - b)) {
     const at = frame - startFrame;
     if (at <= from || at >= to) continue;
     let next = at;
     while (next < to && samples[next] === 0) next++;
-    const resumed = next - ((startFrame + next) % 128);
+    // The audio it went on with may itself begin with zeros (a pause between words): the player
+    // resumed that much before its next sound.
+    let skippedBefore = 0;
+    for (let i = from; i < at; i++) if (!line.known(i)) skippedBefore++;
+    const quiet = Math.max(0, Math.min(next - at, silenceAhead(at - from - skippedBefore - starved)));
+    const resumedAt = next - quiet;
+    const resumed = resumedAt - ((startFrame + resumedAt) % 128);
     starved += Math.max(0, Math.min(resumed, to) - at);
   }
   return { skipped, starved };
