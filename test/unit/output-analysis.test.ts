@@ -62,4 +62,12 @@ describe("notRendered", () => {
     const ahead = (rendered: number) => (rendered === 1280 ? 300 : 0);
     expect(notRendered(samples, line, 0, 0, 6400, [1280], ahead)).toEqual({ skipped: 0, starved: 2560 - 1280 });
   });
+
+  it("counts a dry span once, however many underruns were reported inside it", () => {
+    const samples = new Float32Array(6400);
+    samples.fill(0.1, 0, 1280);
+    samples.fill(0.1, 2560, 6400);
+    const line = timeline({ samples, startFrame: 0, missed: [] }, RATE);
+    expect(notRendered(samples, line, 0, 0, 6400, [1280, 1920])).toEqual({ skipped: 0, starved: 2560 - 1280 });
+  });
 });

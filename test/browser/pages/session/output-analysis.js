@@ -95,9 +95,11 @@ export function notRendered(samples, line, startFrame, from, to, underrunFrames 
   let skipped = 0;
   for (let i = from - ((startFrame + from) % 128); i < to; i += 128) if (!line.known(Math.max(i, from))) skipped += Math.min(i + 128, to) - Math.max(i, from);
   let starved = 0;
+  // The end of the last dry span counted: a second report inside it is the same wait, not another.
+  let counted = -Infinity;
   for (const frame of underrunFrames.slice().sort((a, b) => a - b)) {
     const at = frame - startFrame;
-    if (at <= from || at >= to) continue;
+    if (at <= from || at >= to || at < counted) continue;
     let next = at;
     while (next < to && samples[next] === 0) next++;
     // The audio it went on with may itself begin with zeros (a pause between words): the player
@@ -108,6 +110,7 @@ export function notRendered(samples, line, startFrame, from, to, underrunFrames 
     const resumedAt = next - quiet;
     const resumed = resumedAt - ((startFrame + resumedAt) % 128);
     starved += Math.max(0, Math.min(resumed, to) - at);
+    counted = resumed;
   }
   return { skipped, starved };
 }
