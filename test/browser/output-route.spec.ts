@@ -28,11 +28,13 @@ test("the player through the WebRTC loopback: heard, its latency estimated, a pa
     // pause's own speed (within a quantum) is the player's tests' and the bargein bench's business.
     expect(x.pauseToQuietMs).toBeLessThan(1000);
   }
-  // The route's own estimate (from WebRTC's stats, read once) is within 40 ms of what the recording showed
-  // for one of the tones: the jitter buffer moves between tones on a loaded machine, so the estimate is
-  // held to the latencies it could have seen, not to one of them.
-  const nearest = Math.min(...r.results.map((x: any) => Math.abs(r.estimateMs - x.latencyMs)));
-  expect(nearest).toBeLessThan(40);
+  // The route's own estimate (from WebRTC's stats, read once, between two tones) is what the route adds:
+  // within 40 ms of the span of latencies the recording showed. On a loaded machine the jitter buffer
+  // moves between tones (121, 131, 291 ms in one run, with the estimate read at 197 ms), so the estimate
+  // is held to the range it was read in, not to one tone's figure.
+  const measured = r.results.map((x: any) => x.latencyMs as number);
+  expect(r.estimateMs).toBeGreaterThan(Math.min(...measured) - 40);
+  expect(r.estimateMs).toBeLessThan(Math.max(...measured) + 40);
   expect(r.elementPaused).toBe(true);
   expect(await page.evaluate(() => (window as any).cspViolations)).toEqual([]);
 });
