@@ -75,7 +75,9 @@ const HANDLERS: Handlers = {
     }
     // A pause the worker made with no reply to barge into (it raced the
     // disarm) needs no undo: its token is stale for the next reply.
-    return s.phase === "listening" ? to(speaking, "user_speaking") : same(speaking);
+    // With push-to-talk the button gives the floor, not the VAD: a speech start after the release is
+    // a lagging VAD's, for audio from before it, and nothing but another press would end that turn.
+    return s.phase === "listening" && !config.pushToTalk ? to(speaking, "user_speaking") : same(speaking);
   },
 
   // With backchannels, speech confirms only by its words, or at its end by having lasted `maxMs`.

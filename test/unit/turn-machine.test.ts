@@ -394,6 +394,19 @@ describe("turn machine: where the voice ended (for voiceToVoiceMs, test/unit/voi
     ]);
   });
 
+  test("push-to-talk: a lagging VAD's speech start after the release leaves the floor free; the next press takes it", () => {
+    const ptt = { ...CONFIG, pushToTalk: true };
+    const released = run([{ kind: "listen" }, { kind: "pushStart" }, { kind: "pushEnd" }, { kind: "turnFlushed", missed: false, at: 600 }], INITIAL_TURN_STATE, ptt);
+    expect(released.state.phase).toBe("listening");
+    // The VAD, behind under load, calls speech in audio from while the button was held (demo-controls.spec: stuck in user_speaking).
+    const late = run([{ kind: "speechStart", pausedByWorker: false, at: 900 }, { kind: "speechEnd", at: 1200 }], released.state, ptt);
+    expect(late.state.phase).toBe("listening");
+    expect(kinds(late.effects)).toEqual([]);
+    expect(run([{ kind: "pushStart" }], late.state, ptt).state.phase).toBe("user_speaking");
+    // Without push-to-talk the same speech start is the user's turn.
+    expect(run([{ kind: "speechStart", pausedByWorker: false, at: 900 }], released.state).state.phase).toBe("user_speaking");
+  });
+
   test("push-to-talk released while the VAD still hears speech: where the voice ends is unknown, not the last utterance's end", () => {
     const { effects } = run(
       [
