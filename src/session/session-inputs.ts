@@ -162,9 +162,10 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
     ),
     vad.on("error", (e) => sink.fail(e.error)),
     // The model took over from the level fallback; or it never will: the session goes on degraded.
+    // The machine first, so that an app reading `session.degraded` in its handler reads false.
     vad.on("ready", (e) => {
-      events.emit("vad", { kind: "ready", loadMs: e.loadMs, contextTime: e.contextTime });
       dispatch({ kind: "vadReady" });
+      events.emit("vad", { kind: "ready", loadMs: e.loadMs, contextTime: e.contextTime });
     }),
     vad.on("loadError", (e) => events.emit("error", { error: e.error, fatal: false })),
     player.on("contextState", (e) => onContextState(e.state, sink)),

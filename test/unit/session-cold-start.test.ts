@@ -67,6 +67,17 @@ describe("before the VAD's model is ready", () => {
     expect(t.session.degraded).toBe(false);
   });
 
+  test("the `vad` ready event comes after the session stopped being degraded: a handler reading `degraded` reads false", async () => {
+    const t = fakeSession({ modelLoading: true });
+    const seen: boolean[] = [];
+    t.session.on("vad", (e) => e.kind === "ready" && seen.push(t.session.degraded));
+    await t.session.start();
+    // Listening with no state change to come: the ready event is the app's only cue (the demo's loading bar stayed up).
+    t.user.vad.modelLoaded();
+    expect(seen).toEqual([false]);
+    await t.session.stop();
+  });
+
   test("the STT service's end of turn ends it: the session asks the VAD to end its utterance once quiet, as with the model", async () => {
     const t = fakeSession({ modelLoading: true, replies: ["Sure."] });
     await t.session.start();
