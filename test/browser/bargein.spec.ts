@@ -6,7 +6,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { AUDIBLE, afterFlush, firstAudible, notRendered, peak, silentFrom, soundRuns, timeline } from "./pages/session/output-analysis.js";
+import { AUDIBLE, firstAudible, notRendered, readCut, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 
@@ -64,20 +64,17 @@ test("talking over the bot silences it within the bound, plays nothing stale, ca
   // end of the user's speech (not its first silent 10 ms: a gap between the bot's words before its pause).
   const onsetAt = line.index(r.onset);
   const quietUntil = line.index(r.speechEnd + 0.3);
-  const silentAt = silentFrom(samples, line, onsetAt, quietUntil);
-  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
-  const runs = `sound after the onset (ms): ${JSON.stringify(soundRuns(samples, sampleRate, onsetAt, quietUntil))}`;
-  console.log(`barge-in: output silent ${silentAfterMs.toFixed(1)} ms after the onset (${runs})`);
+  const cut = readCut(r, line, r.flushes, sampleRate, onsetAt, quietUntil);
+  console.log(`barge-in: output silent ${cut.silentAfterMs.toFixed(1)} ms after the onset (${cut.said})`);
   // The bot was speaking up to the onset. A random moment can fall in a gap between its words (the
   // bargein bench counts 7 of 50 that are quieter than 0.01 in the last 50 ms; CI saw a peak of 0.0018
   // there), so look back 300 ms; such a gap is still far above the -80 dBFS that counts as silence.
-  expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
-  expect(silentAfterMs, `the bot's output went on this long after the onset; ${runs}`).toBeLessThan(SILENCE_BOUND_MS);
+  expect(cut.audibleBefore, "the bot was audible before the onset").toBeGreaterThan(0.01);
+  expect(cut.silentAfterMs, `the bot's output went on this long after the onset; ${cut.said}`).toBeLessThan(SILENCE_BOUND_MS);
   // Nothing of the cancelled turn after its flush: silence all the way past the end of the user's speech.
-  const flushed = afterFlush(samples, r.startFrame, r.flushes, onsetAt, quietUntil);
-  expect(flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
-  expect(flushed.loud, `samples of the cut reply after its flush at ${(((flushed.at - onsetAt) / sampleRate) * 1000).toFixed(1)} ms; ${runs}`).toBe(0);
-  const lastLoud = silentAt - 1;
+  expect(cut.flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
+  expect(cut.flushed.loud, `samples of the cut reply after its flush at ${(((cut.flushed.at - onsetAt) / sampleRate) * 1000).toFixed(1)} ms; ${cut.said}`).toBe(0);
+  const lastLoud = cut.silentAt - 1;
 
   // History keeps exactly the heard words: a prefix of the reply; the rest is unheard; nothing lost.
   const reply = r.history[1];

@@ -12,7 +12,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { afterFlush, loudMs, peak, silentFrom, soundRuns, timeline } from "./pages/session/output-analysis.js";
+import { loudMs, readCut, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
@@ -61,19 +61,16 @@ test("a Gemini Live conversation: the replies are heard, a barge-in goes silent 
   const onsetAt = line.index(r.onset);
   const quietUntil = line.index(r.speechEnd + 0.3);
   // Silent for good: after the last sound up to past the user's speech (its first silent 10 ms can be a gap between the bot's words).
-  const silentAt = silentFrom(samples, line, onsetAt, quietUntil);
-  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
-  const runs = `sound after the onset (ms): ${JSON.stringify(soundRuns(samples, sampleRate, onsetAt, quietUntil))}`;
-  expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
-  expect(silentAfterMs, `the bot's output went on this long after the onset; ${runs}`).toBeLessThan(SILENCE_BOUND_MS);
+  const cut = readCut(r, line, r.flushes, sampleRate, onsetAt, quietUntil);
+  expect(cut.audibleBefore, "the bot was audible before the onset").toBeGreaterThan(0.01);
+  expect(cut.silentAfterMs, `the bot's output went on this long after the onset; ${cut.said}`).toBeLessThan(SILENCE_BOUND_MS);
   // Nothing of the cut reply after its flush, to past the user's speech.
-  const flushed = afterFlush(samples, r.startFrame, r.flushes, onsetAt, quietUntil);
-  expect(flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
-  expect(flushed.loud, `samples of the cut reply after its flush at ${(((flushed.at - onsetAt) / sampleRate) * 1000).toFixed(1)} ms; ${runs}`).toBe(0);
+  expect(cut.flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
+  expect(cut.flushed.loud, `samples of the cut reply after its flush at ${(((cut.flushed.at - onsetAt) / sampleRate) * 1000).toFixed(1)} ms; ${cut.said}`).toBe(0);
 
   const log = (await (await request.get("/__gemini/log")).json()).sessions.at(-1);
   const [question, cutReply, user2, reply2] = r.history;
-  console.log(`gemini barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset (${runs}); heard "${cutReply.text}"; note ${JSON.stringify(log.clientContents.map((c: any) => c.turns[0].text))}`);
+  console.log(`gemini barge-in: silent ${cut.silentAfterMs.toFixed(1)} ms after the onset (${cut.said}); heard "${cutReply.text}"; note ${JSON.stringify(log.clientContents.map((c: any) => c.turns[0].text))}`);
   expect(question).toMatchObject({ role: "user" });
   expect(question.text).toContain("weather");
   const fullReply = "I cannot look outside, but I hope it is pleasant where you are. Are you planning to go out today?";

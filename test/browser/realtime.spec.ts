@@ -11,7 +11,7 @@
 import { expect, test } from "./backend-per-worker";
 import { SILENCE_BOUND_MS } from "./sanity-bounds";
 // @ts-ignore: a plain ESM module shared with the pages that judge a barge-in
-import { afterFlush, loudMs, notRendered, peak, silentFrom, soundRuns, timeline } from "./pages/session/output-analysis.js";
+import { loudMs, notRendered, readCut, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
 
@@ -103,15 +103,13 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
   const onsetAt = line.index(r.onset);
   const quietUntil = line.index(r.speechEnd + 0.3);
   // Silent for good: after the last sound up to past the user's speech (its first silent 10 ms can be a gap between the bot's words).
-  const silentAt = silentFrom(samples, line, onsetAt, quietUntil);
-  const silentAfterMs = ((silentAt - onsetAt) / sampleRate) * 1000;
-  const runs = `sound after the onset (ms): ${JSON.stringify(soundRuns(samples, sampleRate, onsetAt, quietUntil))}`;
-  expect(peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt), "the bot was audible before the onset").toBeGreaterThan(0.01);
-  expect(silentAfterMs, `the bot's output went on this long after the onset; ${runs}`).toBeLessThan(SILENCE_BOUND_MS);
+  const output = readCut(r, line, r.flushes, sampleRate, onsetAt, quietUntil);
+  const { silentAt, silentAfterMs } = output;
+  expect(output.audibleBefore, "the bot was audible before the onset").toBeGreaterThan(0.01);
+  expect(silentAfterMs, `the bot's output went on this long after the onset; ${output.said}`).toBeLessThan(SILENCE_BOUND_MS);
   // 0 stale samples: nothing of the cut reply after its flush, to past the user's speech.
-  const flushed = afterFlush(samples, r.startFrame, r.flushes, onsetAt, quietUntil);
-  expect(flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
-  expect(flushed.loud, `samples of the cut reply after its flush at ${(((flushed.at - onsetAt) / sampleRate) * 1000).toFixed(1)} ms; ${runs}`).toBe(0);
+  expect(output.flushed.at, "the player was never flushed").toBeGreaterThanOrEqual(0);
+  expect(output.flushed.loud, `samples of the cut reply after its flush at ${(((output.flushed.at - onsetAt) / sampleRate) * 1000).toFixed(1)} ms; ${output.said}`).toBe(0);
 
   // The rendered samples of the cut item, from the recording: its first non-zero sample lands at
   // sampleRate/24000 × its 24 kHz index after the item's start. The pause renders the next
@@ -141,7 +139,7 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
   const log = (await (await request.get("/__realtime/log")).json()).sessions.at(-1);
   expect(log.truncates).toHaveLength(1);
   const cut = log.truncates[0];
-  console.log(`realtime barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset (${runs}); truncate audio_end_ms ${cut.audio_end_ms} (sent ${cut.audioSentMs}), rendered less latency ${expectedMs.toFixed(2)} ms (${skipped} samples skipped, ${starved} starved), session heardMs ${r.interruption.heardMs.toFixed(2)}`);
+  console.log(`realtime barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset (${output.said}); truncate audio_end_ms ${cut.audio_end_ms} (sent ${cut.audioSentMs}), rendered less latency ${expectedMs.toFixed(2)} ms (${skipped} samples skipped, ${starved} starved), session heardMs ${r.interruption.heardMs.toFixed(2)}`);
   expect(cut).toMatchObject({ item_id: r.firstItem, content_index: 0, accepted: true });
   expect(cut.audio_end_ms).toBeLessThanOrEqual(cut.audioSentMs);
   // Within one render quantum (128 frames) of the rendered ms of that item.

@@ -248,7 +248,7 @@ export const INTEGRATION = [
 /** Runs in the page: a reply, then the user's words over it from their onset. */
 async function bargeIn() {
   const { makeSession, until } = window.sessionPage;
-  const { afterFlush, peak, silentFrom, soundRuns, timeline } = await import("/test/browser/pages/session/output-analysis.js");
+  const { readCut, timeline } = await import("/test/browser/pages/session/output-analysis.js");
   const t = await makeSession({ llm: "sse" });
   await t.session.start();
   await t.say("weather-question");
@@ -266,19 +266,16 @@ async function bargeIn() {
   const onsetAt = line.index(second.onset);
   const quietUntil = line.index(speechEnd + 0.3);
   const rate = t.context.sampleRate;
-  // Silent for good after the onset (its first silent 10 ms can be a gap between the bot's words).
-  const silentAt = silentFrom(rec.samples, line, onsetAt, quietUntil);
-  const lastLoud = silentAt > onsetAt ? silentAt - 1 : -1;
-  const flushed = afterFlush(rec.samples, rec.startFrame, t.flushes, onsetAt, quietUntil);
-  const loudRuns = soundRuns(rec.samples, rate, onsetAt, quietUntil);
+  const cut = readCut(rec, line, t.flushes, rate, onsetAt, quietUntil);
+  const lastLoud = cut.silentAt > onsetAt ? cut.silentAt - 1 : -1;
   const result = {
     // The Player's own rule (src/audio/player.ts), decided once per page.
     transport: crossOriginIsolated && typeof SharedArrayBuffer === "function" ? "shared" : "port",
-    loudBefore: peak(rec.samples, onsetAt - Math.round(t.context.sampleRate * 0.3), onsetAt),
+    loudBefore: cut.audibleBefore,
     lastLoudMs: lastLoud < 0 ? 0 : ((lastLoud - onsetAt) / rate) * 1000,
     // Sound of the cut reply after its flush (-1: never flushed).
-    staleLoud: flushed.at < 0 ? -1 : flushed.loud,
-    loudRuns,
+    staleLoud: cut.flushed.at < 0 ? -1 : cut.flushed.loud,
+    loudRuns: cut.runs,
     vad: t.log.vadEvents.map((e) => e.kind),
     reply: JSON.parse(JSON.stringify(t.session.history[1])),
     interruption: t.log.interruptions[0],

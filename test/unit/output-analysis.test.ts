@@ -3,7 +3,7 @@
 // after a flush is counted wherever it comes.
 import { describe, expect, it } from "vitest";
 // @ts-ignore: a plain ESM module shared with the browser pages
-import { afterFlush, notRendered, silentFrom, timeline } from "../browser/pages/session/output-analysis.js";
+import { afterFlush, notRendered, readCut, silentFrom, timeline } from "../browser/pages/session/output-analysis.js";
 
 const RATE = 48000;
 const ms = (n: number) => Math.round((n / 1000) * RATE);
@@ -69,5 +69,20 @@ describe("notRendered", () => {
     samples.fill(0.1, 2560, 6400);
     const line = timeline({ samples, startFrame: 0, missed: [] }, RATE);
     expect(notRendered(samples, line, 0, 0, 6400, [1280, 1920])).toEqual({ skipped: 0, starved: 2560 - 1280 });
+  });
+});
+
+describe("readCut", () => {
+  it("reads a cut reply: silent for good after its pause, loud before the onset, its sound runs, and nothing after its flush", () => {
+    // The bot speaks to 200 ms with a gap at 100–130 ms; the user's onset at 50 ms; flushed at the quantum of 9600.
+    const rec = recording(600, [[0, 100], [130, 200]]);
+    const line = timeline(rec, RATE);
+    const cut = readCut(rec, line, [{ frame: 9600 }], RATE, ms(50), ms(500));
+    expect(cut.silentAt).toBe(ms(200));
+    expect(cut.silentAfterMs).toBeCloseTo(150, 6);
+    expect(cut.audibleBefore).toBeCloseTo(0.1, 6);
+    expect(cut.runs).toEqual([[0, 50], [80, 150]]);
+    expect(cut.said).toBe("sound after the onset (ms): [[0,50],[80,150]]");
+    expect(cut.flushed).toEqual({ at: 9600, loud: 0 });
   });
 });

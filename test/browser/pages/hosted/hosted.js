@@ -7,7 +7,7 @@
 // with the fault pages' runners. Everything returned is plain values: the
 // recording is read here, not sent to the test.
 import { makeSession, until } from "../session/session.js";
-import { afterFlush, firstAudible, loudMs, peak, silentFrom, timeline } from "../session/output-analysis.js";
+import { firstAudible, loudMs, readCut, timeline } from "../session/output-analysis.js";
 import { runReplyCases, runSttCase } from "../faults/faults.js";
 import { HOSTED, issuedToken, pairedWith } from "./hosted-providers.js";
 import { sleep } from "/test/lib/wait.mjs";
@@ -108,9 +108,8 @@ export async function runConversation(name) {
   const first = { loudMs: loudMs(samples, sampleRate, line.index(firstTurn.startedAt), line.index(firstTurn.endedAt)) };
   const onsetAt = line.index(over.onset);
   const quietUntil = line.index(speechEnd + 0.3);
-  // Silent for good after the onset (its first silent 10 ms can be a gap between the bot's words).
-  const silentAt = silentFrom(samples, line, onsetAt, quietUntil);
-  const flushed = afterFlush(samples, rec.startFrame, t.flushes, onsetAt, quietUntil);
+  const cut = readCut(rec, line, t.flushes, sampleRate, onsetAt, quietUntil);
+  const { silentAt, flushed } = cut;
   const decision = decisions.slice(decisionsBefore).find((d) => d.direct) ?? decisions[decisionsBefore];
   // The reply's audio starts where its stream's first audible sample lands, less the quiet before it.
   const stream = streams[replyStream];
@@ -139,10 +138,10 @@ export async function runConversation(name) {
       reply,
       history,
       interruption: t.log.interruptions[0],
-      silentAfterOnsetMs: ((silentAt - onsetAt) / sampleRate) * 1000,
+      silentAfterOnsetMs: cut.silentAfterMs,
       silentAfterDecisionMs: !decision ? null : ((silentAt - line.index(decision.contextTime)) / sampleRate) * 1000,
       decisionDirect: decision?.direct ?? null,
-      audibleBeforeOnset: peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt),
+      audibleBeforeOnset: cut.audibleBefore,
       // Sound of the cut reply after its flush; null when it was never flushed.
       staleSamples: flushed.at < 0 ? null : flushed.loud,
       recordedGaps: rec.gaps,

@@ -51,6 +51,26 @@ export function soundRuns(samples, sampleRate, from, until) {
   return runs;
 }
 
+/**
+ * How a reply was cut, read from the recording (`rec`: { samples, startFrame }; `flushes`: the session
+ * page's list) between the user's onset and `quietUntil` (recording indices): where the output fell
+ * silent for good and how long after the onset, how loud the bot was in the 300 ms before it, the sound
+ * after the onset as 10 ms runs (`runs`, and `said` for a message), and what sounded after the flush.
+ */
+export function readCut(rec, line, flushes, sampleRate, onsetAt, quietUntil) {
+  const { samples } = rec;
+  const silentAt = silentFrom(samples, line, onsetAt, quietUntil);
+  const runs = soundRuns(samples, sampleRate, onsetAt, quietUntil);
+  return {
+    silentAt,
+    silentAfterMs: ((silentAt - onsetAt) / sampleRate) * 1000,
+    audibleBefore: peak(samples, onsetAt - Math.round(sampleRate * 0.3), onsetAt),
+    runs,
+    said: `sound after the onset (ms): ${JSON.stringify(runs)}`,
+    flushed: afterFlush(samples, rec.startFrame, flushes, onsetAt, quietUntil),
+  };
+}
+
 /** Samples in [from, until) that are not silence. */
 export function loudSamples(samples, from, until) {
   let n = 0;
@@ -92,8 +112,7 @@ export function loudMs(samples, sampleRate, from = 0, until = samples.length) {
  * the test knows the audio; otherwise the next sound is taken for the resume.
  */
 export function notRendered(samples, line, startFrame, from, to, underrunFrames = [], silenceAhead = () => 0) {
-  let skipped = 0;
-  for (let i = from - ((startFrame + from) % 128); i < to; i += 128) if (!line.known(Math.max(i, from))) skipped += Math.min(i + 128, to) - Math.max(i, from);
+  const skipped = skippedIn(line, startFrame, from, to);
   let starved = 0;
   // The end of the last dry span counted: a second report inside it is the same wait, not another.
   let counted = -Infinity;
@@ -104,13 +123,18 @@ export function notRendered(samples, line, startFrame, from, to, underrunFrames 
     while (next < to && samples[next] === 0) next++;
     // The audio it went on with may itself begin with zeros (a pause between words): the player
     // resumed that much before its next sound.
-    let skippedBefore = 0;
-    for (let i = from; i < at; i++) if (!line.known(i)) skippedBefore++;
-    const quiet = Math.max(0, Math.min(next - at, silenceAhead(at - from - skippedBefore - starved)));
+    const quiet = Math.max(0, Math.min(next - at, silenceAhead(at - from - skippedIn(line, startFrame, from, at) - starved)));
     const resumedAt = next - quiet;
     const resumed = resumedAt - ((startFrame + resumedAt) % 128);
     starved += Math.max(0, Math.min(resumed, to) - at);
     counted = resumed;
   }
   return { skipped, starved };
+}
+
+/** Samples of [from, to) in quanta the render thread skipped. */
+function skippedIn(line, startFrame, from, to) {
+  let skipped = 0;
+  for (let i = from - ((startFrame + from) % 128); i < to; i += 128) if (!line.known(Math.max(i, from))) skipped += Math.min(i + 128, to) - Math.max(i, from);
+  return skipped;
 }
