@@ -48,6 +48,11 @@ export class MicMute {
     return true;
   }
 
+  /** Push-to-talk: whether the button is held now. */
+  get held(): boolean {
+    return this.#held;
+  }
+
   /** Push-to-talk: the button is held (the microphone opens, unless the app muted it) or released. */
   hold(held: boolean, capture: CapturePort | undefined): void {
     this.#apply(capture, () => (this.#held = held));

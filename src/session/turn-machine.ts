@@ -190,7 +190,7 @@ const HANDLERS: Handlers = {
 
   sttLost: (s) => linkChanged(s, { ...s, stt: { kind: "down", ...(owes(s.stt) ? { owing: true } : {}) } }),
 
-  turnFlushed: (s, e, config) => turnFlushed(s, e.missed, e.at, config),
+  turnFlushed: (s, e, config) => turnFlushed(s, e.missed, e.at, config, e.talkHeld === true),
 
   replyAudible: (s, e, config) => {
     if (s.reply.kind !== "playing" || s.reply.generation !== e.generation || s.reply.audible) return same(s);
@@ -280,18 +280,21 @@ function speechEndOverBot(s: TurnState, at: number, voiceEnd: number | undefined
  * released, or dropped and the turn ends below; otherwise the turn's words
  * are answered, or held when they leave it unfinished.
  */
-function turnFlushed(s: TurnState, missed: boolean, at: number, config: TurnConfig): TurnStep {
+function turnFlushed(s: TurnState, missed: boolean, at: number, config: TurnConfig, talkHeld: boolean): TurnStep {
   if (s.turn.kind === "flushing") return preemptiveFlushed({ ...s, turn: s.turn }, missed, config);
   if (s.reply.kind === "speculative") {
     const ended = utteranceEnded(s, true);
-    if (!ended.release) return andThen(ended.step, (n) => turnFlushed(n, missed, at, config));
+    if (!ended.release) return andThen(ended.step, (n) => turnFlushed(n, missed, at, config, talkHeld));
     const next = { ...ended.step.state, turn: { kind: "open" as const, ...(s.turn.resumed ? { resumed: true as const } : {}) }, userWords: [] };
     return startReply(next, ended.release.text, missed, ended.release.generation);
   }
   const text = s.userWords.join(" ").trim();
   const marks = marksOf(s.turn);
   const flushed: TurnState = { ...s, turn: unflushed(s.turn, marks.resumed ? { resumed: true } : {}), userWords: [] };
-  if (!text) return userHasFloor(s) ? to(flushed, vadSpeaking(s) ? "user_speaking" : "listening") : same(flushed);
+  // Nothing said: the floor goes back. With push-to-talk only the button keeps it (the VAD's speech, still
+  // going after the release on a lagging worker, has no end that would give it back: stuck in user_speaking).
+  const keeps = config.pushToTalk ? talkHeld : vadSpeaking(s);
+  if (!text) return userHasFloor(s) ? to(flushed, keeps ? "user_speaking" : "listening") : same(flushed);
   // Unfinished by the turn detector's verdict or else its words (turn-end.ts; not when the service judged
   // the turn over), or the user already speaking again: the turn goes on (held until holdMs).
   const holdMs = marks.serviceEnded ? undefined : holdMsFor(config, verdictOf(s.voice), text);

@@ -230,8 +230,11 @@ export type TurnEvent =
   | { kind: "sttConnected" }
   /** The STT stream failed; the link reconnects it (the user is not heard until `sttConnected`). */
   | { kind: "sttLost" }
-  /** The `endUserTurn` effect is done (at `at`, ms); `missed`: the STT did not confirm its last words in time. */
-  | { kind: "turnFlushed"; missed: boolean; at: number }
+  /**
+   * The `endUserTurn` effect is done (at `at`, ms); `missed`: the STT did not confirm its last words in time.
+   * `talkHeld`: with push-to-talk, whether the button is held as it comes (pressed again during the flush).
+   */
+  | { kind: "turnFlushed"; missed: boolean; at: number; talkHeld?: boolean }
   /** The first sample of reply `generation` is audible; `contextTime`: when it reaches the ear (AudioContext s), when known. */
   | { kind: "replyAudible"; generation: number; contextTime?: number }
   /** Reply `generation` has played out (or ended with no audio). */

@@ -357,7 +357,7 @@ export class VoiceSession extends EventSource<VoiceSessionEvents> {
     }
     this.#turnTiming = { speechEndAt, sttFinalMs: performance.now() - speechEndAt, voiceEnd };
     this.#inputs.sttOrder.releaseAll();
-    this.#dispatch({ kind: "turnFlushed", missed: flushed.missed, at: performance.now() });
+    this.#dispatch({ kind: "turnFlushed", missed: flushed.missed, at: performance.now(), ...(this.#config.pushToTalk ? { talkHeld: this.#mute.held } : {}) });
   }
 
   // ─── plumbing ─────────────────────────────────────────────────────────────

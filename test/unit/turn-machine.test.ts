@@ -407,6 +407,24 @@ describe("turn machine: where the voice ended (for voiceToVoiceMs, test/unit/voi
     expect(run([{ kind: "speechStart", pausedByWorker: false, at: 900 }], released.state).state.phase).toBe("user_speaking");
   });
 
+  test("push-to-talk released while the VAD still hears speech, and nothing said: the floor goes back at the flush; pressed again during it, the user keeps it", () => {
+    const ptt = { ...CONFIG, pushToTalk: true };
+    // A tone while held (demo-controls.spec, under load): the VAD's speech outlasts the release and the flush.
+    const held = [{ kind: "listen" }, { kind: "pushStart" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "pushEnd" }] as TurnEvent[];
+    const flushed = run([...held, { kind: "turnFlushed", missed: false, at: 600, talkHeld: false }], INITIAL_TURN_STATE, ptt);
+    expect(flushed.state.phase).toBe("listening");
+    // The VAD's late end changes nothing, and the next press takes the floor.
+    const ended = run([{ kind: "speechEnd", at: 900, voiceEnd: 0.9 }], flushed.state, ptt);
+    expect(ended.state.phase).toBe("listening");
+    expect(run([{ kind: "pushStart" }], ended.state, ptt).state.phase).toBe("user_speaking");
+    // The button pressed again before the flush came back: the user keeps the floor, and its release ends that turn.
+    const again = run([...held, { kind: "pushStart" }, { kind: "turnFlushed", missed: false, at: 600, talkHeld: true }], INITIAL_TURN_STATE, ptt);
+    expect(again.state.phase).toBe("user_speaking");
+    expect(endOfTurn(run([{ kind: "pushEnd" }], again.state, ptt).effects)).toHaveLength(1);
+    // Without push-to-talk the VAD's speech keeps the floor until its end.
+    expect(run([{ kind: "listen" }, { kind: "speechStart", pausedByWorker: false, at: 0 }, { kind: "turnFlushed", missed: false, at: 600 }]).state.phase).toBe("user_speaking");
+  });
+
   test("push-to-talk released while the VAD still hears speech: where the voice ends is unknown, not the last utterance's end", () => {
     const { effects } = run(
       [
