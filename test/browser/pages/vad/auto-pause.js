@@ -272,13 +272,14 @@ async function duck({ g = 3, duckDb = 12 } = {}) {
   while (first < rec.samples.length && generationOf(rec.samples[first]) !== G_LABEL) first++;
   const gain = Math.pow(10, -duckDb / 20);
   const counts = { full: 0, ducked: 0, ramp: 0, other: 0 };
+  /** The kinds in the order they came, a run of one kind once: the duck's shape. */
+  const runs = [];
   let j = 0;
   for (let k = first; k < rec.samples.length && j < written.length; k++, j++) {
     const ratio = rec.samples[k] / written[j];
-    if (Math.abs(ratio - 1) < 1e-6) counts.full++;
-    else if (Math.abs(ratio - gain) < 1e-4) counts.ducked++;
-    else if (ratio > gain && ratio < 1) counts.ramp++;
-    else counts.other++;
+    const kind = Math.abs(ratio - 1) < 1e-6 ? "full" : Math.abs(ratio - gain) < 1e-4 ? "ducked" : ratio > gain && ratio < 1 ? "ramp" : "other";
+    counts[kind]++;
+    if (runs[runs.length - 1] !== kind) runs.push(kind);
   }
   const out = {
     events: r.events.map(({ kind, pauseToken, paused, action }) => ({ kind, pauseToken, paused, action })),
@@ -288,6 +289,7 @@ async function duck({ g = 3, duckDb = 12 } = {}) {
     written: written.length,
     walked: j,
     ...counts,
+    runs,
     fade: r.fade,
     rate: r.rate,
   };
