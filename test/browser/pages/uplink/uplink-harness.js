@@ -115,6 +115,10 @@ function quantile(values, q) {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 }
 
+/** Trace points in a row with a low queue for audio to count as flowing again, and how long a run waits for it. */
+export const FLOWING_POINTS = 5;
+const FLOWING_WAIT_MS = 30_000;
+
 /**
  * Runs `streams` streams for `durationMs` (then lets them drain for up to
  * `drainMs`) and returns what was measured.
@@ -124,6 +128,11 @@ function quantile(values, q) {
  *   count per tick), or `framesPerTick` at once per tick when given (a burst).
  * - totalFrames: stop after this many frames per stream instead of durationMs.
  * - prime: first fill the kernel's socket buffers at burst speed (see below).
+ * - untilFlowing: after durationMs, push on in real time until the last
+ *   FLOWING_POINTS trace points of stream 0 show its queue at or under a
+ *   quarter of the budget (audio flows again), for at most FLOWING_WAIT_MS
+ *   more: how soon a stalled backlog drains turns on the machine's load, so
+ *   the run waits for it rather than for a fixed window.
  */
 export async function runStreams({
   streams = 1,
@@ -138,6 +147,7 @@ export async function runStreams({
   totalFrames,
   pollMs = 5,
   prime = false,
+  untilFlowing = false,
 }) {
   const census = installTimerCensus();
   const opened = await Promise.all(Array.from({ length: streams }, () => openStt(query)));
@@ -178,6 +188,7 @@ export async function runStreams({
     if (heap > obs.heapPeakBytes) obs.heapPeakBytes = heap;
   };
   let lastTrace = -Infinity;
+  const flowingAgain = () => obs.trace.length >= FLOWING_POINTS && obs.trace.slice(-FLOWING_POINTS).every(([, pending]) => pending <= budgetBytes / 4);
   const poll = () => {
     const now = performance.now();
     observe(now);
@@ -237,7 +248,9 @@ export async function runStreams({
     const tick = setInterval(() => {
       const elapsed = performance.now() - tRun;
       const due = framesPerTick ? framesPushed + framesPerTick : primeFrames + Math.floor(elapsed / frameMs);
-      const limit = primeFrames + (totalFrames ?? Math.floor(durationMs / frameMs));
+      const planned = primeFrames + (totalFrames ?? Math.floor(durationMs / frameMs));
+      const flowing = !untilFlowing || flowingAgain() || elapsed >= durationMs + FLOWING_WAIT_MS;
+      const limit = flowing ? planned : Infinity;
       while (framesPushed < Math.min(due, limit)) {
         const k = framesPushed - primeFrames;
         pushOne(framesPerTick ? undefined : Math.min(performance.now(), tRun + (k + 1) * frameMs));
