@@ -33,20 +33,39 @@ test("with bargeIn.backchannels, \"okay\" said over the bot pauses it and lets i
   // The word is what tells a backchannel here, so it is given 3 s to come: on a loaded machine the STT's
   // "okay" came after the default 700 ms wait (the bot still went on, as for a hum, with no words). How
   // fast the default decides is the turn bench's business.
-  await replying(page, { wordWaitMs: 3000 });
-  const r = await page.evaluate(async () => {
-    const { until } = (window as any).sessionPage;
-    const t = (window as any).replying;
-    const said = await t.say("okay", { fromOnset: true });
-    await until(() => t.log.backchannels.length === 1 || t.log.interruptions.length > 0, 10000, 'the backchannel "okay"').catch((e: Error) => {
-      throw new Error(`${e.message}: vad ${JSON.stringify(t.log.vadEvents.slice(-8))}, states ${t.log.states.join(" ")}, transcripts ${JSON.stringify(t.log.transcripts)}, state ${t.session.state}, said at ${said.onset}, now ${t.context.currentTime}`);
+  // What this test checks is what the session does with a backchannel the VAD heard as speech. Silero's own
+  // call on a word this short is not: on a starved machine it once started 350 ms into the word and called it
+  // a misfire (the bot then rightly went on, as for a hum, and no backchannel was decided). Such a try is
+  // logged and made again on a fresh session, at most twice.
+  test.setTimeout(240_000);
+  const misfires: string[] = [];
+  let r: any;
+  for (let attempt = 0; attempt < 3 && !r; attempt++) {
+    await replying(page, { wordWaitMs: 3000 });
+    const out = await page.evaluate(async () => {
+      const { until } = (window as any).sessionPage;
+      const t = (window as any).replying;
+      const said = await t.say("okay", { fromOnset: true });
+      const misfired = () => t.log.vadEvents.some((e: any) => e.kind === "misfire") && !t.log.vadEvents.some((e: any) => e.kind === "speechRealStart");
+      await until(() => t.log.backchannels.length === 1 || t.log.interruptions.length > 0 || misfired(), 10000, 'the backchannel "okay"').catch((e: Error) => {
+        throw new Error(`${e.message}: vad ${JSON.stringify(t.log.vadEvents.slice(-8))}, states ${t.log.states.join(" ")}, transcripts ${JSON.stringify(t.log.transcripts)}, state ${t.session.state}, said at ${said.onset}, now ${t.context.currentTime}`);
+      });
+      if (t.log.backchannels.length === 0 && t.log.interruptions.length === 0) {
+        const vad = JSON.stringify(t.log.vadEvents.slice(-6));
+        await t.session.stop();
+        return { misfire: `said at ${said.onset}: vad ${vad}` };
+      }
+      await until(() => t.session.state === "listening", 30000, "the reply's end");
+      const rec = await t.recording();
+      const history = JSON.parse(JSON.stringify(t.session.history));
+      await t.session.stop();
+      return { samples: Array.from(rec.samples as Float32Array), startFrame: rec.startFrame, sampleRate: t.context.sampleRate, onset: said.onset, history, log: t.log };
     });
-    await until(() => t.session.state === "listening", 30000, "the reply's end");
-    const rec = await t.recording();
-    const history = JSON.parse(JSON.stringify(t.session.history));
-    await t.session.stop();
-    return { samples: Array.from(rec.samples as Float32Array), startFrame: rec.startFrame, sampleRate: t.context.sampleRate, onset: said.onset, history, log: t.log };
-  });
+    if ("misfire" in out) misfires.push(out.misfire as string);
+    else r = out;
+  }
+  if (misfires.length) console.log(`"okay" called a misfire by the VAD, said again on a fresh session: ${misfires.join("; ")}`);
+  if (!r) throw new Error(`the VAD called each of 3 "okay"s a misfire: ${misfires.join("; ")}`);
   const { samples, sampleRate } = r;
   console.log(`backchannels ${JSON.stringify(r.log.backchannels)}; interruptions ${JSON.stringify(r.log.interruptions)}; history ${JSON.stringify(r.history.map((m: any) => `${m.role}: ${m.text}`))}`);
   expect(r.log.interruptions, "a backchannel interrupted the bot").toEqual([]);
