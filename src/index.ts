@@ -28,6 +28,7 @@ export type {
   ReconnectedEvent,
   OverloadEvent,
   MuteEvent,
+  AudioStateEvent,
   ToolCallEvent,
   ToolResultEvent,
   ToolHandler,

@@ -11,6 +11,8 @@ import { browserSupport } from "../support.js";
 import { LevelMeter, LevelReader, SILENT_DB, readChannel } from "../audio/level-meter.js";
 import { openWebrtcLoopback, type WebrtcLoopback } from "../audio/webrtc-loopback.js";
 import { ensureRunning } from "../audio/worklet-loader.js";
+import { watchContext } from "../audio/context-watch.js";
+import { applyAudioSessionType } from "../audio/audio-session.js";
 import { VadWorker } from "../vad/vad-worker-client.js";
 import type { TurnDetectorOptions } from "../vad/turn-detector.js";
 import type { CapturePort, ComponentsContext, DevicesPort, PlayerPort, SessionComponents, VadPort } from "./ports.js";
@@ -77,6 +79,8 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     releases.push(() => vad.stop());
     // The worker client's report is the session's event as it is (VadLoadProgress is a LoadProgressEvent).
     if (onProgress) releases.push(vad.on("progress", onProgress));
+    // Before the microphone opens: on iOS an open microphone with the type left "auto" plays as a call, softer.
+    applyAudioSessionType(options.audio?.sessionType ?? DEFAULTS.audio.sessionType);
     const mic = new Microphone({
       context,
       assetsPath,
@@ -110,21 +114,6 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     await release();
     throw err;
   }
-}
-
-/**
- * Reports the context leaving "running". A context the session created is
- * resumed at once (the browser suspends one on some device changes and
- * interruptions); one the app passed in is the app's to resume.
- */
-function watchContext(context: AudioContext, ownsContext: boolean, fn: (e: { state: string }) => void): () => void {
-  const onChange = () => {
-    if (context.state === "running") return;
-    fn({ state: context.state });
-    if (ownsContext && context.state !== "closed") void context.resume().catch(() => {});
-  };
-  context.addEventListener("statechange", onChange);
-  return () => context.removeEventListener("statechange", onChange);
 }
 
 /**
@@ -179,7 +168,7 @@ function playerPort(player: Player, context: AudioContext, ownsContext: boolean,
       return outputLatency();
     },
     on: ((name: "started" | "ended" | "contextState", fn: (e: any) => void) => {
-      if (name === "contextState") return watchContext(context, ownsContext, fn);
+      if (name === "contextState") return watchContext(context, ownsContext, (state) => fn({ state }));
       if (name === "ended") return player.on("ended", (e) => fn({ generation: e.generation }));
       return player.on("started", (e) => {
         // Rendered at e.contextTime; heard one output latency later. Mapped to performance.now().

@@ -223,6 +223,17 @@ export interface SessionAudioOptions {
    * The `"webrtc-loopback"` route's own latency is added to either.
    */
   outputLatency?: number;
+  /**
+   * The page's audio session type (`navigator.audioSession.type`, the Audio
+   * Session API: Safari 16.4 and later), set as the session opens the
+   * microphone where the browser has it and the page left it at `"auto"`: a
+   * voice agent plays and records at once, and said so iOS does not treat the
+   * open microphone as a call at a lower volume. `"auto"` leaves it to the
+   * browser; a type the page set itself is kept.
+   * https://developer.mozilla.org/en-US/docs/Web/API/AudioSession/type
+   * @defaultValue "play-and-record"
+   */
+  sessionType?: "play-and-record" | "auto";
 }
 
 /** A message of earlier conversation (VoiceSessionOptions.history). */

@@ -43,7 +43,7 @@ export interface PlayerPort {
    */
   on(name: "started", fn: (e: { generation: number; at: number; audibleContextTime?: number }) => void): () => void;
   on(name: "ended", fn: (e: { generation: number }) => void): () => void;
-  /** The AudioContext left "running" (suspended or interrupted by the browser or the app, or closed). */
+  /** The AudioContext left "running" (suspended or interrupted by the browser or the app, or closed), or runs again after that. */
   on(name: "contextState", fn: (e: { state: string }) => void): () => void;
   /**
    * Plays out of the output device `deviceId` ("" the default). Optional; the

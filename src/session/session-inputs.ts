@@ -173,18 +173,26 @@ export function wireComponents({ player, vad, capture }: SessionComponents, sink
 }
 
 /**
- * The AudioContext stopped running: while it is suspended nothing is
- * captured or played, so say so; once it is closed the session cannot go on.
+ * The AudioContext stopped running, or runs again. While it is suspended or
+ * interrupted nothing is captured or played, so say so, and cut a playing
+ * reply at what was heard: resumed after a phone call, the rest would be
+ * stale. Once it is closed the session cannot go on.
  */
 function onContextState(state: string, sink: InputSink): void {
   if (state === "closed") {
     sink.fail(new AudioContextError("the AudioContext was closed while the session was using it; the session has stopped: call start() again (with a new context if you passed one in)", { service: "audio" }));
     return;
   }
+  if (state === "running") {
+    sink.events.emit("audioState", { state });
+    return;
+  }
   sink.events.emit("warning", {
     service: "audio",
-    message: `the AudioContext is ${state}: no audio is captured or played until it runs again (a context the session created is resumed by it; one you passed in is yours to resume)`,
+    message: `the AudioContext is ${state}: no audio is captured or played until it runs again (a context the session created is resumed by it, at the page's next tap or key press where the browser asks for one; one you passed in is yours to resume)`,
   });
+  sink.events.emit("audioState", { state: state === "interrupted" ? "interrupted" : "suspended" });
+  sink.dispatch({ kind: "interrupt", reason: "audio" });
 }
 
 /** The `vad` meter events (probability and level) and `metrics` every 250 ms. */

@@ -239,7 +239,7 @@ export type TurnEvent =
   | { kind: "replyAudible"; generation: number; contextTime?: number }
   /** Reply `generation` has played out (or ended with no audio). */
   | { kind: "replyDone"; generation: number }
-  | { kind: "interrupt"; reason: "api" | "stall" }
+  | { kind: "interrupt"; reason: "api" | "stall" | "audio" }
   /** The time an `armTimer` effect asked for has come (the machine's one timer: a backchannel's word wait, a held turn). */
   | { kind: "timer"; at: number }
   /** sendText(): a user turn typed instead of spoken. */

@@ -96,10 +96,12 @@ export type VadEvent =
 export interface InterruptionEvent {
   /**
    * What caused it: user speech, an STT word during bot speech, a call to
-   * interrupt(), a reply that stalled (see `turn.replyStallMs`), or a turn
-   * typed over the bot (`sendText()`).
+   * interrupt(), a reply that stalled (see `turn.replyStallMs`), a turn
+   * typed over the bot (`sendText()`), or the AudioContext stopping (suspended
+   * or interrupted, see the `audioState` event: the rest of the reply would
+   * be stale when the audio comes back).
    */
-  reason: "speech" | "words" | "api" | "stall" | "text";
+  reason: "speech" | "words" | "api" | "stall" | "text" | "audio";
   /** The part of the reply the user heard; it is what history keeps. */
   heardText: string;
   /** The part that was generated but not heard. */
@@ -257,7 +259,22 @@ export type VoiceSessionEvents = {
   toolResult: ToolResultEvent;
   devicechange: DeviceChangeEvent;
   inputDevice: InputDeviceEvent;
+  audioState: AudioStateEvent;
 };
+
+/**
+ * The AudioContext stopped running, or runs again. While it is "suspended" or
+ * "interrupted" (WebKit: a phone call, Siri, an iOS page in the background)
+ * nothing is captured or played; a reply playing then is interrupted with
+ * reason "audio". A context the session created is resumed by the session,
+ * at once or, where the browser wants a gesture, at the page's next tap or
+ * key press: show the user a hint such as "Tap to resume". A context you
+ * passed in (`audio.context`) is yours to resume. Not sent for "closed": that
+ * stops the session with an error.
+ */
+export interface AudioStateEvent {
+  state: "running" | "suspended" | "interrupted";
+}
 
 /** The microphone was muted or unmuted (`mute()`, `unmute()`). */
 export interface MuteEvent {

@@ -521,6 +521,31 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     expect(t.stt.openStreams).toBe(0);
   });
 
+  test("an AudioContext interrupted mid-reply (WebKit: a phone call) cuts the reply at what was heard, says so, and the session listens again once it runs", async () => {
+    const t = setup();
+    await t.session.start();
+    const audio: string[] = [];
+    const interruptions: Array<{ reason: string; heardText: string }> = [];
+    t.session.on("audioState", (e) => audio.push(e.state));
+    t.session.on("interruption", (e) => interruptions.push(e));
+    await speakAndReply(t, ["hello"]);
+    t.player.rendered = 0.35; // 0.25 s heard: only "one"
+    t.player.events.emit("contextState" as any, { state: "interrupted" } as any);
+    await until(() => interruptions.length === 1);
+    expect(interruptions[0]).toMatchObject({ reason: "audio", heardText: "one" });
+    expect(t.session.history[1]).toMatchObject({ text: "one", interrupted: true });
+    expect(t.session.state).toBe("listening");
+    // Nothing of the reply is left to play when the audio comes back.
+    expect(t.session.liveQuests).toEqual(["stt"]);
+    t.player.events.emit("contextState" as any, { state: "running" } as any);
+    expect(audio).toEqual(["interrupted", "running"]);
+    // Suspended with no reply playing: said, and nothing to cut.
+    t.player.events.emit("contextState" as any, { state: "suspended" } as any);
+    expect(audio).toEqual(["interrupted", "running", "suspended"]);
+    expect(interruptions).toHaveLength(1);
+    await t.session.stop();
+  });
+
   test.each([
     ["the microphone's track ends", (t: ReturnType<typeof setup>) => t.captureEvents.emit("ended", undefined), MicrophoneError, /microphone stopped.*call start\(\) again/],
     ["the VAD worker fails", (t: ReturnType<typeof setup>) => t.vad.events.emit("error", { error: new BargeinError("the VAD worker failed while detecting speech: boom", { service: "vad" }) }), BargeinError, /VAD worker failed.*boom/],

@@ -35,6 +35,7 @@ import {
   type VadEvent,
   type VoiceSessionEvents,
   type MuteEvent,
+  type AudioStateEvent,
   type WarningEvent,
   type ToolCallEvent,
   type ToolDefinition,
@@ -131,6 +132,7 @@ export type SessionPayloadsNamed = Expect<
         toolResult: ToolResultEvent;
         devicechange: DeviceChangeEvent;
         inputDevice: InputDeviceEvent;
+        audioState: AudioStateEvent;
       }
     >
   >
@@ -217,6 +219,7 @@ export async function app(log: (line: string) => void): Promise<void> {
     toolResult: (e: ToolResultEvent) => log(`${e.name}: ${e.status} ${e.output ?? ""} in ${e.durationMs} ms`),
     devicechange: (e: DeviceChangeEvent) => log(`${e.inputs.length} inputs, ${e.outputs.length} outputs${e.inputLost ? ", input lost" : ""}`),
     inputDevice: (e: InputDeviceEvent) => log(`input ${e.deviceId ?? "default"} (${e.reason}), ${e.gapMs} ms lost`),
+    audioState: (e: AudioStateEvent) => log(e.state === "running" ? "audio back" : `audio ${e.state}: tap to resume`),
   };
   const levels: AudioLevels = session.getLevels({ bins: true });
   log(`${levels.input.rmsDb} dB in, ${levels.output.bins?.length ?? 0} bins out`);
