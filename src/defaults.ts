@@ -150,7 +150,7 @@ export const DEFAULTS = deepFreeze({
   /** `VoiceSessionOptions.tools`. */
   tools: { timeoutMs: 10_000, maxRoundsPerReply: 5 },
   /** `VoiceSessionOptions.audio`. */
-  audio: { prebufferMs: 40, outputRoute: "context", sessionType: "play-and-record" },
+  audio: { prebufferMs: 40, outputRoute: "context", sessionType: "auto" },
   /** `VoiceSessionOptions`' own switches. */
   session: { meter: false, releaseMicOnHide: true },
   /** A VadWorker made by the app: vad-web's defaults, so it behaves as vad-web does; its start() waits for the model. */

@@ -79,7 +79,7 @@ export async function createComponents(options: VoiceSessionOptions, { sttFormat
     releases.push(() => vad.stop());
     // The worker client's report is the session's event as it is (VadLoadProgress is a LoadProgressEvent).
     if (onProgress) releases.push(vad.on("progress", onProgress));
-    // Before the microphone opens: on iOS an open microphone with the type left "auto" plays as a call, softer.
+    // Before the microphone opens, where the app asked for a type (audio.sessionType).
     applyAudioSessionType(options.audio?.sessionType ?? DEFAULTS.audio.sessionType);
     const mic = new Microphone({
       context,

@@ -226,12 +226,14 @@ export interface SessionAudioOptions {
   /**
    * The page's audio session type (`navigator.audioSession.type`, the Audio
    * Session API: Safari 16.4 and later), set as the session opens the
-   * microphone where the browser has it and the page left it at `"auto"`: a
-   * voice agent plays and records at once, and said so iOS does not treat the
-   * open microphone as a call at a lower volume. `"auto"` leaves it to the
-   * browser; a type the page set itself is kept.
+   * microphone where the browser has it and the page left it at `"auto"`.
+   * `"auto"` leaves it to the browser. `"play-and-record"` says the page plays
+   * and records at once; WebKit then uses its video-chat mode and that mode's
+   * volume (WebKit pull request 68835), so whether it plays louder or softer
+   * than `"auto"` on an iPhone is not known here (no phone to measure on):
+   * the default leaves it alone. A type the page set itself is kept.
    * https://developer.mozilla.org/en-US/docs/Web/API/AudioSession/type
-   * @defaultValue "play-and-record"
+   * @defaultValue "auto"
    */
   sessionType?: "play-and-record" | "auto";
 }
