@@ -48,8 +48,11 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
     const stateAfterSwap = t.session.state;
     // The looping question, heard through the new device, becomes a user turn.
     // ...and the spectrum bins (read every 4th tick) have seen its speech: with the deterministic
-    // recogniser the turn can come before a bins read fell in the speech.
-    await until(() => t.session.history.slice(before).some((m: any) => m.role === "user") && binMax > 0, 25000, "a user turn after the swap, and speech in the bins");
+    // recogniser the turn can come before a bins read fell in the speech. A turn may come first from
+    // the question the old device was in the middle of at the swap (its tail: "like today", or "day"
+    // alone under load): the new device's own question is the one with "weather" in it.
+    const asked = (m: any) => m.role === "user" && /weather/.test(m.text);
+    await until(() => t.session.history.slice(before).some(asked) && binMax > 0, 25000, "the question as a user turn after the swap, and speech in the bins");
     clearInterval(meter);
     const bins = t.session.getLevels({ bins: true });
     const loop = (withBins: boolean) => {
@@ -67,7 +70,8 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
       swaps,
       reconnects,
       errors: t.log.errors,
-      turnAfter: t.session.history.slice(before).find((m: any) => m.role === "user")?.text,
+      turnAfter: t.session.history.slice(before).find(asked)?.text,
+      usersAfter: t.session.history.slice(before).filter((m: any) => m.role === "user").map((m: any) => m.text),
       sentSince: (t.session.metrics.uplink?.sentSamples ?? 0) - from,
       devices: t.session.metrics.devices,
       levelMaxDb: Math.max(...levelsDb),
@@ -82,7 +86,7 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
     await t.session.stop();
     return out;
   });
-  console.log(`inputs ${JSON.stringify(r.inputs)} → ${r.target}; swap gap ${r.swaps[0]?.gapMs.toFixed(1)} ms (${(r.swaps[0]?.gapMs - LEADING_ZEROS_MS).toFixed(1)} ms against the file's leading zeros); input level ${r.levelMinDb.toFixed(1)}…${r.levelMaxDb.toFixed(1)} dBFS; turn "${r.turnAfter}"; getLevels at 60 fps: ${r.msPerSecondAt60.plain.toFixed(3)} ms/s, with bins ${r.msPerSecondAt60.bins.toFixed(3)} ms/s (200 calls in a row: ${r.tight.plain.toFixed(3)} and ${r.tight.bins.toFixed(3)} ms/s)`);
+  console.log(`inputs ${JSON.stringify(r.inputs)} → ${r.target}; swap gap ${r.swaps[0]?.gapMs.toFixed(1)} ms (${(r.swaps[0]?.gapMs - LEADING_ZEROS_MS).toFixed(1)} ms against the file's leading zeros); input level ${r.levelMinDb.toFixed(1)}…${r.levelMaxDb.toFixed(1)} dBFS; turn "${r.turnAfter}" (user turns after the swap ${JSON.stringify(r.usersAfter)}); getLevels at 60 fps: ${r.msPerSecondAt60.plain.toFixed(3)} ms/s, with bins ${r.msPerSecondAt60.bins.toFixed(3)} ms/s (200 calls in a row: ${r.tight.plain.toFixed(3)} and ${r.tight.bins.toFixed(3)} ms/s)`);
   expect(r.inputs.length).toBeGreaterThanOrEqual(2);
   expect(r.errors).toEqual([]);
   expect(r.reconnects).toEqual([]);
@@ -98,7 +102,7 @@ test("setInputDevice() mid-session: still listening on the same STT stream, a qu
   expect(r.swaps[0].gapMs).toBeLessThan(LEADING_ZEROS_MS + 200);
   expect(r.devices.inputSwaps).toBe(1);
   expect(r.devices.lastSwapGapMs).toBe(r.swaps[0].gapMs);
-  expect(r.turnAfter).toMatch(/weather|today|what|like/);
+  expect(r.turnAfter).toMatch(/weather/);
   expect(r.sentSince).toBeGreaterThan(0);
   // The question's speech lifts the input well above its silence.
   expect(r.levelMaxDb).toBeGreaterThan(-45);
