@@ -99,7 +99,7 @@ export type { UplinkOptions, UplinkSink, UplinkMetrics, UplinkOverload, UplinkEn
 export type { PlayerPort, VadPort, CapturePort, DevicesPort, SessionComponents, ComponentsFactory, ComponentsContext } from "./session/ports.js";
 export type { DeviceList, DeviceMetrics, ChannelLevel } from "./session/device-types.js";
 export type { UserMessage, AssistantMessage } from "./session/history.js";
-export type { BargeInOptions, EchoGuardOptions, TurnOptions, HistorySeed, ToolOptions, ToolCallStatus, ToolCallRecord, SessionVadOptions, SessionUplinkOptions, SessionAudioOptions } from "./session/types.js";
+export type { BargeInOptions, EchoGuardOptions, TurnOptions, HistorySeed, ToolOptions, ToolCallStatus, ToolCallRecord, SessionVadOptions, SessionUplinkOptions, SessionAudioOptions, AudioStateEvent } from "./session/types.js";
 export { BACKCHANNEL_WORDS_EN } from "./session/backchannel.js";
 export type { BackchannelOptions } from "./session/backchannel.js";
 export { CONTINUATION_WORDS_EN } from "./session/turn-end.js";

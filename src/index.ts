@@ -28,7 +28,6 @@ export type {
   ReconnectedEvent,
   OverloadEvent,
   MuteEvent,
-  AudioStateEvent,
   ToolCallEvent,
   ToolResultEvent,
   ToolHandler,

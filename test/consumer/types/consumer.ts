@@ -35,7 +35,6 @@ import {
   type VadEvent,
   type VoiceSessionEvents,
   type MuteEvent,
-  type AudioStateEvent,
   type WarningEvent,
   type ToolCallEvent,
   type ToolDefinition,
@@ -84,6 +83,7 @@ import {
   type VadWorkerEvents,
   type ToolCall,
   type LlmOutput,
+  type AudioStateEvent,
 } from "bargein/advanced";
 import { fakeLlm, fakeStt, fakeTts, scriptedQuest } from "bargein/testing";
 import { useVoiceSession, type UseVoiceSessionResult } from "bargein/react";
