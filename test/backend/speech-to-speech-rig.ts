@@ -43,7 +43,7 @@ const PATH: Record<SpeechToSpeech, string> = {
   gemini: "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained",
 };
 const MODEL: Record<SpeechToSpeech, string> = { openai: "gpt-realtime", gemini: "gemini-live-2.5-flash-preview" };
-const RATE: Record<SpeechToSpeech, number> = { openai: 24000, gemini: 16000 };
+export const RATE: Record<SpeechToSpeech, number> = { openai: 24000, gemini: 16000 };
 
 /** The query of each connection: the same on every one, or by the connection's index (0: start()'s). */
 export type Knobs = string | ((connection: number) => string);
@@ -212,7 +212,7 @@ export function speechToSpeechRig(backend: Pick<ReferenceBackend, "url" | "wsUrl
   // The emulator runs in this process, and flite synthesises a whole reply at once (a blocked event
   // loop): the frames due meanwhile then go out in one burst, which the default 0.5 s uplink budget
   // would end the stream for. A page's mic never bursts like that (the realtime-session tests).
-  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, uplink: { budgetMs: 4000 }, ...options.session });
+  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, ...options.session, uplink: { budgetMs: 4000, ...options.session?.uplink } });
 
   const seen: Seen = { errors: [], warnings: [], events: [], states: [], partial: "" };
   session.on("transcript", (e) => {
