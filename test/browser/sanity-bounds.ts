@@ -5,3 +5,10 @@
 
 /** The user's speech onset → the bot's output silent, in context time: about 10× the bargein bench's p95. */
 export const SILENCE_BOUND_MS = 400;
+
+/**
+ * `stop()` on a session whose STT server does not answer (a stall, an unanswered flush): the socket's close
+ * waits at most 1 s for the server's answer (message-socket.ts), then the rest is torn down. A stop that
+ * waited on the server instead would take the rest of its stall (the stall test's is 20 s) or forever.
+ */
+export const STOP_BOUND_MS = 5000;
