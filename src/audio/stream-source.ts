@@ -6,12 +6,13 @@ import { MicrophoneError } from "../errors.js";
 
 /**
  * `context.createMediaStreamSource(stream)`, with one failure made readable.
- * Firefox does not resample between a track and an AudioContext made at
- * another `sampleRate`: it throws a NotSupportedError whose text names
- * neither rate nor a way out (Mozilla bugs 1674892 and 1725336); Chromium and
- * WebKit resample, so an app meets this in Firefox only. The name is matched,
- * not the text, which is the browser's to change. Any other error is the
- * caller's to handle, unchanged.
+ * Firefox refused to connect a track to an AudioContext made at another
+ * `sampleRate` (Mozilla bugs 1674892 and 1725336), with a NotSupportedError
+ * whose text names neither rate nor a way out; ESR 153 resamples, as Chromium
+ * and WebKit do (test/engines), but the releases before the fix are still in
+ * use. The name is matched, not the text, which is the browser's to change.
+ * The track's rate is named only where getSettings() gives it (Firefox does
+ * not; WebKitGTK says 0).
  */
 export function connectStream(
   context: Pick<AudioContext, "createMediaStreamSource" | "sampleRate">,
@@ -22,7 +23,7 @@ export function connectStream(
   } catch (err) {
     if ((err as { name?: unknown } | null)?.name !== "NotSupportedError") throw err;
     const rate = stream.getAudioTracks()[0]?.getSettings?.().sampleRate;
-    const mic = typeof rate === "number" && rate > 0 ? `${rate} Hz` : "another rate";
+    const mic = typeof rate === "number" && rate > 0 ? `${rate} Hz` : "at another rate";
     throw new MicrophoneError(
       `The microphone (${mic}) cannot be connected to the AudioContext at ${context.sampleRate} Hz: ` +
         "this browser does not resample between them. Create the AudioContext without a `sampleRate` " +
