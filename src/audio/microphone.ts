@@ -17,6 +17,7 @@ import { EventSource } from "../util/emitter.js";
 import type { ProcessProfile } from "./player.js";
 import { Resampler } from "./resampler.js";
 import { openInput } from "./input-device.js";
+import { connectStream } from "./stream-source.js";
 import { LevelMeter, LevelReader, SILENT_DB, makeLevelCell, readChannel, type ChannelLevel } from "./level-meter.js";
 import { ensureRunning, loadWorklet } from "./worklet-loader.js";
 import { checkAssetUrls, resolveAssetUrl, type AssetUrls } from "../assets/asset-urls.js";
@@ -200,6 +201,8 @@ export class Microphone extends EventSource<MicrophoneEvents> {
     await loadWorklet(this.context, this.#url, "captureWorklet");
     const stream = await this.#open();
     try {
+      // First: a context it cannot join (Firefox, at another rate) then leaves no worklet node behind.
+      const source = connectStream(this.context, stream);
       const options = this.#options;
       const uplink = options.uplink;
       const processorOptions: CaptureProcessorOptions = {
@@ -221,7 +224,6 @@ export class Microphone extends EventSource<MicrophoneEvents> {
         processorOptions,
       });
       node.port.onmessage = (event: MessageEvent<CaptureToMainMessage>) => this.#onMessage(event.data);
-      const source = this.context.createMediaStreamSource(stream);
       source.connect(node);
       for (const track of stream.getAudioTracks()) track.addEventListener("ended", this.#onTrackEnded);
       this.#node = node;
@@ -264,9 +266,10 @@ export class Microphone extends EventSource<MicrophoneEvents> {
    * the new track is opened with the same constraints, its source node takes
    * the old one's place in the same task (the VAD, the uplink and their
    * frame counts go on), and only then is the old track stopped. `deviceId`
-   * undefined: the browser's default. If the new device cannot be opened,
-   * this throws a MicrophoneError naming it and the old device keeps
-   * running. Resolves with the swap's id: its `swapGap` event follows once
+   * undefined: the browser's default. If the new device cannot be opened
+   * (a MicrophoneError naming it) or connected to the context (one with
+   * reason "unsupported"), this throws and the old device keeps running.
+   * Resolves with the swap's id: its `swapGap` event follows once
    * the new device's first sample arrives. With the `input` option (the
    * app's own stream), a ConfigError: the app swaps its stream itself.
    */
@@ -276,13 +279,16 @@ export class Microphone extends EventSource<MicrophoneEvents> {
       throw new ConfigError("Microphone.setDevice(): this microphone captures the app's own `input` stream; open the device yourself and give a new session its stream, or leave `input` unset");
     }
     const stream = await openInput(this.#options.constraints, deviceId);
-    if (this.#node !== node) {
-      // Stopped while the device opened: release it at once.
+    let source: MediaStreamAudioSourceNode;
+    try {
+      if (this.#node !== node) throw new MicrophoneError("Microphone.setDevice(): the microphone was stopped while the new device opened", { reason: "ended" });
+      source = connectStream(this.context, stream);
+    } catch (err) {
+      // Only the new device is released: the old one, if still running, goes on.
       for (const track of stream.getAudioTracks()) track.stop();
-      throw new MicrophoneError("Microphone.setDevice(): the microphone was stopped while the new device opened", { reason: "ended" });
+      throw err;
     }
     const old = { stream: this.#stream, source: this.#source };
-    const source = this.context.createMediaStreamSource(stream);
     // Both graph changes happen in this task, so the render thread sees one swap.
     source.connect(node);
     if (this.#levels) source.connect(this.#levels.node);

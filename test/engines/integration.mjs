@@ -137,6 +137,23 @@ export const INTEGRATION = [
     },
   },
   {
+    name: "the microphone in an AudioContext at another rate (16 kHz): the capture starts, the tone of a 48 kHz stream keeps its pitch, the mic is released",
+    // Firefox used to refuse the connection (Mozilla bugs 1674892, 1725336): the SDK's MicrophoneError
+    // for that is unit-tested (test/unit/stream-source.test.ts). Firefox ESR 153 resamples, as WebKit does.
+    async run({ open }) {
+      const page = await open("/test/browser/pages/audio/capture.html", "audioReady");
+      const r = await page.evaluate(micAtAnotherRate, { sampleRate: 16000, toneHz: 1000 });
+      const seen = JSON.stringify(r);
+      assert.equal(r.contextRate, 16000, seen);
+      assert.equal(r.mic.error, null, seen);
+      assert.ok(r.mic.frames > 0, `uplink frames from the PulseAudio microphone; ${seen}`);
+      assert.deepEqual(r.mic.tracks, ["ended"], `one track opened, none left live; ${seen}`);
+      assert.equal(r.tone.error, null, seen);
+      // At the wrong rate the 1 kHz tone would read 3 kHz (48 kHz samples taken as 16 kHz ones).
+      assert.ok(Math.abs(r.tone.hz - 1000) < 20, `the tone at ${r.tone.hz} Hz in the 16 kHz uplink; ${seen}`);
+    },
+  },
+  {
     name: "a spoken turn: the user's words are in the transcript, the reply is spoken and heard at the output, the states in order",
     async run({ open }) {
       const page = await open(SESSION, "sessionPageReady");
@@ -285,4 +302,64 @@ async function bargeIn() {
   };
   await t.session.stop();
   return result;
+}
+
+/**
+ * Runs in the page: bargein's Microphone in a context made at `sampleRate`, twice. First on the
+ * PulseAudio microphone (silent here): what start() did, the uplink frames that came, and the state
+ * of every track getUserMedia opened once it stopped. Then on a `toneHz` sine made in a context at
+ * 48 kHz, given as `input`: its frequency in the uplink (rising zero crossings over 0.5 s).
+ */
+async function micAtAnotherRate({ sampleRate, toneHz }) {
+  const { Microphone } = await import("/dist/advanced.js");
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const media = navigator.mediaDevices;
+  const getUserMedia = media.getUserMedia.bind(media);
+  const opened = [];
+  media.getUserMedia = async (constraints) => {
+    const stream = await getUserMedia(constraints);
+    opened.push(stream);
+    return stream;
+  };
+  const context = new AudioContext({ sampleRate });
+  const uplink = { sampleRate, format: "f32", frameMs: 20 };
+  /** Starts a Microphone, waits for `want` uplink frames (at most 5 s), stops it. */
+  const capture = async (options, want) => {
+    const mic = new Microphone({ context, assetsPath: "/dist/", uplink, ...options });
+    const frames = [];
+    mic.on("frame", (f) => frames.push(f.samples));
+    try {
+      await mic.start();
+      for (let i = 0; i < 250 && frames.length < want; i++) await sleep(20);
+      await mic.stop();
+      return { error: null, frames };
+    } catch (e) {
+      return { error: { name: e.name, reason: e.reason, message: e.message, cause: e.cause && { name: e.cause.name, message: e.cause.message } }, frames };
+    }
+  };
+  const fromMic = await capture({}, 10);
+  const mic = {
+    error: fromMic.error,
+    frames: fromMic.frames.length,
+    trackRate: opened[0]?.getAudioTracks()[0]?.getSettings().sampleRate ?? null,
+    tracks: opened.flatMap((s) => s.getAudioTracks().map((t) => t.readyState)),
+  };
+  const toneContext = new AudioContext({ sampleRate: 48000 });
+  const oscillator = new OscillatorNode(toneContext, { frequency: toneHz });
+  const out = toneContext.createMediaStreamDestination();
+  oscillator.connect(new GainNode(toneContext, { gain: 0.5 })).connect(out);
+  oscillator.start();
+  await toneContext.resume();
+  const fromTone = await capture({ input: out.stream }, 75);
+  await toneContext.close();
+  await context.close();
+  // The last 0.5 s: the stream's start-up (silence, then the tone fading in) is left out.
+  const last = fromTone.frames.slice(-25);
+  const samples = new Float32Array(last.reduce((n, f) => n + f.length, 0));
+  last.reduce((at, f) => (samples.set(f, at), at + f.length), 0);
+  let rising = 0;
+  for (let i = 1; i < samples.length; i++) if (samples[i - 1] < 0 && samples[i] >= 0) rising++;
+  const peak = samples.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+  const tone = { error: fromTone.error, frames: fromTone.frames.length, peak: Number(peak.toFixed(3)), hz: Math.round(rising / (samples.length / sampleRate)) };
+  return { contextRate: context.sampleRate, mic, tone };
 }
