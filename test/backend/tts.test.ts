@@ -68,8 +68,10 @@ describe("TTS /api/tts_streaming", () => {
     // frame after the request. Not faster than real time is what pacing means; the upper bound is a sanity bound.
     expect(paced.wall).toBeGreaterThan((paced.seconds - 0.08) * 1000);
     expect(paced.wall).toBeLessThan(paced.seconds * 1000 * 3);
+    // Unpaced, it takes what speaking the text takes (CPU: about a third of the paced time on a quiet machine,
+    // more beside five other files); pacing adds at least half the audio's length to that.
     const fast = await timed("pace=0");
-    expect(fast.wall).toBeLessThan(paced.wall / 3);
+    expect(fast.wall).toBeLessThan(paced.wall - paced.seconds * 500);
   });
 
   test("counts a socket the client closes before the end", async () => {
