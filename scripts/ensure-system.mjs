@@ -1,6 +1,9 @@
 // Makes sure the Debian packages the tests and the demo need are present:
-// Chromium for the browser suite (Playwright cannot download browsers here)
-// and pocketsphinx with its English model for the reference STT.
+// Chromium for the browser suite (Playwright cannot download browsers here),
+// pocketsphinx with its English model for the reference STT, and the other
+// engines' set (test/engines): Firefox ESR, WebKitGTK's driver and MiniBrowser
+// under Xvfb with GStreamer's plugins, and PulseAudio for their audio devices
+// (without its recommends, which would pull a desktop session in).
 // As root it installs what is missing with apt-get; otherwise it fails with the
 // exact command to run. A browser suite never skips for want of a browser.
 //
@@ -15,6 +18,17 @@ const PACKAGES = [
   { pkg: "chromium", file: CHROMIUM_PATH, forDemo: false, custom: !!process.env.CHROMIUM_PATH },
   { pkg: "libpocketsphinx3", file: "/usr/lib/x86_64-linux-gnu/libpocketsphinx.so.3", alt: "libpocketsphinx.so.3", forDemo: true },
   { pkg: "pocketsphinx-en-us", file: "/usr/share/pocketsphinx/model/en-us", forDemo: true },
+  // The engines' set (test/engines/README.md).
+  { pkg: "firefox-esr", file: "/usr/bin/firefox-esr" },
+  { pkg: "webkit2gtk-driver", file: "/usr/bin/WebKitWebDriver" },
+  { pkg: "xvfb", file: "/usr/bin/Xvfb" },
+  { pkg: "xauth", file: "/usr/bin/xauth" },
+  { pkg: "gstreamer1.0-plugins-base", dpkg: true },
+  { pkg: "gstreamer1.0-plugins-good", dpkg: true },
+  { pkg: "gstreamer1.0-plugins-bad", dpkg: true },
+  { pkg: "gstreamer1.0-libav", dpkg: true },
+  { pkg: "pulseaudio", file: "/usr/bin/pulseaudio", noRecommends: true },
+  { pkg: "pulseaudio-utils", file: "/usr/bin/paplay", noRecommends: true },
   // LibriVox and CMU recordings: the barge-in bench's real voices (bench/lib/human-speech.mjs).
   { pkg: "pocketsphinx-testdata", file: "/usr/share/pocketsphinx/test/data/librivox", forBench: true },
 ];
@@ -25,6 +39,13 @@ const wanted = PACKAGES.filter((p) => (demoOnly ? p.forDemo : !p.forBench || for
 const missing = () => wanted.filter((p) => !present(p));
 
 function present(p) {
+  if (p.dpkg) {
+    try {
+      return execFileSync("dpkg-query", ["-W", "-f=${Status}", p.pkg], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).includes("install ok installed");
+    } catch {
+      return false;
+    }
+  }
   if (existsSync(p.file)) return true;
   if (!p.alt) return false;
   try {
@@ -44,7 +65,10 @@ if (isRoot && installable.length) {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   try {
     execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
-    execFileSync("apt-get", ["install", "-y", "-qq", ...installable], { stdio: "inherit", env });
+    const plain = todo.filter((p) => !p.custom && !p.noRecommends).map((p) => p.pkg);
+    const bare = todo.filter((p) => !p.custom && p.noRecommends).map((p) => p.pkg);
+    if (plain.length) execFileSync("apt-get", ["install", "-y", "-qq", ...plain], { stdio: "inherit", env });
+    if (bare.length) execFileSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...bare], { stdio: "inherit", env });
   } catch (err) {
     console.error(`apt-get failed: ${err.message}`);
   }
@@ -54,7 +78,9 @@ if (todo.length === 0) process.exit(0);
 
 console.error(
   `Missing: ${todo.map((p) => `${p.pkg} (${p.file})`).join(", ")}.\n` +
-    `Install with:  sudo apt-get update && sudo apt-get install -y ${todo.map((p) => p.pkg).join(" ")}\n` +
+    `Install with:  sudo apt-get update && sudo apt-get install -y ${todo.filter((p) => !p.noRecommends).map((p) => p.pkg).join(" ")}` +
+    (todo.some((p) => p.noRecommends) ? ` && sudo apt-get install -y --no-install-recommends ${todo.filter((p) => p.noRecommends).map((p) => p.pkg).join(" ")}` : "") +
+    "\n" +
     (todo.some((p) => p.custom) ? `CHROMIUM_PATH points at ${CHROMIUM_PATH}, which does not exist.\n` : ""),
 );
 process.exit(1);

@@ -25,7 +25,10 @@ const LATENCY_DIST = process.env.ENGINES_LATENCY_DIST ? `?dist=${encodeURICompon
  * `allowedErrors`: console errors the test causes on purpose (any other fails it). `timeoutMs`: its
  * own bound, instead of run-set.mjs's TEST_TIMEOUT_MS. `noAudio`: in an engine of its own that
  * reaches no audio server (no output device at all).
- * @typedef {{ name: string, run: (t: TestContext) => Promise<void>, engines?: string[], needsShared?: boolean, allowedErrors?: RegExp[], timeoutMs?: number, noAudio?: boolean }} EngineTest
+ * `knownIssue`: per engine, why the test does not yet pass there reliably (an open bug, named in
+ * test/engines/README.md); such a test is left out of a run unless it asks for known issues
+ * (`npm run test:engines -- --known-issues`), and the tally says so.
+ * @typedef {{ name: string, run: (t: TestContext) => Promise<void>, engines?: string[], needsShared?: boolean, allowedErrors?: RegExp[], timeoutMs?: number, noAudio?: boolean, knownIssue?: Record<string, string> }} EngineTest
  */
 
 /** @type {EngineTest[]} */
@@ -203,6 +206,9 @@ export const INTEGRATION = [
   })),
   {
     name: "the echo guard in its worklet: two replies over open speakers (the bot's echo at −6 dB, no browser canceller) and the bot never interrupts itself",
+    knownIssue: {
+      webkit: "the rig's microphone path (a MediaStream loop) grows a render quantum later every few seconds under load, and the guard relearns the echo instead of following it (README: WebKitGTK's echo guard)",
+    },
     async run({ open }) {
       const page = await open(SESSION, "sessionPageReady");
       const r = await page.evaluate(async () => {
