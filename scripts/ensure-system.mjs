@@ -1,15 +1,16 @@
 // Makes sure the Debian packages the tests and the demo need are present:
 // Chromium for the browser suite (Playwright cannot download browsers here),
-// pocketsphinx with its English model for the reference STT, and the other
-// engines' set (test/engines): Firefox ESR, WebKitGTK's driver and MiniBrowser
-// under Xvfb with GStreamer's plugins, and PulseAudio for their audio devices
-// (without its recommends, which would pull a desktop session in).
+// pocketsphinx with its English model for the reference STT, and with --engines
+// the other engines' set (test/engines): Firefox ESR, WebKitGTK's driver and
+// MiniBrowser under Xvfb with GStreamer's plugins, and PulseAudio for their
+// audio devices (without its recommends, which would pull a desktop session in).
 // As root it installs what is missing with apt-get; otherwise it fails with the
 // exact command to run. A browser suite never skips for want of a browser.
 //
 //   node scripts/ensure-system.mjs            everything the tests need
 //   node scripts/ensure-system.mjs --demo     only what the demo needs (no browser)
 //   node scripts/ensure-system.mjs --bench    everything, and the benches' recordings of real people
+//   node scripts/ensure-system.mjs --engines  everything, and the other engines' (npm run test:engines runs it)
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { CHROMIUM_PATH } from "./chromium.mjs";
@@ -19,23 +20,24 @@ const PACKAGES = [
   { pkg: "libpocketsphinx3", file: "/usr/lib/x86_64-linux-gnu/libpocketsphinx.so.3", alt: "libpocketsphinx.so.3", forDemo: true },
   { pkg: "pocketsphinx-en-us", file: "/usr/share/pocketsphinx/model/en-us", forDemo: true },
   // The engines' set (test/engines/README.md).
-  { pkg: "firefox-esr", file: "/usr/bin/firefox-esr" },
-  { pkg: "webkit2gtk-driver", file: "/usr/bin/WebKitWebDriver" },
-  { pkg: "xvfb", file: "/usr/bin/Xvfb" },
-  { pkg: "xauth", file: "/usr/bin/xauth" },
-  { pkg: "gstreamer1.0-plugins-base", dpkg: true },
-  { pkg: "gstreamer1.0-plugins-good", dpkg: true },
-  { pkg: "gstreamer1.0-plugins-bad", dpkg: true },
-  { pkg: "gstreamer1.0-libav", dpkg: true },
-  { pkg: "pulseaudio", file: "/usr/bin/pulseaudio", noRecommends: true },
-  { pkg: "pulseaudio-utils", file: "/usr/bin/paplay", noRecommends: true },
+  { pkg: "firefox-esr", file: "/usr/bin/firefox-esr", forEngines: true },
+  { pkg: "webkit2gtk-driver", file: "/usr/bin/WebKitWebDriver", forEngines: true },
+  { pkg: "xvfb", file: "/usr/bin/Xvfb", forEngines: true },
+  { pkg: "xauth", file: "/usr/bin/xauth", forEngines: true },
+  { pkg: "gstreamer1.0-plugins-base", dpkg: true, forEngines: true },
+  { pkg: "gstreamer1.0-plugins-good", dpkg: true, forEngines: true },
+  { pkg: "gstreamer1.0-plugins-bad", dpkg: true, forEngines: true },
+  { pkg: "gstreamer1.0-libav", dpkg: true, forEngines: true },
+  { pkg: "pulseaudio", file: "/usr/bin/pulseaudio", noRecommends: true, forEngines: true },
+  { pkg: "pulseaudio-utils", file: "/usr/bin/paplay", noRecommends: true, forEngines: true },
   // LibriVox and CMU recordings: the barge-in bench's real voices (bench/lib/human-speech.mjs).
   { pkg: "pocketsphinx-testdata", file: "/usr/share/pocketsphinx/test/data/librivox", forBench: true },
 ];
 
 const demoOnly = process.argv.includes("--demo");
 const forBench = process.argv.includes("--bench");
-const wanted = PACKAGES.filter((p) => (demoOnly ? p.forDemo : !p.forBench || forBench));
+const forEngines = process.argv.includes("--engines");
+const wanted = PACKAGES.filter((p) => (demoOnly ? p.forDemo : (!p.forBench || forBench) && (!p.forEngines || forEngines)));
 const missing = () => wanted.filter((p) => !present(p));
 
 function present(p) {

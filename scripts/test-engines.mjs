@@ -5,6 +5,8 @@
 // A missing browser fails, as any test does. A test with a known issue in an engine (its `knownIssue`)
 // is left out there unless --known-issues is given. Prints a tally; exits 1 on any failure.
 // BARGEIN_TEST_PORT moves the backend (default 8791). Heavy: run it alone (see docs/test-suite.md).
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startServer } from "../bench/lib/browser.mjs";
 import { stopAll } from "../bench/lib/cleanup.mjs";
@@ -22,6 +24,13 @@ const repeat = Number(values.repeat);
 const tests = values.grep ? INTEGRATION.filter((t) => t.name.includes(/** @type {string} */ (values.grep))) : INTEGRATION;
 const port = Number(process.env.BARGEIN_TEST_PORT ?? 8791);
 const log = (/** @type {string} */ line) => console.log(line);
+
+// Its Debian packages first (installed when run as root; else the command to run, and exit 1).
+try {
+  execFileSync(process.execPath, [fileURLToPath(new URL("./ensure-system.mjs", import.meta.url)), "--engines"], { stdio: "inherit" });
+} catch {
+  process.exit(1);
+}
 
 const t0 = Date.now();
 /** @type {{ engine: string, run: number, name: string, ok: boolean, notApplicable?: string, knownIssue?: string }[]} */
