@@ -183,7 +183,10 @@ async function runRow(row: Row, kind: SpeechToSpeech, backend: ReferenceBackend,
   const service = STATS_GROUP[kind];
   const before = await emulatorStreams(backend, kind);
   const startedAt = performance.now();
-  const r = speechToSpeechRig(backend, kind, key, { knobs: row.knobs, provider: row.provider, session: row.session });
+  // The emulators run in this process beside three other lanes and five other files: on a busy machine a
+  // reconnect's setup once took over the default 5 s, and a retry ("connect-failed") joined the events a
+  // row asserts. The connect timeout is the startup-timeout row's subject, which sets its own.
+  const r = speechToSpeechRig(backend, kind, key, { knobs: row.knobs, provider: { connectTimeoutMs: 20_000, ...row.provider }, session: row.session });
   const want = row.expect;
   try {
     if (want.outcome === "starts-not") {
