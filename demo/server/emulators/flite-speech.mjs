@@ -55,15 +55,6 @@ export class SpokenContext {
     }
   }
 
-  /**
-   * The next phrase complete so far (the rest of the text when `force`), spoken; null when there is none.
-   * @param {boolean} force
-   */
-  takePhrase(force) {
-    const phrase = this.#nextPhrase(force);
-    return phrase === null ? null : this.#speak(phrase);
-  }
-
   /** The resampler's tail, so the last phrase's end is heard. @returns {Float32Array} */
   finish() {
     if (!this.resampler) return new Float32Array(0);
@@ -103,24 +94,6 @@ export class SpokenContext {
     this.samples += pcm.length;
     return { pcm, words, startSample };
   }
-}
-
-/**
- * All of `speech`'s text, spoken a phrase at a time, then the resampler's tail as a last piece with no
- * words. The event loop turns between phrases: flite blocks it while it speaks, and a whole reply at once
- * (a long story: about 2 s here) held up everything else in the process, the client under test included
- * when it shares it (the backend tests), which then saw the service send nothing for seconds. A real
- * service streams its first audio long before the reply is spoken through.
- * @param {SpokenContext} speech
- * @returns {AsyncGenerator<{ pcm: Float32Array, words: { text: string, start: number, stop: number }[] }>}
- */
-export async function* spokenPieces(speech) {
-  for (let phrase = speech.takePhrase(true); phrase; phrase = speech.takePhrase(true)) {
-    yield phrase;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  const tail = speech.finish();
-  if (tail.length > 0) yield { pcm: tail, words: [] };
 }
 
 /** Float samples in -1..1 as base64 PCM of the given encoding. @param {Float32Array} pcm @param {"pcm_s16le" | "pcm_f32le"} encoding */

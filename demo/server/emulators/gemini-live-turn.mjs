@@ -20,7 +20,7 @@
 import { randomUUID } from "node:crypto";
 import { planReply } from "../core/scripted-model.mjs";
 import { heardWords } from "../core/realtime-conversation.mjs";
-import { SpokenContext, base64Pcm, fliteVoice, spokenPieces } from "./flite-speech.mjs";
+import { SpokenContext, base64Pcm, fliteVoice } from "./flite-speech.mjs";
 import { sleep } from "../knobs.mjs";
 
 export const OUTPUT_RATE = 24000;
@@ -82,22 +82,21 @@ export class GeminiTurn {
   async speak(text) {
     const speech = new SpokenContext({ voice: fliteVoice(this.host.setup.voice), rate: OUTPUT_RATE });
     speech.push(text);
-    this.words = [];
-    // The turn's words with their times in its audio (s), for the realtime bench's history check; they grow
-    // as each phrase is spoken and queued (spokenPieces).
-    this.entry.words = [];
+    const phrases = speech.takePhrases(true);
+    const tail = speech.finish();
+    this.words = phrases.flatMap((p) => p.words);
+    // The turn's words with their times in its audio (s), for the realtime bench's history check.
+    this.entry.words = this.words.map((w) => ({ text: w.text, start: w.start, stop: w.stop }));
     const wanted = () => this.open;
-    for await (const phrase of spokenPieces(speech)) {
-      if (!this.open) break;
-      const said = (this.words.length > 0 ? " " : "") + phrase.words.map((w) => w.text).join(" ");
-      this.words.push(...phrase.words);
-      this.entry.words.push(...phrase.words.map((w) => ({ text: w.text, start: w.start, stop: w.stop })));
-      if (this.host.setup.outputTranscription && phrase.words.length > 0) {
+    for (const [k, phrase] of phrases.entries()) {
+      const pcm = k === phrases.length - 1 ? concat(phrase.pcm, tail) : phrase.pcm;
+      const said = (k > 0 ? " " : "") + phrase.words.map((w) => w.text).join(" ");
+      if (this.host.setup.outputTranscription) {
         void this.host.sendPaced({ serverContent: { outputTranscription: { text: said } } }, 0, wanted, () => (this.sentTranscript += said));
       }
       const step = Math.round(PIECE_S * OUTPUT_RATE);
-      for (let at = 0; at < phrase.pcm.length; at += step) {
-        const piece = phrase.pcm.subarray(at, at + step);
+      for (let at = 0; at < pcm.length; at += step) {
+        const piece = pcm.subarray(at, at + step);
         const message = { serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: OUTPUT_MIME, data: base64Pcm(piece, "pcm_s16le") } }] } } };
         void this.host.sendPaced(message, piece.length / OUTPUT_RATE, wanted, () => {
           this.sentMs += (piece.length / OUTPUT_RATE) * 1000;
@@ -132,4 +131,12 @@ export class GeminiTurn {
     this.entry.contextText = kept;
     if (kept) this.host.context.push({ role: "model", text: kept });
   }
+}
+
+/** @param {Float32Array} a @param {Float32Array} b */
+function concat(a, b) {
+  const out = new Float32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }

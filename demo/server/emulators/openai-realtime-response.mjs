@@ -19,7 +19,7 @@
 import { randomUUID } from "node:crypto";
 import { planReply as planScripted } from "../core/scripted-model.mjs";
 import { modelInput, wireItem } from "../core/realtime-conversation.mjs";
-import { SpokenContext, base64Pcm, fliteVoice, spokenPieces } from "./flite-speech.mjs";
+import { SpokenContext, base64Pcm, fliteVoice } from "./flite-speech.mjs";
 
 const RATE = 24000;
 /** Audio per response.output_audio.delta. */
@@ -97,28 +97,34 @@ export class RealtimeResponse {
   async speak(text) {
     const speech = new SpokenContext({ voice: fliteVoice(this.host.session.audio.output.voice), rate: RATE });
     speech.push(text);
-    /** @type {import("../core/realtime-conversation.mjs").AssistantAudio} */
-    const audio = { words: [], sentMs: 0, totalMs: 0, truncatedMs: null, pcm: new Float32Array(0) };
+    const phrases = speech.takePhrases(true);
+    const tail = speech.finish();
+    const totalSamples = phrases.reduce((n, p) => n + p.pcm.length, 0) + tail.length;
+    const words = phrases.flatMap((p) => p.words);
     /** @type {import("../core/realtime-conversation.mjs").Item} */
-    const item = { id: newId("item"), type: "message", role: "assistant", status: "in_progress", content: [{ type: "output_audio", transcript: text }], audio };
+    const item = {
+      id: newId("item"),
+      type: "message",
+      role: "assistant",
+      status: "in_progress",
+      content: [{ type: "output_audio", transcript: text }],
+      audio: { words, sentMs: 0, totalMs: (totalSamples / RATE) * 1000, truncatedMs: null, pcm: concat(phrases.reduce((all, p) => concat(all, p.pcm), new Float32Array(0)), tail) },
+    };
     this.item = item;
+    // The item's words with their times in its audio (s): what a bench needs to know which words a cut kept.
+    this.host.log({ response_id: this.id, item_id: item.id, words: words.map((w) => ({ text: w.text, start: w.start, stop: w.stop })) });
     const previous = this.host.addItem(item);
     const ids = { response_id: this.id, item_id: item.id, output_index: 0, content_index: 0 };
     const shown = { ...wireItem(item), content: [] };
     this.host.sendNow({ type: "response.output_item.added", response_id: this.id, output_index: 0, item: shown });
     this.host.sendNow({ type: "conversation.item.added", previous_item_id: previous, item: shown });
     this.host.sendNow({ type: "response.content_part.added", ...ids, part: { type: "audio", transcript: "" } });
-    // Each phrase is queued as soon as it is spoken (spokenPieces); the item's audio grows with it.
-    for await (const piece of spokenPieces(speech)) {
-      if (!this.open) break;
-      audio.words.push(...piece.words);
-      audio.pcm = concat(audio.pcm, piece.pcm);
-      audio.totalMs = (audio.pcm.length / RATE) * 1000;
-      if (piece.words.length > 0) {
-        // Spaces between phrases are decided as they are queued: sentTranscript grows only as each is sent.
-        const delta = (audio.words.length > piece.words.length ? " " : "") + piece.words.map((w) => w.text).join(" ");
-        void this.paced({ type: "response.output_audio_transcript.delta", ...ids, delta }, 0, () => (this.sentTranscript += delta));
-      }
+    const audio = /** @type {import("../core/realtime-conversation.mjs").AssistantAudio} */ (item.audio);
+    const pieces = phrases.map((p, i) => ({ text: p.words.map((w) => w.text).join(" "), pcm: i === phrases.length - 1 ? concat(p.pcm, tail) : p.pcm }));
+    // Spaces between phrases are decided as they are queued: sentTranscript grows only as each is sent.
+    for (const [k, piece] of pieces.entries()) {
+      const delta = (k > 0 ? " " : "") + piece.text;
+      void this.paced({ type: "response.output_audio_transcript.delta", ...ids, delta }, 0, () => (this.sentTranscript += delta));
       const step = Math.round(DELTA_S * RATE);
       for (let at = 0; at < piece.pcm.length; at += step) {
         const chunk = piece.pcm.subarray(at, at + step);
@@ -127,8 +133,6 @@ export class RealtimeResponse {
         });
       }
     }
-    // The item's words with their times in its audio (s): what a bench needs to know which words a cut kept.
-    this.host.log({ response_id: this.id, item_id: item.id, words: audio.words.map((w) => ({ text: w.text, start: w.start, stop: w.stop })) });
     await this.paced({ type: "response.output_audio.done", ...ids });
     if (!this.open) return;
     const done = { ...this.current(), status: /** @type {const} */ ("completed") };
