@@ -10,7 +10,7 @@ export { TEST_PORT };
 const ELSEWHERE = ["**/pending/**", "**/hosted/**"];
 
 /**
- * Three files run at once (WORKERS in test/browser/ports.ts), each worker against its own reference backend. The tests assert what
+ * Two files run at once (WORKERS in test/browser/ports.ts), each worker against its own reference backend. The tests assert what
  * happened (samples, words, events, their order), not how fast: a bound in a test is a generous
  * sanity bound, and the real bounds live in the benches (`npm run bench`). The STTs hear the speech
  * fixtures deterministically (demo/server/known-speech.mjs), so a loaded machine changes no word.
