@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 
 const CRASH = "Worker exited unexpectedly";
 /** Files at once: mostly waiting on real-time pacing, not on the CPU (see the header). */
-const WORKERS = Number(process.env.BARGEIN_BACKEND_WORKERS ?? 6);
+const WORKERS = Number(process.env.BARGEIN_BACKEND_WORKERS ?? 4);
 const VITEST = fileURLToPath(new URL("../node_modules/vitest/vitest.mjs", import.meta.url));
 
 const args = process.argv.slice(2);

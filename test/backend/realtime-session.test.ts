@@ -10,7 +10,7 @@ import { KEY, STORY, useRealtimeBackend } from "./realtime-session-setup.js";
 
 const { rig, realtimeLog } = useRealtimeBackend();
 
-test("a full turn on a session seeded with history: the model reads that history first; the history holds the question as the service heard it, and the reply the model spoke", { timeout: 40_000 }, async () => {
+test("a full turn on a session seeded with history: the model reads that history first; the history holds the question as the service heard it, and the reply the model spoke", { timeout: 60_000 }, async () => {
   const seed = [
     { role: "user" as const, text: "my name is Ann" },
     { role: "assistant" as const, text: "Hello Ann." },
@@ -19,7 +19,8 @@ test("a full turn on a session seeded with history: the model reads that history
   try {
     await r.session.start();
     await r.say(STORY);
-    await r.until("the reply to play out", () => r.session.history.length === 4 && r.session.state === "listening");
+    // The story is 17 s of audio: 20 s to play it out ran short beside five other files on a slow machine.
+    await r.until("the reply to play out", () => r.session.history.length === 4 && r.session.state === "listening", 40_000);
     const [, , user, bot] = r.session.history;
     // The service's conversation starts empty: the seeded turns went in first, before the spoken question.
     const read = (await realtimeLog()).responses[0].input.map((i: any) => [i.role, i.text]);
