@@ -111,17 +111,20 @@ function rows(kind: SpeechToSpeech): Row[] {
     { fault: "drop mid-reply", knobs: first(`drop_after=${dropAfter}`), say: [HELP, NEXT], expect: { outcome: "continues", error: "ConnectionClosedError", reconnects: true, served: 2 } },
     // Every connection dies 1 s in: 3 reconnects (none stays up 10 s), then fatal.
     { fault: "drop every connection", knobs: "drop_after_ms=1000", expect: { outcome: "ends", error: "ConnectionClosedError", served: 4 } },
-    // The service stops sending (and reading) for 3 s mid-story, after as many messages as "drop mid-reply" (about 1.8 s
-    // into the reply): the reply watchdog cuts the reply off 1.5 s in. (Timed from the socket's open, 3.5 s in, the stall
+    // The service stops sending (and reading) for 3 s mid-reply, after as many messages as "drop mid-reply" (about 1.8 s
+    // into the 5 s reply to HELP): the reply watchdog cuts the reply off 1.5 s in. (The long story's reply, which the
+    // emulator speaks whole before sending, in this process, blocked the client for 1-2.6 s on a slow machine: the
+    // watchdog then cut it before the stall.) (Timed from the socket's open, 3.5 s in, the stall
     // once came before a late reply began, and the story played whole.) The next turn waits out the rest of the stall:
     // said at once, its request reached the stalled service, and the watchdog cut that reply off too. It waits the whole
     // stall after the cut, which came inside it: 2 s were enough while the STT lagged, not once its words came at once.
-    { fault: "stall mid-reply", knobs: `stall_after=${dropAfter}&stall_ms=3000`, session: { turn: { replyStallMs: 1500 } }, nextTurnAfterMs: 3000, say: [STORY, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
-    // The service stops reading (and sending) 0.7–5.2 s in, over the end of HELP (1.9 s): its transcript misses the
-    // turn's flush (turn.flushTimeoutMs, 5 s by default for these providers; 2 s here, out at 3.9 s). The turn gets no
+    { fault: "stall mid-reply", knobs: `stall_after=${dropAfter}&stall_ms=3000`, session: { turn: { replyStallMs: 1500 } }, nextTurnAfterMs: 3000, say: [HELP, NEXT], expect: { outcome: "continues", warning: /sent nothing for 1500 ms/, interruption: "stall", served: 1 } },
+    // The service stops reading (and sending) 0.7–8.2 s in, over the end of HELP (1.9 s, later on a slow machine: with
+    // 4.5 s the turn's end once came after the stall): its transcript misses the turn's flush (turn.flushTimeoutMs, 5 s
+    // by default for these providers; 2 s here, out at 3.9 s). The turn gets no
     // reply ("replying with what it returned": nothing); its words, when they come, open the next turn and join its
     // message. (With 800 ms, the next turn's flush missed too now and then, on a loaded machine: the full suite.)
-    { fault: "stall at the turn's end", knobs: "stall_after_ms=700&stall_ms=4500", session: { turn: { flushTimeoutMs: 2000 } }, say: [HELP, NEXT], joined: true, expect: { outcome: "continues", warning: /did not confirm its last words in time/, firstTurnHas: ["can", "you", "help", "me"], served: 1 } },
+    { fault: "stall at the turn's end", knobs: "stall_after_ms=700&stall_ms=7500", session: { turn: { flushTimeoutMs: 2000 } }, say: [HELP, NEXT], joined: true, expect: { outcome: "continues", warning: /did not confirm its last words in time/, firstTurnHas: ["can", "you", "help", "me"], served: 1 } },
   ];
   if (kind === "openai") {
     return [
