@@ -79,7 +79,7 @@ if (isRoot && installable.length) {
 if (todo.length === 0) process.exit(0);
 
 console.error(
-  `Missing: ${todo.map((p) => `${p.pkg} (${p.file})`).join(", ")}.\n` +
+  `Missing: ${todo.map((p) => (p.file ? `${p.pkg} (${p.file})` : p.pkg)).join(", ")}.\n` +
     `Install with:  sudo apt-get update && sudo apt-get install -y ${todo.filter((p) => !p.noRecommends).map((p) => p.pkg).join(" ")}` +
     (todo.some((p) => p.noRecommends) ? ` && sudo apt-get install -y --no-install-recommends ${todo.filter((p) => p.noRecommends).map((p) => p.pkg).join(" ")}` : "") +
     "\n" +
