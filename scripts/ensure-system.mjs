@@ -78,11 +78,16 @@ if (isRoot && installable.length) {
 }
 if (todo.length === 0) process.exit(0);
 
+const left = todo.filter((p) => !p.custom);
+const installs = [
+  ["", left.filter((p) => !p.noRecommends)],
+  ["--no-install-recommends ", left.filter((p) => p.noRecommends)],
+]
+  .filter(([, pkgs]) => pkgs.length)
+  .map(([flag, pkgs]) => `sudo apt-get install -y ${flag}${pkgs.map((p) => p.pkg).join(" ")}`);
 console.error(
   `Missing: ${todo.map((p) => (p.file ? `${p.pkg} (${p.file})` : p.pkg)).join(", ")}.\n` +
-    `Install with:  sudo apt-get update && sudo apt-get install -y ${todo.filter((p) => !p.noRecommends).map((p) => p.pkg).join(" ")}` +
-    (todo.some((p) => p.noRecommends) ? ` && sudo apt-get install -y --no-install-recommends ${todo.filter((p) => p.noRecommends).map((p) => p.pkg).join(" ")}` : "") +
-    "\n" +
+    (installs.length ? `Install with:  sudo apt-get update && ${installs.join(" && ")}\n` : "") +
     (todo.some((p) => p.custom) ? `CHROMIUM_PATH points at ${CHROMIUM_PATH}, which does not exist.\n` : ""),
 );
 process.exit(1);

@@ -91,7 +91,11 @@ test("the built app reaches listening and completes a spoken turn, loading only 
   const result = await page.evaluate(() => (window as any).consumer.turn());
   expect(result.errors).toEqual([]);
   expect(result.afterStart).toBe("listening");
-  expect(result.states.slice(0, 6)).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
+  // The app keeps the default uplink budget (0.5 s): on a starved page the SDK ends the STT stream and
+  // reopens it, as documented. That is the uplink's own tests' business; any other reconnect fails here.
+  expect(result.reconnects.filter((reason: string) => reason !== "overload")).toEqual([]);
+  const turnStates = result.states.filter((s: string) => s !== "reconnecting").filter((s: string, i: number, all: string[]) => s !== all[i - 1]);
+  expect(turnStates.slice(0, 6)).toEqual(["connecting", "listening", "user_speaking", "bot_thinking", "bot_speaking", "listening"]);
   expect(result.history[0].role).toBe("user");
   // pocketsphinx's words vary with where the 80 ms frames fall (see session.spec.ts): most come through.
   const heard: string[] = result.history[0].text.toLowerCase().split(/\s+/);

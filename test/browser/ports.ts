@@ -4,10 +4,10 @@
 /** Port of the first worker's reference backend. */
 export const TEST_PORT = Number(process.env.BARGEIN_TEST_PORT ?? 8787);
 /**
- * Browser test files that run at once. Most of a file's time is real-time audio (the fixtures play at
- * the wall clock's pace), not CPU. Three fitted the 2-core machine of earlier sessions (five runs under
- * two burners, 640 of 640); on the machine of 2026-12-07, about twice as slow at this suite, three
- * failed 8 tests in clean-clone CI on load alone, so two.
+ * Browser test files that run at once. Three fitted the 2-core machine of earlier sessions (five runs
+ * under two burners, 640 of 640). On the machine of 2026-12-07, whose page faults and system calls
+ * cost about ten times more, two keep both cores busy, and three failed 8 tests in clean-clone CI on
+ * load alone.
  */
 export const WORKERS = Number(process.env.BARGEIN_TEST_WORKERS ?? 2);
 

@@ -26,6 +26,8 @@ const ws = `ws://${location.host}`;
 interface TurnResult {
   afterStart: SessionState;
   states: SessionState[];
+  /** Why each STT reconnect happened ("overload": a starved page's uplink fell behind its budget). */
+  reconnects: string[];
   history: { role: string; text: string }[];
   errors: string[];
 }
@@ -67,7 +69,9 @@ async function turn({ explicit = false, speech = "weather-question" } = {}): Pro
   const session = new VoiceSession({ ...options(context, mic), ...(explicit ? { assets: explicitAssets } : {}) });
   const states: SessionState[] = [];
   const errors: string[] = [];
+  const reconnects: string[] = [];
   session.on("state", (e) => states.push(e.state));
+  session.on("reconnecting", (e) => reconnects.push(e.reason));
   session.on("error", (e) => errors.push(`${e.error.name}: ${e.error.message}`));
   try {
     await session.start();
@@ -82,7 +86,7 @@ async function turn({ explicit = false, speech = "weather-question" } = {}): Pro
       await until(() => session.history.length >= 2 && session.state === "listening", 30000, "a turn and its reply");
     }
     const history = session.history.map((m) => ({ role: m.role, text: m.text }));
-    return { afterStart, states, history, errors };
+    return { afterStart, states, reconnects, history, errors };
   } finally {
     await session.stop();
     await context.close();
