@@ -235,6 +235,8 @@ export function onSttEvent(e: SttLinkEvent, sink: InputSink, reportError: (err: 
       events.emit("warning", { service: "stt", message: e.message, cause: e.cause });
       events.emit("reconnecting", { service: "stt", attempt: e.attempt, delayMs: e.delayMs, reason: e.reason, cause: e.cause });
       return;
+    case "warning":
+      return events.emit("warning", { service: "stt", message: e.message });
     case "overload": {
       const { kind: _, ...overload } = e;
       return events.emit("overload", { service: "stt", ...overload });

@@ -34,6 +34,17 @@ interface Frame {
  */
 const TIMES_SECONDS = 20;
 
+/** A frame louder than this RMS (0..1) holds sound, perhaps speech the VAD has not called yet. */
+const SOUND_RMS = 0.01;
+
+/** True when the frame's RMS (s16 scaled to 0..1) is above `rms`. */
+function louder(pcm: Pcm, rms: number): boolean {
+  const scale = pcm instanceof Int16Array ? 1 / 32768 : 1;
+  let sum = 0;
+  for (let i = 0; i < pcm.length; i++) sum += pcm[i] * pcm[i];
+  return Math.sqrt(sum / Math.max(1, pcm.length)) * scale > rms;
+}
+
 export class SpeechReplay {
   readonly #sampleRate: number;
   readonly #maxSamples: number;
@@ -56,6 +67,8 @@ export class SpeechReplay {
   #openWordAt: number | undefined;
   /** Audio before this sample was given up on (giveUp): never replayed, and words in it open nothing. */
   #givenUpTo = 0;
+  /** Samples of sound the bound dropped before the STT confirmed them: speech a new stream will not hear. */
+  #lostSound = 0;
 
   constructor(sampleRate: number, maxSeconds: number) {
     this.#sampleRate = sampleRate;
@@ -117,7 +130,10 @@ export class SpeechReplay {
   wordEnd(stopS: number): void {
     this.#openWordAt = undefined;
     // Never past the audio sent: a service's stop time ahead of it would let the audio after it go unreplayed.
-    this.#confirmed = Math.max(this.#confirmed, Math.min(this.#cursor, Math.round(stopS * this.#sampleRate)));
+    const confirmed = Math.max(this.#confirmed, Math.min(this.#cursor, Math.round(stopS * this.#sampleRate)));
+    // The old stream heard what the bound dropped before this word's end: nothing of it is lost.
+    if (confirmed > this.#confirmed) this.#lostSound = 0;
+    this.#confirmed = confirmed;
     this.#trim();
   }
 
@@ -125,17 +141,20 @@ export class SpeechReplay {
    * For a new stream: the audio the old one did not finish transcribing,
    * oldest first, which now starts the new stream's timeline. `reopened`: the
    * audio begins at a word the caller already has (its end never came), so the
-   * new stream will recognise it again.
+   * new stream will recognise it again. `lostSeconds`: sound that the bound
+   * (`maxSeconds`) dropped before any stream confirmed it, so no stream hears
+   * it: the start of a question said while a slow reconnect went on.
    */
-  rebase(): { frames: Pcm[]; reopened: boolean } {
+  rebase(): { frames: Pcm[]; reopened: boolean; lostSeconds: number } {
     const from = this.#openWordAt ?? this.#confirmed;
     const kept = this.#frames.filter((f) => f.start + f.pcm.length > from);
     // Only when the word's start is still held: a word cut by the bound stays the caller's.
     const reopened = this.#openWordAt !== undefined && kept.length > 0 && kept[0].start <= this.#openWordAt;
     const frames = kept.map((f) => f.pcm);
+    const lostSeconds = this.#lostSound / this.#sampleRate;
     this.clear();
     for (const f of kept) this.record(f.pcm, f.capturedAtMs);
-    return { frames, reopened };
+    return { frames, reopened, lostSeconds };
   }
 
   /**
@@ -147,6 +166,7 @@ export class SpeechReplay {
     this.#givenUpTo = this.#cursor;
     this.#confirmed = Math.max(this.#confirmed, this.#cursor);
     this.#openWordAt = undefined;
+    this.#lostSound = 0;
     this.#trim();
   }
 
@@ -156,14 +176,8 @@ export class SpeechReplay {
    * frame or more after the sound began (pre-speech pad, model latency), so a
    * stream that reconnects at that moment must not judge by the VAD alone.
    */
-  holdsSound(rms = 0.01): boolean {
-    for (const { pcm } of this.#frames) {
-      const scale = pcm instanceof Int16Array ? 1 / 32768 : 1;
-      let sum = 0;
-      for (let i = 0; i < pcm.length; i++) sum += pcm[i] * pcm[i];
-      if (Math.sqrt(sum / Math.max(1, pcm.length)) * scale > rms) return true;
-    }
-    return false;
+  holdsSound(rms = SOUND_RMS): boolean {
+    return this.#frames.some(({ pcm }) => louder(pcm, rms));
   }
 
   /** Forgets all audio and starts a new timeline at 0 (a new stream with nothing to replay). */
@@ -175,6 +189,7 @@ export class SpeechReplay {
     this.#confirmed = 0;
     this.#openWordAt = undefined;
     this.#givenUpTo = 0;
+    this.#lostSound = 0;
   }
 
   /** Drops frames wholly before the confirmed point, then the oldest past the bound. */
@@ -183,6 +198,7 @@ export class SpeechReplay {
       const first = this.#frames[0];
       const transcribed = first.start + first.pcm.length <= this.#confirmed;
       if (!transcribed && this.#kept <= this.#maxSamples) break;
+      if (!transcribed && louder(first.pcm, SOUND_RMS)) this.#lostSound += first.pcm.length;
       this.#frames.shift();
       this.#kept -= first.pcm.length;
     }

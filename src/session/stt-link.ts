@@ -36,6 +36,8 @@ export type SttLinkEvent =
   | { kind: "connected"; attempts: number }
   | { kind: "reconnecting"; attempt: number; delayMs: number; reason: ReconnectContext["reason"] | "moved"; message: string; cause: unknown }
   | ({ kind: "overload" } & UplinkOverload)
+  /** Something the app should know that stops nothing (the session's `warning` event). */
+  | { kind: "warning"; message: string }
   /** `fatal`: the policy gave up; the session must stop. */
   | { kind: "error"; error: unknown; fatal: boolean };
 
@@ -353,8 +355,15 @@ export class SttLink {
       this.#replay.clear();
       return;
     }
-    const { frames, reopened } = this.#replay.rebase();
+    const { frames, reopened, lostSeconds } = this.#replay.rebase();
     if (reopened) this.#o.emit({ kind: "wordRetracted" });
+    if (lostSeconds > 0) {
+      const lostMs = Math.round(lostSeconds * 1000);
+      this.#o.emit({
+        kind: "warning",
+        message: `the reconnect outlasted uplink.replayMs (${this.#replayMs} ms): ${lostMs} ms of the user's speech before it were not sent again, so its words may be missing; raise uplink.replayMs to keep more`,
+      });
+    }
     // A burst the uplink does not count against the live audio's budget:
     // otherwise a socket slow to drain it would end the stream it was sent to.
     uplink.sendBurst(frames);

@@ -71,6 +71,26 @@ describe("SpeechReplay", () => {
     expect(reopened).toBe(false);
   });
 
+  test("sound the bound dropped before any word confirmed it is reported lost at rebase; dropped silence is not", () => {
+    const replay = new SpeechReplay(RATE, 0.3);
+    for (let i = 0; i < 6; i++) replay.record(frame(i)); // frame 0 is silent, 1–5 are sound
+    const { frames, lostSeconds } = replay.rebase();
+    expect(ids(frames)).toEqual([3, 4, 5]);
+    expect(lostSeconds).toBeCloseTo(0.2); // frames 1 and 2
+    expect(replay.rebase().lostSeconds).toBe(0); // said once
+  });
+
+  test("nothing is lost when a word end came past the dropped sound (the old stream heard it), or after giveUp", () => {
+    const heard = new SpeechReplay(RATE, 0.3);
+    for (let i = 1; i < 7; i++) heard.record(frame(i));
+    heard.wordEnd(0.45);
+    expect(heard.rebase().lostSeconds).toBe(0);
+    const givenUp = new SpeechReplay(RATE, 0.3);
+    for (let i = 1; i < 7; i++) givenUp.record(frame(i));
+    givenUp.giveUp();
+    expect(givenUp.rebase().lostSeconds).toBe(0);
+  });
+
   test("after rebase the replayed audio is the new stream's timeline: its word ends count from 0", () => {
     const replay = recorded(10);
     replay.wordEnd(0.6); // old stream: frames 0–5 transcribed

@@ -388,6 +388,28 @@ describe("VoiceSession turn logic (scripted parts)", () => {
     }
   });
 
+  test("a reconnect that outlasts uplink.replayMs warns that the start of the user's speech was not sent again, and how much", async () => {
+    const stt = fakeStt({ keepAudio: true }); // 24 kHz
+    const vad = new VirtualVad();
+    const captureEvents = new Emitter<any>();
+    const session = new VoiceSession(
+      { stt: stt.provider, llm: fakeLlm().provider, tts: fakeTts().provider, uplink: { replayMs: 200 }, components: async () => ({ player: new VirtualPlayer(), vad, capture: { on: (n: any, fn: any) => captureEvents.on(n, fn), setMeter: () => {} }, dispose: async () => {} }) },
+    );
+    const warnings: string[] = [];
+    session.on("warning", (w) => warnings.push(`${w.service}: ${w.message}`));
+    await session.start();
+    vad.emit("speechStart");
+    // 400 ms of speech, 100 ms a frame, with no word back: the bound keeps the last 200 ms.
+    for (let k = 0; k < 4; k++) captureEvents.emit("frame", { pcm: new Float32Array(2400).fill(0.2), capturedAt: 0 });
+    stt.drop(new Error("socket dropped"));
+    await until(() => stt.received.length === 2 && session.liveQuests.includes("stt"));
+    expect(stt.received[1].map((f) => f.length)).toEqual([2400, 2400]);
+    expect(warnings.filter((w) => w.includes("replayMs"))).toEqual([
+      "stt: the reconnect outlasted uplink.replayMs (200 ms): 200 ms of the user's speech before it were not sent again, so its words may be missing; raise uplink.replayMs to keep more",
+    ]);
+    await session.stop();
+  });
+
   test("a drop just as the user starts to speak, before the VAD has called it, still replays the sound to the new stream", async () => {
     const t = setup();
     await t.session.start();
