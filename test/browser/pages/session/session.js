@@ -7,6 +7,7 @@ import { recordedOutput } from "./recorded-output.js";
 import { referenceProvider } from "./reference-providers.js";
 import { connectEchoPath } from "../echo/echo-path.js";
 import { sleep, until as waitUntil } from "/test/lib/wait.mjs";
+import { TEST_FLUSH_TIMEOUT_MS, TEST_UPLINK_BUDGET_MS } from "./loaded-machine.js";
 
 /**
  * Every underrun the playback worklet reports ({ frame, generation }: the context frame where it ran
@@ -28,11 +29,6 @@ window.AudioWorkletNode = class TappedAudioWorkletNode extends NativeAudioWorkle
     });
   }
 };
-
-/** How long the test pages' sessions wait for the STT's last words (the SDK's default is 1.5 s). */
-const TEST_FLUSH_TIMEOUT_MS = 6000;
-/** The test pages' sessions' uplink latency budget (the SDK's default is 0.5 s). */
-const TEST_UPLINK_BUDGET_MS = 3000;
 
 /**
  * `token`: the page's token function, when the backend was started with a token. `sampleRate`: the
