@@ -23,6 +23,8 @@ async function replying(page: Page, backchannels: object | true = true): Promise
     await t.session.start();
     await t.say("weather-question");
     await until(() => t.session.state === "bot_speaking", 30000, "the reply");
+    // Fetched and decoded now, so that a word said after whenBotLoud starts at once.
+    await Promise.all(["okay", "wait"].map((name) => t.preload(name)));
     await new Promise((res) => setTimeout(res, 1500));
     await t.whenBotLoud();
     (window as any).replying = t;
