@@ -15,9 +15,14 @@ import { SILENCE_BOUND_MS } from "./sanity-bounds";
 import { loudMs, readCut, timeline } from "./pages/session/output-analysis.js";
 import { openSessionPage } from "./open-page";
 
-const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained";
+// The emulator sends its audio at real time (`pace=1`; 1.5x by default). At 1.5x the 6.4 s reply was all
+// sent by the time a loaded machine's barge-in reached it (its log said "completed", 2 runs of 3 under two
+// burners), and this test is about a turn the server is still generating.
+const CONSTRAINED = "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained?pace=1";
 
 test("a Gemini Live conversation: the replies are heard, a barge-in goes silent with nothing stale, and the model is told the heard words", async ({ page, request }) => {
+  // Two spoken turns and a barge-in, each waited on: under two CPU burners they took over 60 s.
+  test.setTimeout(120_000);
   await openSessionPage(page);
   const r = await page.evaluate(async (path) => {
     const { makeSession, until } = (window as any).sessionPage;
@@ -31,11 +36,11 @@ test("a Gemini Live conversation: the replies are heard, a barge-in goes silent 
         throw new Error(`${e.message}: ${JSON.stringify({ states: t.log.states, errors: t.log.errors, warnings: t.log.warnings, vad: t.log.vad, history: t.session.history, service })}`);
       });
     await t.session.start();
-    await t.say("weather-question");
-    await wait(() => t.session.state === "bot_speaking", 30000);
     // Fetched and decoded now: said after whenBotLoud, a fetch on a loaded machine let the bot reach a
     // pause first (CI: 0.006 peak in the 300 ms before the onset).
     await t.preload("help-me");
+    await t.say("weather-question");
+    await wait(() => t.session.state === "bot_speaking", 30000);
     await new Promise((res) => setTimeout(res, 1500 + Math.random() * 1000));
     // Over the bot's voice, not in a pause between its phrases (about 1 moment in 12 fell in one).
     await t.whenBotLoud();

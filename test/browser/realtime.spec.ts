@@ -16,6 +16,8 @@ import { openSessionPage } from "./open-page";
 
 
 test("a realtime conversation: the replies are heard, a barge-in goes silent with nothing stale, and the truncate is the rendered ms of the item", async ({ page, request }) => {
+  // Two spoken turns and a barge-in, each waited on: under two CPU burners they took over 60 s.
+  test.setTimeout(120_000);
   await openSessionPage(page);
   const r = await page.evaluate(async () => {
     const { makeSession, until } = (window as any).sessionPage;
@@ -49,11 +51,11 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
     t.session.on("transcript", (e: any) => causes.push(`transcript ${e.role} ${e.final} ${e.text} @${performance.now().toFixed(0)}`));
     t.session.on("state", (e: any) => causes.push(`state ${e.state} @${performance.now().toFixed(0)}`));
     await t.session.start();
+    // Fetched and decoded now: said after whenBotLoud, a fetch on a loaded machine let the bot reach a
+    // pause first (CI at b249b81, gemini.spec: 0.006 peak in the 300 ms before the onset).
+    await t.preload("help-me");
     await t.say("weather-question");
     await wait(() => t.session.state === "bot_speaking", 30000);
-    // Fetched and decoded now: said after whenBotLoud, a fetch on a loaded machine let the bot reach a
-    // pause first (CI: 0.006 peak in the 300 ms before the onset).
-    await t.preload("help-me");
     await new Promise((res) => setTimeout(res, 1500 + Math.random() * 1000));
     const fullReply = "I cannot look outside, but I hope it is pleasant where you are. Are you planning to go out today?";
     // Over the bot's voice, not in a pause between its phrases (about 1 moment in 12 fell in one).
