@@ -134,14 +134,13 @@ async function injectedClicks({ clicks = 4, profile = false, ms = 1600 } = {}) {
     }
     return found.sort((a, b) => a - b);
   };
+  // Each frame at its own sampleIndex (samples since the capture started): the VAD's port is connected
+  // after start(), and a frame the worklet made before it arrived was never posted (CI under load: every
+  // click one VAD frame, 512 samples, early when the frames were laid end to end from sample 0).
   const join = (list, key) => {
-    const total = list.reduce((n, f) => n + f[key].length, 0);
+    const total = list.reduce((n, f) => Math.max(n, f.sampleIndex + f[key].length), 0);
     const out = new Float32Array(total);
-    let at = 0;
-    for (const f of list) {
-      out.set(f[key], at);
-      at += f[key].length;
-    }
+    for (const f of list) out.set(f[key], f.sampleIndex);
     return out;
   };
   const rawPeaks = peaks(raw.samples, clicks, Math.round(rate * 0.1)).map((i) => raw.startFrame + i);
