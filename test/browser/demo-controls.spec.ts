@@ -7,9 +7,6 @@
  */
 import { expect, test, type Page } from "./backend-per-worker";
 
-// The loading bar's text is a first visit's download ("16.6 of 16.6 MB", not "from the cache"): an empty HTTP cache.
-test.use({ freshContext: true });
-
 const transcript = (page: Page, role: string) => page.locator(`[data-testid="transcript"] li.${role}`);
 
 /** Records whether the loading bar was ever shown, and its last value and max, before Start is clicked. */

@@ -13,9 +13,6 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
 // @ts-ignore: plain ESM shared with scripts/build.mjs
 import { buildReactDemo } from "../../scripts/react-pages.mjs";
 
-// The loading bar's text is a first visit's download ("16.6 of 16.6 MB", not "from the cache"): an empty HTTP cache.
-test.use({ freshContext: true });
-
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
 test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
 

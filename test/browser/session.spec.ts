@@ -19,8 +19,6 @@ test.describe.configure({ mode: "parallel" });
 const QUESTION = "what is the weather like today".split(" ");
 
 test.describe("a full turn with known speech injected through `input`", () => {
-  // Its start() downloads the VAD's model and wasm: an empty HTTP cache, as on a first visit.
-  test.use({ freshContext: true });
   for (const llm of ["sse", "ws"]) {
     test(`the transcript holds the question, the reply is spoken and recorded at the output (LLM over ${llm})`, async ({ page }) => {
       await openSessionPage(page);
