@@ -23,6 +23,8 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { readWav } from "./wav.mjs";
+import { rememberHypothesis, stableWordCount } from "./core/word-stability.mjs";
+import { STABLE_FRAMES } from "./recogniser.mjs";
 
 /** Samples of one envelope frame at 16 kHz: 10 ms, a pocketsphinx frame. */
 export const HOP = 160;
@@ -39,6 +41,21 @@ const GIVE_UP_FRAMES = 90;
 const PROMISING_CORRELATION = 0.9;
 const PROMISING_MARGIN = 0.1;
 const PROMISING_GIVE_UP_FRAMES = 160;
+/**
+ * A shorter window, for an utterance that began with other speech run straight into a fixture (the
+ * bot's echo, a reconnect's replay, a looping fake microphone): the full window lines up only once it
+ * holds none of that speech, and by then pocketsphinx's words for the fixture's start may have gone
+ * out. A short window must line up better, by a wider margin, at the same lag twice in a row.
+ */
+const SHORT_WINDOW_FRAMES = 40;
+const SHORT_MIN_VOICED = 30;
+const SHORT_MIN_CORRELATION = 0.95;
+const SHORT_MIN_MARGIN = 0.1;
+const SHORT_LAG_TOLERANCE = 2;
+/** Hypotheses a pocketsphinx word must hold, with the word after it, before it counts as sent for good:
+ * one fewer than the protocols that never take a word back wait for (STABLE_FRAMES). Counted sent
+ * sooner, a word only ever keeps a fixture from taking over; never does a fixture contradict it. */
+const GIVEN_AFTER_HYPOTHESES = STABLE_FRAMES - 1;
 /** Frames a found alignment is refined over (more frames, a sharper peak). */
 const REFINE_FRAMES = 200;
 /** Frames between alignments once matched (tracks a gap in the audio). */
@@ -234,6 +251,14 @@ export class KnownSpeechDecoder {
     this.settled = false;
     this.ended = false;
     this.lastAligned = 0;
+    /** pocketsphinx's hypotheses since its words were given, and its words a protocol may have sent for good. */
+    /** @type {string[][]} */
+    this.givenHypotheses = [];
+    /** @type {import("./pocketsphinx.mjs").Segment[]} */
+    this.givenWords = [];
+    /** The short window's last lining-up, waiting to be confirmed at the next alignment. */
+    /** @type {{ key: string, clip: KnownClip, lag: number } | null} */
+    this.shortCandidate = null;
   }
 
   startUtterance() {
@@ -249,6 +274,16 @@ export class KnownSpeechDecoder {
     if (!this.match) await this.inner.process(pcm16k);
     this.heard.push(pcm16k);
     this.align(false);
+    this.noteGivenWords();
+  }
+
+  /** Once pocketsphinx's words are given, which of them a protocol may have sent for good. */
+  noteGivenWords() {
+    if (this.match || !this.gaveUp) return;
+    const words = this.inner.segments();
+    this.givenHypotheses = rememberHypothesis(this.givenHypotheses, words.map((w) => w.word), GIVEN_AFTER_HYPOTHESES);
+    const stable = stableWordCount(this.givenHypotheses, GIVEN_AFTER_HYPOTHESES, false);
+    for (let i = this.givenWords.length; i < stable; i++) this.givenWords.push(words[i]);
   }
 
   /**
@@ -298,34 +333,63 @@ export class KnownSpeechDecoder {
       debug(() => `known speech at ${n}: ${ranked.slice(0, 4).map((r) => `${r.clip.name} ${r.correlation.toFixed(3)}@${r.lag}`).join(", ")}${this.gaveUp ? " (pocketsphinx's words given)" : ""}`);
       // The best clip of other words must be clearly worse (a fixture and its late-start twin line up alike).
       const rival = ranked.find((r) => wordsKey(r.clip) !== wordsKey(first.clip));
-      if (first.correlation >= MIN_CORRELATION && (!rival || first.correlation - rival.correlation >= MIN_MARGIN)) {
+      const short = first.correlation >= MIN_CORRELATION ? undefined : this.shortWindowMatch(heard);
+      if ((first.correlation >= MIN_CORRELATION && (!rival || first.correlation - rival.correlation >= MIN_MARGIN)) || short?.confirmed) {
+        const found = short?.confirmed ? short : first;
         // Lags are of the envelope trimmed at its last voiced frame; the same frames index the whole utterance.
-        const lag = refine(heard, first.clip, first.lag);
+        const lag = short?.confirmed ? short.lag : refine(heard, first.clip, first.lag);
         // pocketsphinx's words, once given, are never revised: a fixture found after them takes over only
         // where their audio ends (the bot's echo, then a question); else the utterance stays pocketsphinx's.
-        if (this.gaveUp && !this.startsAfterGivenWords(first.clip, lag)) {
+        if (this.gaveUp && !this.startsAfterGivenWords(found.clip, lag)) {
+          debug(() => `known speech at ${n}: ${found.clip.name} at lag ${lag} begins before pocketsphinx's words sent: settled on them`);
           this.settled = true;
           return;
         }
-        this.match = { clip: first.clip, lag, firstLag: lag };
-        debug(() => `known speech at ${n}: matched ${first.clip.name} at lag ${lag} (${first.correlation.toFixed(3)}, next other words ${rival ? rival.correlation.toFixed(3) : "none"})${this.gaveUp ? " after pocketsphinx's words" : ""}`);
+        this.match = { clip: found.clip, lag, firstLag: lag };
+        debug(() => `known speech at ${n}: matched ${found.clip.name} at lag ${lag} (${found.correlation.toFixed(3)}${short?.confirmed ? ", short window" : ""}, next other words ${(short?.confirmed ? short.rival : rival?.correlation)?.toFixed(3) ?? "none"})${this.gaveUp ? " after pocketsphinx's words" : ""}`);
         return;
       }
-      const promising = first.correlation >= PROMISING_CORRELATION && (!rival || first.correlation - rival.correlation >= PROMISING_MARGIN);
+      const promising = short !== undefined || (first.correlation >= PROMISING_CORRELATION && (!rival || first.correlation - rival.correlation >= PROMISING_MARGIN));
       if (promising && n < PROMISING_GIVE_UP_FRAMES && !final) return;
     }
     if (n >= GIVE_UP_FRAMES || final) this.gaveUp = true;
   }
 
   /**
-   * Whether `clip` at `lag` begins its first word of this utterance after every word pocketsphinx has
-   * given so far ended. @param {KnownClip} clip @param {number} lag
+   * The short window's lining-up (see SHORT_WINDOW_FRAMES), `confirmed` once the same words lined up
+   * at the same lag at the alignment before; undefined when nothing lines up well enough.
+   * @param {Envelope} heard the envelope up to the last voiced frame
+   * @returns {{ clip: KnownClip, lag: number, correlation: number, rival: number | undefined, confirmed: boolean } | undefined}
+   */
+  shortWindowMatch(heard) {
+    const candidate = this.shortCandidate;
+    this.shortCandidate = null;
+    const count = Math.min(heard.low.length, SHORT_WINDOW_FRAMES);
+    let voiced = 0;
+    for (let i = heard.low.length - count; i < heard.low.length; i++) if (Math.hypot(heard.low[i], heard.high[i]) >= QUIET_RMS) voiced++;
+    if (voiced < SHORT_MIN_VOICED) return undefined;
+    const ranked = this.clips.map((clip) => ({ clip, ...bestLag(heard, count, clip.envelope) })).sort((a, b) => b.correlation - a.correlation);
+    const [first] = ranked;
+    const key = wordsKey(first.clip);
+    const rival = ranked.find((r) => wordsKey(r.clip) !== key)?.correlation;
+    if (first.correlation < SHORT_MIN_CORRELATION || (rival !== undefined && first.correlation - rival < SHORT_MIN_MARGIN)) return undefined;
+    // Clips of the same words line up alike at their own lags: the lag is compared for the same clip.
+    const sameClip = candidate?.key === key && candidate.clip === first.clip;
+    const confirmed = sameClip && Math.abs(candidate.lag - first.lag) <= SHORT_LAG_TOLERANCE;
+    this.shortCandidate = { key, clip: first.clip, lag: first.lag };
+    debug(() => `known speech: short window ${first.clip.name} ${first.correlation.toFixed(3)}@${first.lag}, next other words ${rival?.toFixed(3) ?? "none"}${confirmed ? " (confirmed)" : ""}`);
+    return { clip: first.clip, lag: first.lag, correlation: first.correlation, rival, confirmed };
+  }
+
+  /**
+   * Whether `clip` at `lag` begins its first word of this utterance after every word of pocketsphinx's
+   * a protocol may have sent for good ended. @param {KnownClip} clip @param {number} lag
    */
   startsAfterGivenWords(clip, lag) {
     const first = clip.words.find((w) => Math.round(((w.start + w.end) / 2) * 100) >= lag);
     if (!first) return false;
     const speechAt = Math.round(first.start * 100) - lag;
-    return this.inner.segments().every((w) => w.endFrame < speechAt);
+    return this.givenWords.every((w) => w.endFrame < speechAt);
   }
 
   /** @returns {import("./pocketsphinx.mjs").Segment[]} */
@@ -333,10 +397,12 @@ export class KnownSpeechDecoder {
     if (this.match) {
       const known = this.knownSegments();
       if (!this.gaveUp) return known;
-      // Matched after pocketsphinx's words were given (the bot's echo, then a fixture): its words, all
-      // of which ended before the fixture's speech began (startsAfterGivenWords), then the fixture's.
+      // Matched after pocketsphinx's words were given (the bot's echo, then a fixture): the words sent
+      // for good, all of which ended before the fixture's speech began (startsAfterGivenWords), and its
+      // others that did, then the fixture's.
       const speechAt = known.length > 0 ? known[0].startFrame : Infinity;
-      return [...this.inner.segments().filter((w) => w.endFrame < speechAt), ...known];
+      const unsent = this.inner.segments().slice(this.givenWords.length).filter((w) => w.endFrame < speechAt);
+      return [...this.givenWords, ...unsent, ...known];
     }
     // Until the utterance is matched or given up, no words: a guess now could become final.
     if (!this.gaveUp) return [];

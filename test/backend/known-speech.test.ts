@@ -110,6 +110,28 @@ describe("known speech", () => {
     expect(words.length).toBeGreaterThan(recognised.length);
   });
 
+  // A looping fake microphone, a reconnect's replay or the bot's echo can run straight into a fixture,
+  // with no pause to end the utterance: the full window lines up with the fixture only once it holds
+  // none of the other speech, and pocketsphinx's words for the fixture's start must not have gone out.
+  for (const [prefixS, voice, seed] of [[0.2, "slt", 31], [0.4, "rms", 32], [0.6, "slt", 33], [0.8, "rms", 34]] as const) {
+    it(`${prefixS} s of other speech run straight into a fixture (${voice}): its words as pocketsphinx heard them, then exactly the fixture's`, async () => {
+      const { samples, recognised } = fixture("weather-question");
+      const sidecar = JSON.parse(readFileSync(`${DIR}/weather-question.json`, "utf8"));
+      const question = samples.subarray(Math.max(0, sidecar.onsetSamples - 800));
+      const other = Float32Array.from(synthesize("I hope it is pleasant where you are today.", voice).samples, (v) => v / 32768);
+      let end = other.length;
+      while (end > 0 && Math.abs(other[end - 1]) < 0.01) end--;
+      const tail = other.subarray(Math.max(0, end - Math.round(prefixS * 16000)), end);
+      const joined = new Float32Array(tail.length + question.length);
+      joined.set(tail);
+      joined.set(question, tail.length);
+      const { finals } = await recognise(throughBrowser(joined, { leadSamples: 1234, gain: 0.9, noise: 0.001, seed }));
+      expect(finals).toHaveLength(1);
+      const words = finals[0].map((w) => w.word);
+      expect(words.slice(-recognised.length)).toEqual(recognised.map((w) => w.word));
+    });
+  }
+
   it("a flush right after the last word's speech gives every word, the last one included", async () => {
     const { samples, recognised } = fixture("weather-question");
     const decoder = await pool.acquire();
