@@ -1,6 +1,6 @@
 import { defineConfig } from "@playwright/test";
 // @ts-ignore: a plain ESM module shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "./scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "./scripts/chromium.mjs";
 import { TEST_PORT, WORKERS, backendUrl } from "./test/browser/ports";
 
 export { TEST_PORT };
@@ -28,7 +28,7 @@ export default defineConfig({
     baseURL: backendUrl(0),
     launchOptions: {
       executablePath: CHROMIUM_PATH,
-      args: CHROMIUM_ARGS,
+      args: testChromiumArgs(),
     },
   },
   webServer: Array.from({ length: WORKERS }, (_, index) => ({

@@ -3,13 +3,13 @@
 // accept it and getUserMedia rejects with NotAllowedError.
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 import { openPage } from "./open-page";
 
 test.use({
   launchOptions: {
     executablePath: CHROMIUM_PATH,
-    args: (CHROMIUM_ARGS as string[]).filter((a) => a !== "--use-fake-ui-for-media-stream"),
+    args: (testChromiumArgs() as string[]).filter((a) => a !== "--use-fake-ui-for-media-stream"),
   },
 });
 

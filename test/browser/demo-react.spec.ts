@@ -9,12 +9,12 @@
 import { fileURLToPath } from "node:url";
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 // @ts-ignore: plain ESM shared with scripts/build.mjs
 import { buildReactDemo } from "../../scripts/react-pages.mjs";
 
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
-test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: testChromiumArgs({ args: [`--use-file-for-fake-audio-capture=${wav}`] }) } });
 
 // `npm run build` makes it too; built here so that the spec runs on a dist/ built before the demo was.
 test.beforeAll(() => buildReactDemo());

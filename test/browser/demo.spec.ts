@@ -7,10 +7,10 @@
 import { fileURLToPath } from "node:url";
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
-test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: testChromiumArgs({ args: [`--use-file-for-fake-audio-capture=${wav}`] }) } });
 
 // The third row: the provider picker, with two emulated hosted services (Deepgram's protocol in,
 // ElevenLabs' out) in place of the reference pair.

@@ -10,13 +10,13 @@
 import { fileURLToPath } from "node:url";
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 import { openSessionPage } from "./open-page";
 
 /** weather-question.wav's first non-zero sample: 4441 of 16 kHz. */
 const LEADING_ZEROS_MS = 277.6;
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
-test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: testChromiumArgs({ args: [`--use-file-for-fake-audio-capture=${wav}`] }) } });
 
 test("setInputDevice() mid-session: still listening on the same STT stream, a question after the swap is a turn, the gap is measured; levels move with speech", async ({ page }) => {
   test.setTimeout(45_000);

@@ -13,10 +13,10 @@ import { expect, test } from "./backend-per-worker";
 import { REPO, installPacked, packBargein, typecheckAndBuild } from "./packed-app";
 import { backendUrl } from "./ports";
 // @ts-ignore: plain ESM shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
-test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: testChromiumArgs({ args: [`--use-file-for-fake-audio-capture=${wav}`] }) } });
 
 /** Inside test/, which the reference backend serves; git-ignored. */
 const OUT = join(REPO, "test/consumer/quickstart/dist");

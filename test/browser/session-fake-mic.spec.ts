@@ -7,12 +7,12 @@
 import { fileURLToPath } from "node:url";
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 import { openSessionPage } from "./open-page";
 
 const QUESTION = "what is the weather like today".split(" ");
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question-late.wav", import.meta.url));
-test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: testChromiumArgs({ args: [`--use-file-for-fake-audio-capture=${wav}`] }) } });
 test("getUserMedia → capture worklet → VAD worker and STT: the question is transcribed and answered", async ({ page }) => {
   await openSessionPage(page);
   const result = await page.evaluate(async () => {

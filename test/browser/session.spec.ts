@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { chromium } from "@playwright/test";
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 import { openSessionPage } from "./open-page";
 
 // This file's tests are independent of each other: they spread over the workers (it is one of the
@@ -201,7 +201,7 @@ test("a second start in the same page is warm: the VAD's model and wasm come fro
   // A profile on disk, as a user's browser has: an incognito context's HTTP cache lives in memory and
   // keeps nothing as big as the 14 MB wasm (its model, 2.3 MB, is kept).
   const profile = mkdtempSync(join(tmpdir(), "bargein-warm-"));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, baseURL });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, args: testChromiumArgs(), baseURL });
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     await openSessionPage(page);

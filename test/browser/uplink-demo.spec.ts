@@ -9,10 +9,10 @@
 import { fileURLToPath } from "node:url";
 import { expect, test } from "./backend-per-worker";
 // @ts-ignore: plain ESM shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 
 const wav = fileURLToPath(new URL("../fixtures/speech/weather-question.wav", import.meta.url));
-test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}`] } });
+test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: testChromiumArgs({ args: [`--use-file-for-fake-audio-capture=${wav}`] }) } });
 
 test("a slow STT uplink shows in the demo: the meter shows rejects and the events log the overload", async ({ page }) => {
   test.setTimeout(150_000);

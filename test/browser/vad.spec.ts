@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { expect, test, type Page } from "./backend-per-worker";
 // @ts-ignore: a plain ESM module shared with the benchmarks
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from "../../scripts/chromium.mjs";
+import { CHROMIUM_PATH, testChromiumArgs } from "../../scripts/chromium.mjs";
 import { openPage } from "./open-page";
 
 // This file's tests are independent of each other: they spread over the workers (it is one of the
@@ -16,7 +16,7 @@ test.describe.configure({ mode: "parallel" });
 test.use({
   launchOptions: {
     executablePath: CHROMIUM_PATH,
-    args: [...CHROMIUM_ARGS, "--enable-blink-features=ForceEagerMeasureMemory", "--js-flags=--expose-gc"],
+    args: testChromiumArgs({ args: ["--enable-blink-features=ForceEagerMeasureMemory"], jsFlags: ["--expose-gc"] }),
   },
 });
 
