@@ -109,17 +109,24 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
    * Waits until the last `windowS` of the output held the bot's speech (peak over `level`), so
    * that speech said now lands over the bot, not in a pause between its phrases.
    */
-  async function whenBotLoud({ windowS = 0.2, level = 0.05, timeoutMs = 5000 } = {}) {
+  async function whenBotLoud({ windowS = 0.2, level = 0.05, timeoutMs = 5000, freshS = 0.05 } = {}) {
     const end = performance.now() + timeoutMs;
     for (;;) {
-      const rec = await recording();
-      const tail = rec.samples.subarray(Math.max(0, rec.samples.length - Math.round(windowS * context.sampleRate)));
+      const { endFrame, samples } = await recordingTail(Math.round(windowS * context.sampleRate));
       let peak = 0;
-      for (const v of tail) peak = Math.max(peak, Math.abs(v));
-      if (peak > level) return;
-      if (performance.now() > end) throw new Error(`the bot's output stayed under ${level} for ${timeoutMs} ms`);
-      await sleep(40);
+      for (const v of samples) peak = Math.max(peak, Math.abs(v));
+      // Loud up to no more than `freshS` ago: on a loaded machine the answer can come late enough for the
+      // bot to have reached a pause by the time the caller speaks (the onset then lands in a gap).
+      if (peak > level && context.currentTime - endFrame / context.sampleRate <= freshS) return;
+      if (performance.now() > end) throw new Error(`the bot's output stayed under ${level} for ${timeoutMs} ms (or no answer came within ${freshS * 1000} ms)`);
+      await sleep(peak > level ? 0 : 40);
     }
+  }
+  function recordingTail(samples) {
+    return new Promise((resolve) => {
+      recorder.port.onmessage = (e) => resolve(e.data);
+      recorder.port.postMessage({ kind: "tail", samples });
+    });
   }
   function recording() {
     return new Promise((resolve) => {

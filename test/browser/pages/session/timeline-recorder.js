@@ -15,6 +15,11 @@ class TimelineRecorder extends AudioWorkletProcessor {
       if (e.data.kind === "snapshot") {
         this.port.postMessage({ kind: "snapshot", startFrame: this.firstFrame, gaps: this.missedQuanta, missed: this.missed, samples: this.samples.slice(0, this.end) });
       }
+      // The last `samples` only, and the context frame they end at: a poll that must be fresh (whenBotLoud)
+      // does not copy the whole recording each time.
+      if (e.data.kind === "tail") {
+        this.port.postMessage({ kind: "tail", endFrame: this.firstFrame + this.end, samples: this.samples.slice(Math.max(0, this.end - e.data.samples), this.end) });
+      }
     };
   }
   process(inputs) {
