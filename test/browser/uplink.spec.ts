@@ -21,8 +21,6 @@ test.describe.configure({ mode: "parallel" });
 const PAGE = "/test/browser/pages/uplink/uplink.html";
 /** 0.5 s of 24 kHz audio at 5 bytes a sample (msgpack float32). */
 const BUDGET_BYTES = 60000;
-/** The slow uplink's read rate, bytes a second (`rate_bps`). */
-const RATE_BPS = 24000;
 /** Bytes of one 20 ms frame on Kyutai's wire. */
 const FRAME_BYTES = 480 * 5;
 
@@ -42,7 +40,7 @@ function expectNoSilentDrop(r: any) {
 
 test("on a slow uplink (rate_bps=24000, a fifth of what the audio needs) pending bytes stay within the budget at every sample, while a naive sender's grow past it", async ({ page }) => {
   test.setTimeout(90_000);
-  const common = { streams: 2, query: `recognise=0&rate_bps=${RATE_BPS}`, prime: true, frameMs: 20, durationMs: 3000, drainMs: 300, policy: "gap" };
+  const common = { streams: 2, query: "recognise=0&rate_bps=24000", prime: true, frameMs: 20, durationMs: 3000, drainMs: 300, policy: "gap" };
   const r = await run(page, { ...common, mode: "uplink" });
   // Real backpressure: the socket's own buffer filled, and frames were refused.
   expect(r.bufferedAmountMax).toBeGreaterThan(0);
@@ -59,16 +57,9 @@ test("on a slow uplink (rate_bps=24000, a fifth of what the audio needs) pending
   expect(r.gapMarkers).toBeGreaterThan(0);
   expect(r.gapSamplesCountedBySink).toBeLessThanOrEqual(r.gapSamples);
 
-  // The same socket conditions with send() per frame: the buffer grows without bound. Over the
-  // real-time run it keeps every byte the server did not read (at most rate_bps, and its 16 kB read
-  // queue; a budget's worth allowed for both), whatever the priming left in it: under load the
-  // priming leaves less, and the run is what the comparison is about.
+  // The same socket conditions with send() per frame: the buffer grows without bound.
   const naive = await run(page, { ...common, streams: 1, mode: "naive" });
-  const readable = (RATE_BPS * naive.naiveRun.pushedForMs) / 1000;
-  // Every frame of the run went out (3 s of 20 ms frames), six budgets' worth against the one the server could read.
-  expect(naive.naiveRun.sentBytes).toBeGreaterThanOrEqual((common.durationMs / common.frameMs) * FRAME_BYTES);
-  expect(naive.naiveRun.pendingGrowthBytes).toBeGreaterThanOrEqual(naive.naiveRun.sentBytes - readable - BUDGET_BYTES);
-  expect(naive.pendingBytesMax).toBeGreaterThan(BUDGET_BYTES);
+  expect(naive.pendingBytesMax).toBeGreaterThan(10 * BUDGET_BYTES);
   expect(naive.oldestFrameAgeMsMax).toBeGreaterThan(1000);
 });
 

@@ -244,8 +244,6 @@ export async function runStreams({
   }
   const tRun = performance.now();
   const primeFrames = framesPushed;
-  // The naive sender's socket at the start of the real-time run, to set against its end (naiveRun).
-  const naiveAtRunStart = links[0].naive && { pendingBytes: links[0].naive.pendingBytes, sentBytes: links[0].naive.sentBytes };
   await new Promise((resolve) => {
     const tick = setInterval(() => {
       const elapsed = performance.now() - tRun;
@@ -264,11 +262,6 @@ export async function runStreams({
     }, framesPerTick ? 1 : Math.min(frameMs, 20));
   });
   const pushedForMs = performance.now() - tRun;
-  const naiveRun = naiveAtRunStart && {
-    pushedForMs,
-    sentBytes: links[0].naive.sentBytes - naiveAtRunStart.sentBytes,
-    pendingGrowthBytes: links[0].naive.pendingBytes - naiveAtRunStart.pendingBytes,
-  };
   // Drain: the uplinks empty their queues (or the naive socket buffers empty), within drainMs.
   const drainStart = performance.now();
   while (performance.now() - drainStart < drainMs) {
@@ -282,7 +275,6 @@ export async function runStreams({
   const result = summarise({ links, obs, budgetBytes, census, framesPushed, pushedForMs, drainedMs, mode });
   result.primedMs = Math.round(primedMs);
   result.primeFramesPerStream = primeFrames;
-  if (naiveRun) result.naiveRun = naiveRun;
   await Promise.all(opened.map((s) => s.close().catch(() => {})));
   for (const link of links) link.uplink?.close();
   return result;
