@@ -148,7 +148,7 @@ export class KnownSpeechDecoder {
     /** @type {import("./pocketsphinx.mjs").Segment[]} */
     this.givenWords = [];
     /** The short window's last lining-up, waiting to be confirmed at the next alignment. */
-    /** @type {{ key: string, clip: KnownClip, lag: number } | null} */
+    /** @type {{ clip: KnownClip, lag: number } | null} */
     this.shortCandidate = null;
   }
 
@@ -217,13 +217,9 @@ export class KnownSpeechDecoder {
     }
     this.lastAligned = n;
     if (voiced >= MIN_VOICED_FINAL) {
-      const ranked = this.clips
-        .map((clip) => ({ clip, ...bestLag(heard, count, clip.envelope) }))
-        .sort((a, b) => b.correlation - a.correlation);
-      const [first] = ranked;
+      const { ranked, first, rival } = this.rank(heard, count);
       debug(() => `known speech at ${n}: ${ranked.slice(0, 4).map((r) => `${r.clip.name} ${r.correlation.toFixed(3)}@${r.lag}`).join(", ")}${this.gaveUp ? " (pocketsphinx's words given)" : ""}`);
-      // The best clip of other words must be clearly worse (a fixture and its late-start twin line up alike).
-      const rival = ranked.find((r) => wordsKey(r.clip) !== wordsKey(first.clip));
+      // The best clip of other words (`rival`) must be clearly worse (a fixture and its late-start twin line up alike).
       const short = first.correlation >= MIN_CORRELATION ? undefined : this.shortWindowMatch(heard);
       if ((first.correlation >= MIN_CORRELATION && (!rival || first.correlation - rival.correlation >= MIN_MARGIN)) || short?.confirmed) {
         const found = short?.confirmed ? short : first;
@@ -247,6 +243,17 @@ export class KnownSpeechDecoder {
   }
 
   /**
+   * Every clip at its best lag for the last `count` frames of `heard`, best first; `rival`: the best
+   * clip of other words than the first's. @param {Envelope} heard @param {number} count
+   */
+  rank(heard, count) {
+    const ranked = this.clips.map((clip) => ({ clip, ...bestLag(heard, count, clip.envelope) })).sort((a, b) => b.correlation - a.correlation);
+    const [first] = ranked;
+    const key = wordsKey(first.clip);
+    return { ranked, first, rival: ranked.find((r) => wordsKey(r.clip) !== key) };
+  }
+
+  /**
    * The short window's lining-up (see SHORT_WINDOW_FRAMES), `confirmed` once the same words lined up
    * at the same lag at the alignment before; undefined when nothing lines up well enough.
    * @param {Envelope} heard the envelope up to the last voiced frame
@@ -259,15 +266,12 @@ export class KnownSpeechDecoder {
     let voiced = 0;
     for (let i = heard.low.length - count; i < heard.low.length; i++) if (Math.hypot(heard.low[i], heard.high[i]) >= QUIET_RMS) voiced++;
     if (voiced < SHORT_MIN_VOICED) return undefined;
-    const ranked = this.clips.map((clip) => ({ clip, ...bestLag(heard, count, clip.envelope) })).sort((a, b) => b.correlation - a.correlation);
-    const [first] = ranked;
-    const key = wordsKey(first.clip);
-    const rival = ranked.find((r) => wordsKey(r.clip) !== key)?.correlation;
+    const { first, rival: rivalClip } = this.rank(heard, count);
+    const rival = rivalClip?.correlation;
     if (first.correlation < SHORT_MIN_CORRELATION || (rival !== undefined && first.correlation - rival < SHORT_MIN_MARGIN)) return undefined;
     // Clips of the same words line up alike at their own lags: the lag is compared for the same clip.
-    const sameClip = candidate?.key === key && candidate.clip === first.clip;
-    const confirmed = sameClip && Math.abs(candidate.lag - first.lag) <= SHORT_LAG_TOLERANCE;
-    this.shortCandidate = { key, clip: first.clip, lag: first.lag };
+    const confirmed = candidate?.clip === first.clip && Math.abs(candidate.lag - first.lag) <= SHORT_LAG_TOLERANCE;
+    this.shortCandidate = { clip: first.clip, lag: first.lag };
     debug(() => `known speech: short window ${first.clip.name} ${first.correlation.toFixed(3)}@${first.lag}, next other words ${rival?.toFixed(3) ?? "none"}${confirmed ? " (confirmed)" : ""}`);
     return { clip: first.clip, lag: first.lag, correlation: first.correlation, rival, confirmed };
   }
