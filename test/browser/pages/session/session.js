@@ -122,16 +122,13 @@ export async function makeSession({ llm = "sse", input = "inject", sessionOption
       await sleep(peak > level ? 0 : 40);
     }
   }
-  function recordingTail(samples) {
+  const recordingTail = (samples) => askRecorder({ kind: "tail", samples });
+  const recording = () => askRecorder({ kind: "snapshot" });
+  /** The recorder's answer to `message` (one request at a time). */
+  function askRecorder(message) {
     return new Promise((resolve) => {
       recorder.port.onmessage = (e) => resolve(e.data);
-      recorder.port.postMessage({ kind: "tail", samples });
-    });
-  }
-  function recording() {
-    return new Promise((resolve) => {
-      recorder.port.onmessage = (e) => resolve(e.data);
-      recorder.port.postMessage({ kind: "snapshot" });
+      recorder.port.postMessage(message);
     });
   }
   underruns.length = 0;
