@@ -1,8 +1,8 @@
 // One reference backend per test file for the speech-to-speech session tests (realtime-session*,
-// gemini-session*): started in beforeAll with the file's API key, stopped in afterAll, with the rig
+// gemini-session*), in a process of its own (test/backend/backend-process.ts): started in beforeAll with the file's API key, stopped in afterAll, with the rig
 // and the emulator's log on it. Call it at the file's top level.
 import { afterAll, beforeAll } from "vitest";
-import { startReferenceBackend, type ReferenceBackend } from "../../demo/server/backend.mjs";
+import { startBackendProcess, type BackendProcess } from "./backend-process.js";
 import { speechToSpeechRig, type RigOptions, type SpeechToSpeech } from "./speech-to-speech-rig.js";
 
 /** Each emulator's log of its sessions (GET), which the tests read the last entry of. */
@@ -15,11 +15,11 @@ const LOG_PATH: Record<SpeechToSpeech, string> = { openai: "/__realtime/log", ge
  * socket's URL; `provider`: the provider's other options), `lastSession` (the emulator's log of its
  * newest session) and `backend()`.
  */
-export function useSpeechToSpeechBackend(kind: SpeechToSpeech, key: string, defaultToken: (backend: ReferenceBackend) => () => Promise<string>) {
-  let backend: ReferenceBackend;
+export function useSpeechToSpeechBackend(kind: SpeechToSpeech, key: string, defaultToken: (backend: BackendProcess) => () => Promise<string>) {
+  let backend: BackendProcess;
 
   beforeAll(async () => {
-    backend = await startReferenceBackend({ serveStatic: false, token: key });
+    backend = await startBackendProcess({ token: key });
   }, 60_000);
   afterAll(() => backend?.close());
 

@@ -209,10 +209,21 @@ export function speechToSpeechRig(backend: Pick<ReferenceBackend, "url" | "wsUrl
   const vad = new FakeVad();
   const mic = new FakeMicrophone();
   const components: SessionComponents = { player, vad, capture: mic, dispose: async () => {} };
-  // The emulator runs in this process, and flite synthesises a whole reply at once (a blocked event
-  // loop): the frames due meanwhile then go out in one burst, which the default 0.5 s uplink budget
-  // would end the stream for. A page's mic never bursts like that (the realtime-session tests).
-  const session = new VoiceSession({ realtime, components: async () => components, bargeIn: { minSpeechMs: 200 }, ...options.session, uplink: { budgetMs: 4000, ...options.session?.uplink } });
+  // This process's event loop can stall (the backend files run four at once on two cores, and the
+  // speech-to-speech-faults file hosts its emulators in this process): the frames due meanwhile then
+  // go out in one burst, which the default 0.5 s uplink budget would end the stream for. A page's mic
+  // never bursts like that; the uplink policy has its own tests.
+  // The emulator's flite synthesises a sentence before it sends any of it, and under two CPU burners a
+  // long one took over the default replyStallMs (8 s): the reply was cut as stalled. The stall policy has
+  // its own rows (speech-to-speech-faults.test.ts sets its own replyStallMs).
+  const session = new VoiceSession({
+    realtime,
+    components: async () => components,
+    bargeIn: { minSpeechMs: 200 },
+    ...options.session,
+    uplink: { budgetMs: 4000, ...options.session?.uplink },
+    turn: { replyStallMs: 30_000, ...options.session?.turn },
+  });
 
   const seen: Seen = { errors: [], warnings: [], events: [], states: [], partial: "" };
   session.on("transcript", (e) => {
