@@ -56,6 +56,11 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
     await t.preload("help-me");
     await t.say("weather-question");
     await wait(() => t.session.state === "bot_speaking", 30000);
+    // The latency the Player took: Chromium reports it once the context renders, and the Player reads it then,
+    // at its first "started", and never again; so the expectation reads it at that time too. The log line gives
+    // it beside the end's value: a flake-finder run under load once saw the truncate 4.8 ms from an
+    // expectation made with the end's value (with one quantum counted skipped); the cause is not known.
+    const latencyAtStart = (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0);
     await new Promise((res) => setTimeout(res, 1500 + Math.random() * 1000));
     const fullReply = "I cannot look outside, but I hope it is pleasant where you are. Are you planning to go out today?";
     // Over the bot's voice, not in a pause between its phrases (about 1 moment in 12 fell in one).
@@ -85,7 +90,8 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
     }
     return {
       sampleRate: t.context.sampleRate,
-      outputLatency: (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0),
+      outputLatency: latencyAtStart,
+      outputLatencyAtEnd: (t.context.outputLatency ?? 0) + (t.context.baseLatency ?? 0),
       startFrame: rec.startFrame,
       gaps: rec.gaps,
       missed: rec.missed,
@@ -144,7 +150,7 @@ test("a realtime conversation: the replies are heard, a barge-in goes silent wit
   const log = (await (await request.get("/__realtime/log")).json()).sessions.at(-1);
   expect(log.truncates).toHaveLength(1);
   const cut = log.truncates[0];
-  console.log(`realtime barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset (${output.said}); truncate audio_end_ms ${cut.audio_end_ms} (sent ${cut.audioSentMs}), rendered less latency ${expectedMs.toFixed(2)} ms (${skipped} samples skipped, ${starved} starved), session heardMs ${r.interruption.heardMs.toFixed(2)}`);
+  console.log(`realtime barge-in: silent ${silentAfterMs.toFixed(1)} ms after the onset (${output.said}); truncate audio_end_ms ${cut.audio_end_ms} (sent ${cut.audioSentMs}), rendered less latency ${expectedMs.toFixed(2)} ms (${skipped} samples skipped, ${starved} starved; latency ${(r.outputLatency * 1000).toFixed(2)} ms at the start, ${(r.outputLatencyAtEnd * 1000).toFixed(2)} at the end), session heardMs ${r.interruption.heardMs.toFixed(2)}`);
   expect(cut).toMatchObject({ item_id: r.firstItem, content_index: 0, accepted: true });
   expect(cut.audio_end_ms).toBeLessThanOrEqual(cut.audioSentMs);
   // Within one render quantum (128 frames) of the rendered ms of that item.
