@@ -48,7 +48,7 @@ const tiers = files.length
       ...(files.some(isBrowser) ? [{ name: "browser", files: files.filter(isBrowser) }] : []),
     ]
   : [
-      { name: "vitest", files: ["test/unit", "test/bench", "test/demo-server", "test/backend"] },
+      { name: "vitest", files: ["test/unit", "test/bench", "test/demo-server", "test/backend", "test/contract"] },
       { name: "browser", files: [] },
     ];
 
@@ -107,11 +107,13 @@ function count(name, ok) {
 async function runTier(/** @type {{ name: string, files: string[] }} */ tier, /** @type {number} */ run) {
   const report = join(scratch, `${tier.name}-${run}.json`);
   if (tier.name === "vitest") {
-    const unit = tier.files.filter((f) => !f.startsWith("test/backend"));
-    const backend = tier.files.filter((f) => f.startsWith("test/backend"));
-    // Unit tests in parallel; backend files as `npm run test:unit` runs them.
+    const ownBackend = (/** @type {string} */ f) => f.startsWith("test/backend") || f.startsWith("test/contract");
+    const unit = tier.files.filter((f) => !ownBackend(f));
+    const backend = tier.files.filter(ownBackend);
+    // Unit files as `npm run test:unit` runs them (sharing processes: --no-isolate); backend and contract
+    // files as `npm run test:backend` does, each in its own.
     let status = 0;
-    for (const [part, filters, extra] of /** @type {const} */ ([["unit", unit, ["--maxWorkers=4"]], ["backend", backend, ["--maxWorkers=4"]]])) {
+    for (const [part, filters, extra] of /** @type {const} */ ([["unit", unit, ["--maxWorkers=4", "--no-isolate"]], ["backend", backend, ["--maxWorkers=4"]]])) {
       if (filters.length === 0) continue;
       const out = `${report}.${part}`;
       const code = await exited(start(BIN("vitest"), ["run", ...filters, ...extra, "--reporter=dot", "--reporter=json", `--outputFile.json=${out}`]));
