@@ -1,8 +1,8 @@
 // One reference backend per test file for the speech-to-speech session tests (realtime-session*,
-// gemini-session*), in a process of its own (test/backend/backend-process.ts): started in beforeAll with the file's API key, stopped in afterAll, with the rig
+// gemini-session*), in a process of its own (test/lib/backend-process.ts): started in beforeAll with the file's API key, stopped in afterAll, with the rig
 // and the emulator's log on it. Call it at the file's top level.
 import { afterAll, beforeAll } from "vitest";
-import { startBackendProcess, type BackendProcess } from "./backend-process.js";
+import { startBackendProcess, type BackendProcess } from "../lib/backend-process.js";
 import { speechToSpeechRig, type RigOptions, type SpeechToSpeech } from "./speech-to-speech-rig.js";
 
 /** Each emulator's log of its sessions (GET), which the tests read the last entry of. */
