@@ -1,5 +1,5 @@
 // A reference backend in a process of its own, for the tests that drive a session against it in
-// real time (the speech-to-speech session files). It stands in for a service on another machine, so
+// real time (the speech-to-speech session files, session-flux-end-of-turn). It stands in for a service on another machine, so
 // it runs as the browser suite's backends do (playwright.config.ts): `nice -n -10` where the user may
 // raise a priority, its own event loop, its own core when one is free. In the test's own thread, the
 // emulators' synchronous work (flite synthesises a whole reply at once) blocked the session's event
